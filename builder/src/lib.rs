@@ -1,0 +1,204 @@
+//! A small cuda_builder: compiles the `coalesce-kernels` crate to one PTX module with rustc's own
+//! `nvptx64-nvidia-cuda` target, and asks `ptxas` (when present) for its resource report.
+//!
+//! Used by the host crate's `build.rs` (so `cargo bench` on a fresh NVIDIA box just works) and by
+//! `cargo xtask build-ptx`.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The default PTX target: the oldest architecture CUDA 13's ptxas accepts (Turing). The driver
+/// compiles this PTX for newer GPUs (Ampere, Hopper, ...) when the module is loaded.
+pub const DEFAULT_ARCH: &str = "sm_75";
+
+/// The rustc target the kernels are compiled for.
+pub const TARGET: &str = "nvptx64-nvidia-cuda";
+
+/// Why a PTX build failed.
+#[derive(Debug)]
+pub enum BuildError {
+    /// `arch` is not of the form `sm_NN`.
+    BadArch(String),
+    /// cargo could not be started.
+    Spawn(std::io::Error),
+    /// cargo ran and failed; its stderr is in the message.
+    Cargo(String),
+    /// The build succeeded but no PTX file was found where rustc writes it.
+    NoPtx(PathBuf),
+    /// Reading or copying a file failed.
+    Io(PathBuf, std::io::Error),
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::BadArch(a) => write!(f, "unsupported arch `{a}`: expected sm_NN, e.g. sm_90"),
+            BuildError::Spawn(e) => write!(f, "could not run cargo: {e}"),
+            BuildError::Cargo(log) => write!(f, "cargo failed to build the kernels:\n{log}"),
+            BuildError::NoPtx(dir) => write!(f, "no PTX (.s) found in {}", dir.display()),
+            BuildError::Io(p, e) => write!(f, "{}: {e}", p.display()),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// Checks that `arch` looks like `sm_NN` or `sm_NNN` (optionally with an `a`/`f` suffix).
+pub fn validate_arch(arch: &str) -> Result<(), BuildError> {
+    let digits = arch
+        .strip_prefix("sm_")
+        .map(|rest| rest.trim_end_matches(['a', 'f']))
+        .unwrap_or("");
+    if (2..=3).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit()) {
+        Ok(())
+    } else {
+        Err(BuildError::BadArch(arch.to_string()))
+    }
+}
+
+/// Builds the kernel crate at `crate_dir` for `arch` into `target_dir/<arch>`.
+#[derive(Debug, Clone)]
+pub struct PtxBuilder {
+    crate_dir: PathBuf,
+    target_dir: PathBuf,
+    arch: String,
+}
+
+impl PtxBuilder {
+    /// A builder for the kernel crate in `crate_dir`, with the default arch and
+    /// `<crate_dir>/../target/ptx` as target directory.
+    pub fn new(crate_dir: impl Into<PathBuf>) -> Self {
+        let crate_dir = crate_dir.into();
+        let target_dir = crate_dir.join("..").join("target").join("ptx");
+        PtxBuilder { crate_dir, target_dir, arch: DEFAULT_ARCH.to_string() }
+    }
+
+    /// The GPU architecture passed to rustc as `-C target-cpu`.
+    pub fn arch(mut self, arch: impl Into<String>) -> Self {
+        self.arch = arch.into();
+        self
+    }
+
+    /// Where cargo builds (one subdirectory per arch, so arches never overwrite each other).
+    pub fn target_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.target_dir = dir.into();
+        self
+    }
+
+    /// The source files a build depends on (for `cargo:rerun-if-changed`).
+    pub fn sources(&self) -> Vec<PathBuf> {
+        vec![self.crate_dir.join("src"), self.crate_dir.join("Cargo.toml")]
+    }
+
+    /// Runs the build and returns the path of the PTX it produced.
+    pub fn build(&self) -> Result<PathBuf, BuildError> {
+        validate_arch(&self.arch)?;
+        let target_dir = self.target_dir.join(&self.arch);
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
+        let mut cmd = Command::new(cargo);
+        // A build script or `cargo clippy` hands cargo settings for the *host* build down through
+        // the environment; none of them applies to this nested nvptx build.
+        for (key, _) in std::env::vars_os() {
+            let key = key.to_string_lossy();
+            let host_only = (key.starts_with("CARGO_") && key != "CARGO_HOME")
+                || key.starts_with("RUSTC")
+                || key.starts_with("RUSTDOC")
+                || key == "RUSTFLAGS"
+                || key == "CARGO";
+            if host_only {
+                cmd.env_remove(key.as_ref());
+            }
+        }
+        cmd.arg("rustc")
+            .arg("--release")
+            .arg("--quiet")
+            .args(["--target", TARGET])
+            .arg("-Zbuild-std=core")
+            .args(["--crate-type", "staticlib"])
+            .arg("--manifest-path")
+            .arg(self.crate_dir.join("Cargo.toml"))
+            .arg("--target-dir")
+            .arg(&target_dir)
+            .args(["--", "-C"])
+            .arg(format!("target-cpu={}", self.arch))
+            .arg("--emit=asm");
+        let output = cmd.output().map_err(BuildError::Spawn)?;
+        if !output.status.success() {
+            return Err(BuildError::Cargo(String::from_utf8_lossy(&output.stderr).into_owned()));
+        }
+        let deps = target_dir.join(TARGET).join("release").join("deps");
+        newest_ptx(&deps)
+    }
+}
+
+/// The most recently written `coalesce_kernels-*.s` in `deps` (rustc names the PTX after the
+/// crate and its metadata hash).
+fn newest_ptx(deps: &Path) -> Result<PathBuf, BuildError> {
+    let entries = std::fs::read_dir(deps).map_err(|e| BuildError::Io(deps.to_path_buf(), e))?;
+    entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            name.starts_with("coalesce_kernels-") && name.ends_with(".s")
+        })
+        .max_by_key(|p| p.metadata().and_then(|m| m.modified()).ok())
+        .ok_or_else(|| BuildError::NoPtx(deps.to_path_buf()))
+}
+
+/// The `.entry` names a PTX module defines, in order.
+pub fn ptx_entries(ptx: &str) -> Vec<String> {
+    ptx.lines()
+        .filter_map(|l| l.trim_start().strip_prefix(".visible .entry "))
+        .map(|rest| rest.split(['(', ' ']).next().unwrap_or("").to_string())
+        .collect()
+}
+
+/// `ptxas` from `PATH`, `$CUDA_PATH/bin` or `/usr/local/cuda/bin`, if any.
+pub fn find_ptxas() -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    for var in ["CUDA_PATH", "CUDA_ROOT"] {
+        if let Some(root) = std::env::var_os(var) {
+            dirs.push(PathBuf::from(root).join("bin"));
+        }
+    }
+    dirs.push(PathBuf::from("/usr/local/cuda/bin"));
+    dirs.into_iter().map(|d| d.join("ptxas")).find(|p| p.is_file())
+}
+
+/// Assembles `ptx` for `gpu` (e.g. `sm_90`) with `ptxas -v` and returns its resource report
+/// (registers, shared memory, stack frame, spills per entry). `Err` carries ptxas's complaint.
+pub fn ptxas_report(ptxas: &Path, ptx: &Path, gpu: &str) -> Result<String, String> {
+    let out = Command::new(ptxas)
+        .args(["-v", "--gpu-name", gpu, "-o", "/dev/null"])
+        .arg(ptx)
+        .output()
+        .map_err(|e| format!("could not run {}: {e}", ptxas.display()))?;
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    if out.status.success() { Ok(text) } else { Err(text) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arch_validation() {
+        for good in ["sm_75", "sm_80", "sm_90", "sm_90a", "sm_100", "sm_120f"] {
+            assert!(validate_arch(good).is_ok(), "{good}");
+        }
+        for bad in ["", "sm_", "sm_9", "compute_90", "sm_90;rm", "sm_1000", "90"] {
+            assert!(validate_arch(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn entries_are_read_from_ptx_text() {
+        let ptx = ".visible .entry foo(\n.param .u64 a\n)\n.func bar()\n.visible .entry baz()\n";
+        assert_eq!(ptx_entries(ptx), ["foo", "baz"]);
+    }
+}

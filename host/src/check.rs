@@ -1,0 +1,165 @@
+//! Random inputs, poisoned outputs and element-by-element comparison with CPU references.
+use std::fmt::Display;
+
+use crate::error::{Error, Result};
+
+/// A NaN with a recognisable payload: outputs are filled with it before a run, so an element
+/// the kernel skipped never equals the reference.
+pub const POISON_BITS: u32 = 0x7fc0_dead;
+
+/// SplitMix64: small, fast and good enough to fill hundreds of MiB of test data per second.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator with a fixed seed (reproducible).
+    pub fn new(seed: u64) -> Self {
+        Rng(seed)
+    }
+
+    /// A generator seeded from `COALESCE_SEED` if set, else from the clock: fresh data each run.
+    pub fn fresh() -> Self {
+        let seed = std::env::var("COALESCE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(0x5eed)
+        });
+        Rng(seed)
+    }
+
+    /// The current state, printed by tests so a failure can be replayed with `COALESCE_SEED`.
+    pub fn seed(&self) -> u64 {
+        self.0
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [-1, 1), 24 random bits: never NaN, rarely zero.
+    pub fn f32(&mut self) -> f32 {
+        ((self.next_u64() >> 40) as f32 / (1u64 << 23) as f32) - 1.0
+    }
+
+    /// `n` values from [`Rng::f32`].
+    pub fn f32s(&mut self, n: usize) -> Vec<f32> {
+        (0..n).map(|_| self.f32()).collect()
+    }
+
+    /// `n` arbitrary `i32`s (sums of them wrap, as on the GPU).
+    pub fn i32s(&mut self, n: usize) -> Vec<i32> {
+        (0..n).map(|_| self.next_u64() as i32).collect()
+    }
+
+    /// Uniform in `0..bound`.
+    pub fn below(&mut self, bound: u64) -> u64 {
+        self.next_u64() % bound.max(1)
+    }
+}
+
+/// Bitwise comparison of floats that must be exact (copies, +2.0 on every component): a NaN
+/// poison left behind never matches.
+pub fn same_bits(what: &str, got: &[f32], want: &[f32]) -> Result<()> {
+    compare(what, got, want, |a, b| a.to_bits() == b.to_bits())
+}
+
+/// Exact comparison for integers.
+pub fn same_values<T: Copy + PartialEq + Display>(what: &str, got: &[T], want: &[T]) -> Result<()> {
+    compare(what, got, want, |a, b| a == b)
+}
+
+fn compare<T: Copy + Display>(what: &str, got: &[T], want: &[T], eq: impl Fn(T, T) -> bool) -> Result<()> {
+    if got.len() != want.len() {
+        return Err(Error::Mismatch {
+            what: what.to_string(),
+            index: got.len().min(want.len()),
+            got: format!("{} elements", got.len()),
+            want: format!("{} elements", want.len()),
+        });
+    }
+    match got.iter().zip(want).position(|(&g, &w)| !eq(g, w)) {
+        None => Ok(()),
+        Some(index) => Err(Error::Mismatch {
+            what: what.to_string(),
+            index,
+            got: got[index].to_string(),
+            want: want[index].to_string(),
+        }),
+    }
+}
+
+/// ‖got − want‖₂ / ‖want‖₂ computed in f64.
+pub fn relative_error(got: &[f32], want: &[f64]) -> f64 {
+    let (mut diff, mut norm) = (0.0f64, 0.0f64);
+    for (&g, &w) in got.iter().zip(want) {
+        let d = f64::from(g) - w;
+        diff += d * d;
+        norm += w * w;
+    }
+    if got.len() != want.len() || got.iter().any(|g| !g.is_finite()) {
+        return f64::INFINITY;
+    }
+    (diff / norm.max(f64::MIN_POSITIVE)).sqrt()
+}
+
+/// Fails unless `relative_error(got, want) < tolerance`.
+pub fn close(what: &str, got: &[f32], want: &[f64], tolerance: f64) -> Result<f64> {
+    let err = relative_error(got, want);
+    if err < tolerance {
+        Ok(err)
+    } else {
+        Err(Error::Mismatch {
+            what: what.to_string(),
+            index: 0,
+            got: format!("relative error {err:.3e}"),
+            want: format!("< {tolerance:.0e}"),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn poison_is_a_nan_that_never_compares_equal() {
+        let poison = f32::from_bits(POISON_BITS);
+        assert!(poison.is_nan());
+        assert!(same_bits("x", &[poison], &[1.0]).is_err());
+        assert!(same_bits("x", &[1.0, 2.0], &[1.0, 2.0]).is_ok());
+    }
+
+    #[test]
+    fn comparison_names_the_first_bad_element() {
+        match same_values("sum", &[1, 2, 9, 4], &[1, 2, 3, 5]) {
+            Err(Error::Mismatch { index, got, want, .. }) => {
+                assert_eq!((index, got.as_str(), want.as_str()), (2, "9", "3"))
+            }
+            other => panic!("expected a mismatch, got {other:?}"),
+        }
+        assert!(same_values("len", &[1], &[1, 2]).is_err());
+    }
+
+    #[test]
+    fn random_floats_are_in_range_and_varied() {
+        let mut rng = Rng::new(7);
+        let v = rng.f32s(10_000);
+        assert!(v.iter().all(|x| (-1.0..1.0).contains(x)));
+        let distinct: std::collections::HashSet<u32> = v.iter().map(|x| x.to_bits()).collect();
+        assert!(distinct.len() > 9_900);
+    }
+
+    #[test]
+    fn relative_error_flags_nan_and_scales() {
+        assert_eq!(relative_error(&[1.0, 2.0], &[1.0, 2.0]), 0.0);
+        assert!((relative_error(&[1.1], &[1.0]) - 0.1).abs() < 1e-6);
+        assert!(relative_error(&[f32::NAN], &[1.0]).is_infinite());
+        assert!(close("m", &[1.0], &[1.0], 1e-5).is_ok());
+        assert!(close("m", &[2.0], &[1.0], 1e-5).is_err());
+    }
+}
