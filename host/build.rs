@@ -12,7 +12,9 @@ fn main() {
         println!("cargo:rerun-if-changed={}", source.display());
     }
     println!("cargo:rerun-if-env-changed=COALESCE_PTX_ARCH");
-    let ptx = builder.build().unwrap_or_else(|e| panic!("building the kernels to PTX: {e}"));
+    let ptx = builder
+        .build()
+        .unwrap_or_else(|e| panic!("building the kernels to PTX: {e}"));
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("set by cargo")).join("kernels.ptx");
     std::fs::copy(&ptx, &out).unwrap_or_else(|e| panic!("copying {}: {e}", ptx.display()));
     println!("cargo:rustc-env=COALESCE_PTX_ARCH={arch}");

@@ -1,1 +1,57 @@
-fn main(){}
+//! Criterion benches: one group per family, the device memcpy as baseline in every group,
+//! swept parameters as benchmark inputs. Each sample is timed with CUDA events (`iter_custom`)
+//! and `Throughput::Bytes` makes criterion print GB/s (bytes read + written once).
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+
+use coalesce::registry::{self, Workload};
+use coalesce::{Gpu, coalescing};
+
+fn bench_workload(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    gpu: &Gpu,
+    id: BenchmarkId,
+    mut w: Workload,
+) {
+    group.throughput(Throughput::Bytes(w.bytes));
+    group.bench_function(id, |b| {
+        b.iter_custom(|iters| gpu.time(iters, || w.launch(gpu)).expect("GPU run failed"))
+    });
+}
+
+fn families(c: &mut Criterion) {
+    let gpu = match Gpu::new() {
+        Ok(gpu) => gpu,
+        Err(e) => {
+            println!("SKIPPED all GPU benches: {e}");
+            return;
+        }
+    };
+    for family in registry::FAMILIES {
+        let name = family[0].family;
+        let mut group = c.benchmark_group(name);
+        let memcpy = coalescing::bench_memcpy(&gpu).expect("memcpy workload");
+        bench_workload(
+            &mut group,
+            &gpu,
+            BenchmarkId::new("memcpy_dtod", "baseline"),
+            memcpy,
+        );
+        for variant in family.iter() {
+            for &value in variant.sweep_values() {
+                let w = (variant.bench)(&gpu, value).expect("bench workload");
+                let param = variant
+                    .param
+                    .map_or("-".to_string(), |p| format!("{}={value}", p.name));
+                bench_workload(&mut group, &gpu, BenchmarkId::new(variant.name, param), w);
+            }
+        }
+        group.finish();
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(10);
+    targets = families
+}
+criterion_main!(benches);

@@ -1,1 +1,57 @@
+//! Shared pieces of the criterion benches and the BENCHMARKS.md report: both measure the same
+//! registry with the same CUDA-event timing.
+use std::time::Duration;
 
+use coalesce::registry::{Variant, Workload};
+use coalesce::{Gpu, Result};
+
+/// Warm-up runs before a median is taken.
+pub const WARMUP: u32 = 3;
+/// Timed runs a median is taken over.
+pub const REPS: u32 = 21;
+
+/// One measured run of one variant at one parameter value.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    pub id: String,
+    pub median: Duration,
+    pub bytes: u64,
+    pub flops: u64,
+}
+
+impl Measured {
+    /// Effective bandwidth in GB/s (10^9 bytes), bytes read plus written once.
+    pub fn gbps(&self) -> f64 {
+        self.bytes as f64 / self.median.as_secs_f64() / 1e9
+    }
+
+    /// TFLOP/s, for compute-bound variants.
+    pub fn tflops(&self) -> f64 {
+        self.flops as f64 / self.median.as_secs_f64() / 1e12
+    }
+}
+
+/// Median event time of `workload` on `gpu`.
+pub fn measure(gpu: &Gpu, id: String, mut workload: Workload) -> Result<Measured> {
+    let median = gpu.median_time(WARMUP, REPS, || workload.launch(gpu))?;
+    Ok(Measured {
+        id,
+        median,
+        bytes: workload.bytes,
+        flops: workload.flops,
+    })
+}
+
+/// Measures `variant` at parameter `value`.
+pub fn measure_variant(gpu: &Gpu, variant: &Variant, value: u32) -> Result<Measured> {
+    measure(gpu, variant.run_id(value), (variant.bench)(gpu, value)?)
+}
+
+/// The device-to-device memcpy baseline.
+pub fn measure_memcpy(gpu: &Gpu) -> Result<Measured> {
+    measure(
+        gpu,
+        "baseline/memcpy_dtod".into(),
+        coalesce::coalescing::bench_memcpy(gpu)?,
+    )
+}

@@ -34,7 +34,9 @@ pub enum BuildError {
 impl fmt::Display for BuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            BuildError::BadArch(a) => write!(f, "unsupported arch `{a}`: expected sm_NN, e.g. sm_90"),
+            BuildError::BadArch(a) => {
+                write!(f, "unsupported arch `{a}`: expected sm_NN, e.g. sm_90")
+            }
             BuildError::Spawn(e) => write!(f, "could not run cargo: {e}"),
             BuildError::Cargo(log) => write!(f, "cargo failed to build the kernels:\n{log}"),
             BuildError::NoPtx(dir) => write!(f, "no PTX (.s) found in {}", dir.display()),
@@ -72,7 +74,11 @@ impl PtxBuilder {
     pub fn new(crate_dir: impl Into<PathBuf>) -> Self {
         let crate_dir = crate_dir.into();
         let target_dir = crate_dir.join("..").join("target").join("ptx");
-        PtxBuilder { crate_dir, target_dir, arch: DEFAULT_ARCH.to_string() }
+        PtxBuilder {
+            crate_dir,
+            target_dir,
+            arch: DEFAULT_ARCH.to_string(),
+        }
     }
 
     /// The GPU architecture passed to rustc as `-C target-cpu`.
@@ -89,7 +95,10 @@ impl PtxBuilder {
 
     /// The source files a build depends on (for `cargo:rerun-if-changed`).
     pub fn sources(&self) -> Vec<PathBuf> {
-        vec![self.crate_dir.join("src"), self.crate_dir.join("Cargo.toml")]
+        vec![
+            self.crate_dir.join("src"),
+            self.crate_dir.join("Cargo.toml"),
+        ]
     }
 
     /// Runs the build and returns the path of the PTX it produced.
@@ -126,7 +135,9 @@ impl PtxBuilder {
             .arg("--emit=asm");
         let output = cmd.output().map_err(BuildError::Spawn)?;
         if !output.status.success() {
-            return Err(BuildError::Cargo(String::from_utf8_lossy(&output.stderr).into_owned()));
+            return Err(BuildError::Cargo(
+                String::from_utf8_lossy(&output.stderr).into_owned(),
+            ));
         }
         let deps = target_dir.join(TARGET).join("release").join("deps");
         newest_ptx(&deps)
@@ -167,7 +178,9 @@ pub fn find_ptxas() -> Option<PathBuf> {
         }
     }
     dirs.push(PathBuf::from("/usr/local/cuda/bin"));
-    dirs.into_iter().map(|d| d.join("ptxas")).find(|p| p.is_file())
+    dirs.into_iter()
+        .map(|d| d.join("ptxas"))
+        .find(|p| p.is_file())
 }
 
 /// Assembles `ptx` for `gpu` (e.g. `sm_90`) with `ptxas -v` and returns its resource report
@@ -179,7 +192,11 @@ pub fn ptxas_report(ptxas: &Path, ptx: &Path, gpu: &str) -> Result<String, Strin
         .output()
         .map_err(|e| format!("could not run {}: {e}", ptxas.display()))?;
     let text = String::from_utf8_lossy(&out.stderr).into_owned();
-    if out.status.success() { Ok(text) } else { Err(text) }
+    if out.status.success() {
+        Ok(text)
+    } else {
+        Err(text)
+    }
 }
 
 #[cfg(test)]

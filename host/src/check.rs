@@ -19,12 +19,15 @@ impl Rng {
 
     /// A generator seeded from `COALESCE_SEED` if set, else from the clock: fresh data each run.
     pub fn fresh() -> Self {
-        let seed = std::env::var("COALESCE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(0x5eed)
-        });
+        let seed = std::env::var("COALESCE_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_nanos() as u64)
+                    .unwrap_or(0x5eed)
+            });
         Rng(seed)
     }
 
@@ -73,7 +76,12 @@ pub fn same_values<T: Copy + PartialEq + Display>(what: &str, got: &[T], want: &
     compare(what, got, want, |a, b| a == b)
 }
 
-fn compare<T: Copy + Display>(what: &str, got: &[T], want: &[T], eq: impl Fn(T, T) -> bool) -> Result<()> {
+fn compare<T: Copy + Display>(
+    what: &str,
+    got: &[T],
+    want: &[T],
+    eq: impl Fn(T, T) -> bool,
+) -> Result<()> {
     if got.len() != want.len() {
         return Err(Error::Mismatch {
             what: what.to_string(),
@@ -137,7 +145,9 @@ mod tests {
     #[test]
     fn comparison_names_the_first_bad_element() {
         match same_values("sum", &[1, 2, 9, 4], &[1, 2, 3, 5]) {
-            Err(Error::Mismatch { index, got, want, .. }) => {
+            Err(Error::Mismatch {
+                index, got, want, ..
+            }) => {
                 assert_eq!((index, got.as_str(), want.as_str()), (2, "9", "3"))
             }
             other => panic!("expected a mismatch, got {other:?}"),

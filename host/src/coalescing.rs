@@ -37,26 +37,55 @@ pub fn plan_stride(n: usize, stride: u32, input_len: usize, output_len: usize) -
     Ok(Launch::linear(n32.div_ceil(BLOCK), BLOCK))
 }
 
-/// Validates a whole-buffer copy and returns its grid-stride launch for `multiprocessors` SMs.
-pub fn plan_copy(input_len: usize, output_len: usize, multiprocessors: u32) -> Result<Launch> {
+/// Validates a whole-buffer copy and returns its grid-stride launch: `blocks_per_sm` blocks on
+/// each of `multiprocessors` SMs (fewer if the work is smaller).
+pub fn plan_copy(
+    input_len: usize,
+    output_len: usize,
+    multiprocessors: u32,
+    blocks_per_sm: u32,
+) -> Result<Launch> {
     elements("copy input", input_len)?;
     exactly("copy output", output_len, input_len)?;
+    in_range("blocks per SM", blocks_per_sm.into(), 1, 64)?;
     let (vectors, _) = vec4_split(input_len as u32);
-    Ok(Launch::linear(grid_stride_blocks(vectors.into(), BLOCK, multiprocessors, BLOCKS_PER_SM), BLOCK))
+    Ok(Launch::linear(
+        grid_stride_blocks(vectors.into(), BLOCK, multiprocessors, blocks_per_sm),
+        BLOCK,
+    ))
 }
 
 /// Copies elements `offset..offset + n` of `input` to the same positions of `output`, one
 /// 4-byte element per thread: the alignment experiment of the CUDA Best Practices Guide.
-pub fn offset_copy(gpu: &Gpu, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>, n: usize, offset: u32) -> Result<()> {
+pub fn offset_copy(
+    gpu: &Gpu,
+    input: &DeviceSlice<f32>,
+    output: &mut DeviceSlice<f32>,
+    n: usize,
+    offset: u32,
+) -> Result<()> {
     offset_kernel(gpu, "coalescing_offset", input, output, n, offset)
 }
 
 /// [`offset_copy`] with L2-only (`ld.global.cg`) loads.
-pub fn offset_copy_cg(gpu: &Gpu, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>, n: usize, offset: u32) -> Result<()> {
+pub fn offset_copy_cg(
+    gpu: &Gpu,
+    input: &DeviceSlice<f32>,
+    output: &mut DeviceSlice<f32>,
+    n: usize,
+    offset: u32,
+) -> Result<()> {
     offset_kernel(gpu, "coalescing_offset_cg", input, output, n, offset)
 }
 
-fn offset_kernel(gpu: &Gpu, kernel: &str, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>, n: usize, offset: u32) -> Result<()> {
+fn offset_kernel(
+    gpu: &Gpu,
+    kernel: &str,
+    input: &DeviceSlice<f32>,
+    output: &mut DeviceSlice<f32>,
+    n: usize,
+    offset: u32,
+) -> Result<()> {
     let launch = plan_offset(n, offset, input.len(), output.len())?;
     let (src, dst, n) = (input.as_device_ptr(), output.as_device_ptr(), n as u32);
     gpu.launch(kernel, launch, kernel_args![src, dst, n, offset])
@@ -64,18 +93,64 @@ fn offset_kernel(gpu: &Gpu, kernel: &str, input: &DeviceSlice<f32>, output: &mut
 
 /// Copies elements `0, stride, 2*stride, ...` (`n` of them) of `input` to the same positions of
 /// `output`.
-pub fn stride_copy(gpu: &Gpu, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>, n: usize, stride: u32) -> Result<()> {
+pub fn stride_copy(
+    gpu: &Gpu,
+    input: &DeviceSlice<f32>,
+    output: &mut DeviceSlice<f32>,
+    n: usize,
+    stride: u32,
+) -> Result<()> {
     let launch = plan_stride(n, stride, input.len(), output.len())?;
     let (src, dst, n) = (input.as_device_ptr(), output.as_device_ptr(), n as u32);
-    gpu.launch("coalescing_stride", launch, kernel_args![src, dst, n, stride])
+    gpu.launch(
+        "coalescing_stride",
+        launch,
+        kernel_args![src, dst, n, stride],
+    )
 }
 
 /// Copies all of `input` into `output` (equal lengths) with 16-byte loads and stores: the
 /// library's fast copy.
 pub fn copy(gpu: &Gpu, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>) -> Result<()> {
-    let launch = plan_copy(input.len(), output.len(), gpu.multiprocessors())?;
-    let (src, dst, n) = (input.as_device_ptr(), output.as_device_ptr(), input.len() as u32);
-    gpu.launch("coalescing_vec4", launch, kernel_args![src, dst, n])
+    vec4_kernel(gpu, "coalescing_vec4", input, output, BLOCKS_PER_SM)
+}
+
+fn vec4_kernel(
+    gpu: &Gpu,
+    kernel: &str,
+    input: &DeviceSlice<f32>,
+    output: &mut DeviceSlice<f32>,
+    blocks_per_sm: u32,
+) -> Result<()> {
+    let launch = plan_copy(
+        input.len(),
+        output.len(),
+        gpu.multiprocessors(),
+        blocks_per_sm,
+    )?;
+    let (src, dst, n) = (
+        input.as_device_ptr(),
+        output.as_device_ptr(),
+        input.len() as u32,
+    );
+    gpu.launch(kernel, launch, kernel_args![src, dst, n])
+}
+
+/// [`copy`] with `blocks_per_sm` resident blocks per SM and the plain or the streaming
+/// (`ld.global.nc` / `st.global.cs`) kernel.
+pub fn copy_tuned(
+    gpu: &Gpu,
+    input: &DeviceSlice<f32>,
+    output: &mut DeviceSlice<f32>,
+    blocks_per_sm: u32,
+    streaming: bool,
+) -> Result<()> {
+    let kernel = if streaming {
+        "coalescing_vec4_stream"
+    } else {
+        "coalescing_vec4"
+    };
+    vec4_kernel(gpu, kernel, input, output, blocks_per_sm)
 }
 
 /// CPU reference of the offset copy.
@@ -119,36 +194,96 @@ fn check_copy(
 }
 
 fn check_offset(gpu: &Gpu, rng: &mut Rng, offset: u32) -> Result<String> {
-    check_copy(gpu, rng, offset, &CHECK_SIZES, offset_len, offset_copy, offset_copy_cpu)
+    check_copy(
+        gpu,
+        rng,
+        offset,
+        &CHECK_SIZES,
+        offset_len,
+        offset_copy,
+        offset_copy_cpu,
+    )
 }
 
 fn check_offset_cg(gpu: &Gpu, rng: &mut Rng, offset: u32) -> Result<String> {
-    check_copy(gpu, rng, offset, &CHECK_SIZES, offset_len, offset_copy_cg, offset_copy_cpu)
+    check_copy(
+        gpu,
+        rng,
+        offset,
+        &CHECK_SIZES,
+        offset_len,
+        offset_copy_cg,
+        offset_copy_cpu,
+    )
 }
 
 fn check_stride(gpu: &Gpu, rng: &mut Rng, stride: u32) -> Result<String> {
     // The largest size is capped so the strided buffers stay at 512 MiB.
     let mut sizes = CHECK_SIZES;
     sizes[4] = sizes[4].min((1 << 27) / stride as usize);
-    check_copy(gpu, rng, stride, &sizes, stride_len, stride_copy, stride_copy_cpu)
+    check_copy(
+        gpu,
+        rng,
+        stride,
+        &sizes,
+        stride_len,
+        stride_copy,
+        stride_copy_cpu,
+    )
 }
 
-fn check_vec4(gpu: &Gpu, rng: &mut Rng, _: u32) -> Result<String> {
+fn check_vec4_with(
+    gpu: &Gpu,
+    rng: &mut Rng,
+    blocks_per_sm: u32,
+    streaming: bool,
+) -> Result<String> {
     let sizes = [1, 2, 3, 4, 5, 31, 33, 1_000_003, 1 << 26];
-    let whole: CopyLauncher = |gpu, input, output, _, _| copy(gpu, input, output);
+    let launcher: CopyLauncher = if streaming {
+        |gpu, input, output, _, b| copy_tuned(gpu, input, output, b, true)
+    } else {
+        |gpu, input, output, _, b| copy_tuned(gpu, input, output, b, false)
+    };
     let whole_cpu: CopyReference = |input, output, n, _| output[..n].copy_from_slice(&input[..n]);
-    check_copy(gpu, rng, 0, &sizes, |n, _| n, whole, whole_cpu)
+    check_copy(
+        gpu,
+        rng,
+        blocks_per_sm,
+        &sizes,
+        |n, _| n,
+        launcher,
+        whole_cpu,
+    )
+}
+
+fn check_vec4(gpu: &Gpu, rng: &mut Rng, blocks_per_sm: u32) -> Result<String> {
+    check_vec4_with(gpu, rng, blocks_per_sm, false)
+}
+
+fn check_vec4_stream(gpu: &Gpu, rng: &mut Rng, blocks_per_sm: u32) -> Result<String> {
+    check_vec4_with(gpu, rng, blocks_per_sm, true)
 }
 
 /// Random input and a second buffer for a bandwidth workload.
-fn buffers(gpu: &Gpu, len: usize) -> Result<(cust::memory::DeviceBuffer<f32>, cust::memory::DeviceBuffer<f32>)> {
-    Ok((random_buffer(gpu, len, Fill::Unit, 1)?, random_buffer(gpu, len, Fill::Unit, 2)?))
+fn buffers(
+    gpu: &Gpu,
+    len: usize,
+) -> Result<(
+    cust::memory::DeviceBuffer<f32>,
+    cust::memory::DeviceBuffer<f32>,
+)> {
+    Ok((
+        random_buffer(gpu, len, Fill::Unit, 1)?,
+        random_buffer(gpu, len, Fill::Unit, 2)?,
+    ))
 }
 
 fn bench_offset_with(gpu: &Gpu, offset: u32, launcher: CopyLauncher) -> Result<Workload> {
     let n = BENCH_OFFSET_N;
     let (input, mut output) = buffers(gpu, offset_len(n, MAX_OFFSET as usize))?;
-    Ok(Workload::new(8 * n as u64, move |gpu| launcher(gpu, &input, &mut output, n, offset)))
+    Ok(Workload::new(8 * n as u64, move |gpu| {
+        launcher(gpu, &input, &mut output, n, offset)
+    }))
 }
 
 fn bench_offset(gpu: &Gpu, offset: u32) -> Result<Workload> {
@@ -162,24 +297,47 @@ fn bench_offset_cg(gpu: &Gpu, offset: u32) -> Result<Workload> {
 fn bench_stride(gpu: &Gpu, stride: u32) -> Result<Workload> {
     let n = BENCH_STRIDE_N;
     let (input, mut output) = buffers(gpu, stride_len(n, stride as usize))?;
-    Ok(Workload::new(8 * n as u64, move |gpu| stride_copy(gpu, &input, &mut output, n, stride)))
+    Ok(Workload::new(8 * n as u64, move |gpu| {
+        stride_copy(gpu, &input, &mut output, n, stride)
+    }))
 }
 
-fn bench_vec4(gpu: &Gpu, _: u32) -> Result<Workload> {
+fn bench_vec4_with(gpu: &Gpu, blocks_per_sm: u32, streaming: bool) -> Result<Workload> {
     let (input, mut output) = buffers(gpu, BENCH_OFFSET_N)?;
-    Ok(Workload::new(8 * BENCH_OFFSET_N as u64, move |gpu| copy(gpu, &input, &mut output)))
+    Ok(Workload::new(8 * BENCH_OFFSET_N as u64, move |gpu| {
+        copy_tuned(gpu, &input, &mut output, blocks_per_sm, streaming)
+    }))
+}
+
+fn bench_vec4(gpu: &Gpu, blocks_per_sm: u32) -> Result<Workload> {
+    bench_vec4_with(gpu, blocks_per_sm, false)
+}
+
+fn bench_vec4_stream(gpu: &Gpu, blocks_per_sm: u32) -> Result<Workload> {
+    bench_vec4_with(gpu, blocks_per_sm, true)
 }
 
 /// The device-to-device memcpy of the same 2^26 floats: every report's ceiling.
 pub fn bench_memcpy(gpu: &Gpu) -> Result<Workload> {
     let (input, mut output) = buffers(gpu, BENCH_OFFSET_N)?;
-    Ok(Workload::new(8 * BENCH_OFFSET_N as u64, move |gpu| gpu.memcpy(&input, &mut output)))
+    Ok(Workload::new(8 * BENCH_OFFSET_N as u64, move |gpu| {
+        gpu.memcpy(&input, &mut output)
+    }))
 }
 
 const OFFSETS: [u32; MAX_OFFSET as usize + 1] = range(0);
 const STRIDES: [u32; MAX_STRIDE as usize] = range(1);
 
-const OFFSET: Param = Param { name: "offset", sweep: &OFFSETS, check: &[0, 1, 2, 7, 8, 16, 31, 32] };
+const GRID: Param = Param {
+    name: "blocks_per_sm",
+    sweep: &[1, 2, 4, 8, 16, 32, 64],
+    check: &[1, 8, 64],
+};
+const OFFSET: Param = Param {
+    name: "offset",
+    sweep: &OFFSETS,
+    check: &[0, 1, 2, 7, 8, 16, 31, 32],
+};
 
 /// The coalescing family, in teaching order.
 pub const VARIANTS: &[Variant] = &[
@@ -197,7 +355,11 @@ pub const VARIANTS: &[Variant] = &[
         name: "stride",
         kernels: &["coalescing_stride"],
         summary: "copy every `stride`-th float: a warp needs min(32, 4*stride) sectors for 4 useful ones",
-        param: Some(Param { name: "stride", sweep: &STRIDES, check: &[1, 2, 3, 8, 31, 32] }),
+        param: Some(Param {
+            name: "stride",
+            sweep: &STRIDES,
+            check: &[1, 2, 3, 8, 31, 32],
+        }),
         check: check_stride,
         bench: bench_stride,
     },
@@ -215,9 +377,18 @@ pub const VARIANTS: &[Variant] = &[
         name: "vec4",
         kernels: &["coalescing_vec4"],
         summary: "grid-stride copy, 16-byte loads/stores, 4 in flight per thread: aims at the memcpy ceiling",
-        param: None,
+        param: Some(GRID),
         check: check_vec4,
         bench: bench_vec4,
+    },
+    Variant {
+        family: "coalescing",
+        name: "vec4_stream",
+        kernels: &["coalescing_vec4_stream"],
+        summary: "vec4 with ld.global.nc loads and st.global.cs streaming stores",
+        param: Some(GRID),
+        check: check_vec4_stream,
+        bench: bench_vec4_stream,
     },
 ];
 
@@ -229,27 +400,62 @@ mod tests {
     #[test]
     fn offset_plan_rejects_bad_input_before_launch() {
         assert!(matches!(plan_offset(0, 0, 10, 10), Err(Error::Empty(_))));
-        assert!(matches!(plan_offset(10, 33, 100, 100), Err(Error::OutOfRange { .. })));
-        assert!(matches!(plan_offset(10, 1, 10, 11), Err(Error::LengthMismatch { expected: 11, got: 10, .. })));
-        assert!(matches!(plan_offset(10, 1, 11, 10), Err(Error::LengthMismatch { .. })));
-        assert!(matches!(plan_offset(1 << 31, 0, usize::MAX, usize::MAX), Err(Error::OutOfRange { .. })));
-        assert_eq!(plan_offset(257, 32, 289, 289).unwrap(), Launch::linear(2, 256));
+        assert!(matches!(
+            plan_offset(10, 33, 100, 100),
+            Err(Error::OutOfRange { .. })
+        ));
+        assert!(matches!(
+            plan_offset(10, 1, 10, 11),
+            Err(Error::LengthMismatch {
+                expected: 11,
+                got: 10,
+                ..
+            })
+        ));
+        assert!(matches!(
+            plan_offset(10, 1, 11, 10),
+            Err(Error::LengthMismatch { .. })
+        ));
+        assert!(matches!(
+            plan_offset(1 << 31, 0, usize::MAX, usize::MAX),
+            Err(Error::OutOfRange { .. })
+        ));
+        assert_eq!(
+            plan_offset(257, 32, 289, 289).unwrap(),
+            Launch::linear(2, 256)
+        );
     }
 
     #[test]
     fn stride_plan_rejects_bad_input_before_launch() {
-        assert!(matches!(plan_stride(10, 0, 100, 100), Err(Error::OutOfRange { .. })));
-        assert!(matches!(plan_stride(10, 33, 1000, 1000), Err(Error::OutOfRange { .. })));
-        assert!(matches!(plan_stride(10, 4, 36, 37), Err(Error::LengthMismatch { expected: 37, .. })));
+        assert!(matches!(
+            plan_stride(10, 0, 100, 100),
+            Err(Error::OutOfRange { .. })
+        ));
+        assert!(matches!(
+            plan_stride(10, 33, 1000, 1000),
+            Err(Error::OutOfRange { .. })
+        ));
+        assert!(matches!(
+            plan_stride(10, 4, 36, 37),
+            Err(Error::LengthMismatch { expected: 37, .. })
+        ));
         assert_eq!(plan_stride(1, 32, 1, 1).unwrap(), Launch::linear(1, 256));
     }
 
     #[test]
     fn copy_plan_needs_equal_lengths() {
-        assert!(matches!(plan_copy(0, 0, 132), Err(Error::Empty(_))));
-        assert!(matches!(plan_copy(10, 9, 132), Err(Error::LengthMismatch { .. })));
-        assert_eq!(plan_copy(3, 3, 132).unwrap(), Launch::linear(1, 256));
-        assert_eq!(plan_copy(1 << 26, 1 << 26, 132).unwrap().grid.0, 132 * BLOCKS_PER_SM);
+        assert!(matches!(plan_copy(0, 0, 132, 8), Err(Error::Empty(_))));
+        assert!(matches!(
+            plan_copy(10, 9, 132, 8),
+            Err(Error::LengthMismatch { .. })
+        ));
+        assert!(matches!(
+            plan_copy(10, 10, 132, 0),
+            Err(Error::OutOfRange { .. })
+        ));
+        assert_eq!(plan_copy(3, 3, 132, 8).unwrap(), Launch::linear(1, 256));
+        assert_eq!(plan_copy(1 << 26, 1 << 26, 132, 8).unwrap().grid.0, 132 * 8);
     }
 
     #[test]

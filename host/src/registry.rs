@@ -28,7 +28,11 @@ pub struct Workload {
 impl Workload {
     /// Work that moves `bytes` and is queued by `launch`.
     pub fn new(bytes: u64, launch: impl FnMut(&Gpu) -> Result<()> + 'static) -> Self {
-        Workload { bytes, flops: 0, launch: Box::new(launch) }
+        Workload {
+            bytes,
+            flops: 0,
+            launch: Box::new(launch),
+        }
     }
 
     /// The same work, counted as `flops` floating-point operations.

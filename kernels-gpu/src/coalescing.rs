@@ -112,37 +112,69 @@ mod device {
     /// sized to the GPU keeps enough loads outstanding to saturate DRAM.
     #[unsafe(no_mangle)]
     pub unsafe extern "gpu-kernel" fn coalescing_vec4(input: *const f32, output: *mut f32, n: u32) {
+        // SAFETY: forwarded launcher guarantees (see `vec4_copy`).
+        unsafe { vec4_copy::<false>(input, output, n) }
+    }
+
+    /// `coalescing_vec4` with read-only-path loads (`ld.global.nc`) and streaming stores
+    /// (`st.global.cs`): same traffic, less cache pollution from lines that are never reused.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "gpu-kernel" fn coalescing_vec4_stream(
+        input: *const f32,
+        output: *mut f32,
+        n: u32,
+    ) {
+        // SAFETY: forwarded launcher guarantees (see `vec4_copy`), and `input` is not written.
+        unsafe { vec4_copy::<true>(input, output, n) }
+    }
+
+    /// # Safety
+    /// Both buffers hold `n` floats and are 16-byte aligned (device allocations are 256-byte
+    /// aligned); the launcher checks the lengths. Every index below is < `vectors` or `n`.
+    #[inline(always)]
+    unsafe fn vec4_copy<const STREAMING: bool>(input: *const f32, output: *mut f32, n: u32) {
         let (vectors, tail) = vec4_split(n);
         let src = input as *const [f32; 4];
         let dst = output as *mut [f32; 4];
+        let load = |i: u32| unsafe {
+            if STREAMING {
+                mem::load_v4_f32_nc(src.add(i as usize))
+            } else {
+                mem::load_v4_f32(src.add(i as usize))
+            }
+        };
+        let store = |i: u32, v| unsafe {
+            if STREAMING {
+                mem::store_v4_f32_cs(dst.add(i as usize), v)
+            } else {
+                mem::store_v4_f32(dst.add(i as usize), v)
+            }
+        };
         let step = thread::grid_size_1d();
         let mut i = thread::index_1d();
-        // SAFETY (whole block): the launcher checked both buffers hold `n` floats and are
-        // 16-byte aligned (device allocations are 256-byte aligned); every index is < `vectors`.
-        unsafe {
-            while i + (UNROLL - 1) * step < vectors {
-                let mut v = [[0.0f32; 4]; UNROLL as usize];
-                let mut k = 0;
-                while k < UNROLL {
-                    v[k as usize] = mem::load_v4_f32(src.add((i + k * step) as usize));
-                    k += 1;
-                }
-                k = 0;
-                while k < UNROLL {
-                    mem::store_v4_f32(dst.add((i + k * step) as usize), v[k as usize]);
-                    k += 1;
-                }
-                i += UNROLL * step;
+        while i + (UNROLL - 1) * step < vectors {
+            let mut v = [[0.0f32; 4]; UNROLL as usize];
+            let mut k = 0;
+            while k < UNROLL {
+                v[k as usize] = load(i + k * step);
+                k += 1;
             }
-            while i < vectors {
-                mem::store_v4_f32(dst.add(i as usize), mem::load_v4_f32(src.add(i as usize)));
-                i += step;
+            k = 0;
+            while k < UNROLL {
+                store(i + k * step, v[k as usize]);
+                k += 1;
             }
-            let t = thread::index_1d();
-            if t < tail {
-                let j = (vectors * 4 + t) as usize;
-                *output.add(j) = *input.add(j);
-            }
+            i += UNROLL * step;
+        }
+        while i < vectors {
+            store(i, load(i));
+            i += step;
+        }
+        let t = thread::index_1d();
+        if t < tail {
+            let j = (vectors * 4 + t) as usize;
+            // SAFETY: j < n.
+            unsafe { *output.add(j) = *input.add(j) };
         }
     }
 }

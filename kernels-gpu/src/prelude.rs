@@ -140,6 +140,36 @@ pub mod mem {
         [a, b, c, d]
     }
 
+    /// `ld.global.nc.v4.f32`: a 16-byte load through the read-only (non-coherent) path.
+    ///
+    /// # Safety
+    /// As [`load_v4_f32`], and the memory must not be written during the kernel.
+    #[inline(always)]
+    pub unsafe fn load_v4_f32_nc(ptr: *const [f32; 4]) -> [f32; 4] {
+        let (a, b, c, d): (f32, f32, f32, f32);
+        // SAFETY: the caller guarantees alignment, validity and that nothing writes it.
+        unsafe {
+            asm!("ld.global.nc.v4.f32 {{{a}, {b}, {c}, {d}}}, [{p}];",
+                 a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d,
+                 p = in(reg64) ptr, options(pure, readonly, nostack, preserves_flags));
+        }
+        [a, b, c, d]
+    }
+
+    /// `st.global.cs.v4.f32`: a 16-byte streaming store (evict-first: the line is not reused).
+    ///
+    /// # Safety
+    /// `ptr` must be 16-byte aligned and point to 4 writable `f32`s in global memory.
+    #[inline(always)]
+    pub unsafe fn store_v4_f32_cs(ptr: *mut [f32; 4], v: [f32; 4]) {
+        // SAFETY: the caller guarantees alignment and validity.
+        unsafe {
+            asm!("st.global.cs.v4.f32 [{p}], {{{a}, {b}, {c}, {d}}};",
+                 p = in(reg64) ptr, a = in(reg32) v[0], b = in(reg32) v[1],
+                 c = in(reg32) v[2], d = in(reg32) v[3], options(nostack, preserves_flags));
+        }
+    }
+
     /// `ld.global.nc.v4.s32`: a 16-byte read-only load of four `i32`s.
     ///
     /// # Safety

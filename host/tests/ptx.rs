@@ -1,0 +1,121 @@
+//! The PTX itself: every registered kernel is an entry, every entry is registered, and ptxas
+//! (where installed) assembles it with no spills and no stack frame.
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use coalesce::registry;
+use coalesce_builder::{PtxBuilder, find_ptxas, ptx_entries, ptxas_report};
+
+/// Kernels that are helpers, not lessons, and so are not in the registry.
+const HELPERS: &[&str] = &["util_fill"];
+
+fn skipped(test: &str, why: &str) {
+    // Straight to stderr, past libtest's capture, so the skip is seen even when the test passes.
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
+}
+
+fn registered() -> BTreeSet<String> {
+    registry::all()
+        .flat_map(|v| v.kernels.iter().map(|k| k.to_string()))
+        .collect()
+}
+
+fn assert_entries_match_registry(ptx: &str) {
+    let entries: BTreeSet<String> = ptx_entries(ptx).into_iter().collect();
+    let registered = registered();
+    let missing: Vec<_> = registered.difference(&entries).collect();
+    assert!(
+        missing.is_empty(),
+        "registered kernels missing from the PTX: {missing:?}"
+    );
+    let unregistered: Vec<_> = entries
+        .iter()
+        .filter(|e| !registered.contains(*e) && !HELPERS.contains(&e.as_str()))
+        .collect();
+    assert!(
+        unregistered.is_empty(),
+        "PTX entries no variant registers: {unregistered:?}"
+    );
+}
+
+/// Assembles for `gpu` and checks every entry has no stack frame and no spills.
+fn assemble(ptxas: &Path, ptx: &Path, gpu: &str) {
+    let report = ptxas_report(ptxas, ptx, gpu)
+        .unwrap_or_else(|e| panic!("ptxas {gpu} rejected the PTX:\n{e}"));
+    let frames: Vec<&str> = report
+        .lines()
+        .filter(|l| l.contains("stack frame"))
+        .collect();
+    assert_eq!(
+        frames.len(),
+        ptx_entries(&std::fs::read_to_string(ptx).unwrap()).len(),
+        "{report}"
+    );
+    for line in frames {
+        assert!(
+            line.trim() == "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads",
+            "{gpu}: {line}\n{report}"
+        );
+    }
+}
+
+#[test]
+fn embedded_ptx_holds_exactly_the_registered_kernels() {
+    assert!(coalesce::PTX.contains(&format!(".target {}", coalesce::PTX_ARCH)));
+    assert_entries_match_registry(coalesce::PTX);
+}
+
+#[test]
+fn embedded_ptx_assembles_for_turing_ampere_and_hopper() {
+    let Some(ptxas) = find_ptxas() else {
+        return skipped(
+            "embedded_ptx_assembles_for_turing_ampere_and_hopper",
+            "ptxas is not on PATH",
+        );
+    };
+    let dir = std::env::temp_dir().join(format!("coalesce-ptx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("kernels.ptx");
+    std::fs::write(&path, coalesce::PTX).unwrap();
+    // CUDA 13's ptxas starts at sm_75; sm_70 needs a CUDA 12 ptxas.
+    for gpu in ["sm_75", "sm_80", "sm_90"] {
+        assemble(&ptxas, &path, gpu);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn builder_builds_sm90_ptx_with_every_kernel() {
+    let kernels = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../kernels-gpu");
+    let ptx_path = PtxBuilder::new(&kernels)
+        .arch("sm_90")
+        .build()
+        .expect("PTX build for sm_90");
+    let ptx = std::fs::read_to_string(&ptx_path).unwrap();
+    assert!(ptx.contains(".target sm_90"));
+    assert_entries_match_registry(&ptx);
+    match find_ptxas() {
+        Some(ptxas) => assemble(&ptxas, &ptx_path, "sm_90"),
+        None => skipped(
+            "builder_builds_sm90_ptx_with_every_kernel (ptxas part)",
+            "ptxas is not on PATH",
+        ),
+    }
+}
+
+#[test]
+fn every_variant_is_named_once_and_documented() {
+    let mut ids = BTreeSet::new();
+    for v in registry::all() {
+        assert!(ids.insert(v.id()), "{} registered twice", v.id());
+        assert!(!v.summary.is_empty() && !v.kernels.is_empty(), "{}", v.id());
+        if let Some(p) = v.param {
+            assert!(
+                p.check.iter().all(|c| p.sweep.contains(c)),
+                "{}: check values outside the sweep",
+                v.id()
+            );
+        }
+    }
+}
