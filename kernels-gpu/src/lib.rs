@@ -23,7 +23,14 @@
 #[cfg(target_arch = "nvptx64")]
 pub mod prelude;
 
+pub mod access_order;
+pub mod bank;
 pub mod coalescing;
+pub mod distance;
+pub mod layouts;
+pub mod matmul;
+pub mod reduce;
+pub mod transpose;
 pub mod util;
 
 /// Threads per warp on every NVIDIA GPU so far.
