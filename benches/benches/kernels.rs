@@ -13,9 +13,11 @@ fn bench_workload(
     mut w: Workload,
 ) {
     group.throughput(Throughput::Bytes(w.bytes));
-    group.bench_function(id, |b| {
-        b.iter_custom(|iters| gpu.time(iters, || w.launch(gpu)).expect("GPU run failed"))
-    });
+    if w.on_cpu {
+        group.bench_function(id, |b| b.iter(|| w.launch(gpu).expect("CPU run failed")));
+    } else {
+        group.bench_function(id, |b| b.iter_custom(|iters| gpu.time(iters, || w.launch(gpu)).expect("GPU run failed")));
+    }
 }
 
 fn families(c: &mut Criterion) {
@@ -30,18 +32,11 @@ fn families(c: &mut Criterion) {
         let name = family[0].family;
         let mut group = c.benchmark_group(name);
         let memcpy = coalescing::bench_memcpy(&gpu).expect("memcpy workload");
-        bench_workload(
-            &mut group,
-            &gpu,
-            BenchmarkId::new("memcpy_dtod", "baseline"),
-            memcpy,
-        );
+        bench_workload(&mut group, &gpu, BenchmarkId::new("memcpy_dtod", "baseline"), memcpy);
         for variant in family.iter() {
             for &value in variant.sweep_values() {
                 let w = (variant.bench)(&gpu, value).expect("bench workload");
-                let param = variant
-                    .param
-                    .map_or("-".to_string(), |p| format!("{}={value}", p.name));
+                let param = variant.param.map_or("-".to_string(), |p| format!("{}={value}", p.name));
                 bench_workload(&mut group, &gpu, BenchmarkId::new(variant.name, param), w);
             }
         }

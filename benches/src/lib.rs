@@ -31,15 +31,29 @@ impl Measured {
     }
 }
 
-/// Median event time of `workload` on `gpu`.
+/// Median time of `workload`: CUDA events for GPU work, the host clock for CPU work.
 pub fn measure(gpu: &Gpu, id: String, mut workload: Workload) -> Result<Measured> {
-    let median = gpu.median_time(WARMUP, REPS, || workload.launch(gpu))?;
-    Ok(Measured {
-        id,
-        median,
-        bytes: workload.bytes,
-        flops: workload.flops,
-    })
+    let median = if workload.on_cpu {
+        median_host_time(WARMUP.min(1), 5, || workload.launch(gpu))?
+    } else {
+        gpu.median_time(WARMUP, REPS, || workload.launch(gpu))?
+    };
+    Ok(Measured { id, median, bytes: workload.bytes, flops: workload.flops })
+}
+
+/// Median wall-clock time of `reps` runs of CPU work after `warmup` runs.
+pub fn median_host_time(warmup: u32, reps: u32, mut f: impl FnMut() -> Result<()>) -> Result<Duration> {
+    for _ in 0..warmup {
+        f()?;
+    }
+    let mut times = Vec::new();
+    for _ in 0..reps.max(1) {
+        let start = std::time::Instant::now();
+        f()?;
+        times.push(start.elapsed());
+    }
+    times.sort();
+    Ok(times[times.len() / 2])
 }
 
 /// Measures `variant` at parameter `value`.
@@ -49,9 +63,5 @@ pub fn measure_variant(gpu: &Gpu, variant: &Variant, value: u32) -> Result<Measu
 
 /// The device-to-device memcpy baseline.
 pub fn measure_memcpy(gpu: &Gpu) -> Result<Measured> {
-    measure(
-        gpu,
-        "baseline/memcpy_dtod".into(),
-        coalesce::coalescing::bench_memcpy(gpu)?,
-    )
+    measure(gpu, "baseline/memcpy_dtod".into(), coalesce::coalescing::bench_memcpy(gpu)?)
 }

@@ -49,10 +49,7 @@ impl std::error::Error for BuildError {}
 
 /// Checks that `arch` looks like `sm_NN` or `sm_NNN` (optionally with an `a`/`f` suffix).
 pub fn validate_arch(arch: &str) -> Result<(), BuildError> {
-    let digits = arch
-        .strip_prefix("sm_")
-        .map(|rest| rest.trim_end_matches(['a', 'f']))
-        .unwrap_or("");
+    let digits = arch.strip_prefix("sm_").map(|rest| rest.trim_end_matches(['a', 'f'])).unwrap_or("");
     if (2..=3).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit()) {
         Ok(())
     } else {
@@ -74,11 +71,7 @@ impl PtxBuilder {
     pub fn new(crate_dir: impl Into<PathBuf>) -> Self {
         let crate_dir = crate_dir.into();
         let target_dir = crate_dir.join("..").join("target").join("ptx");
-        PtxBuilder {
-            crate_dir,
-            target_dir,
-            arch: DEFAULT_ARCH.to_string(),
-        }
+        PtxBuilder { crate_dir, target_dir, arch: DEFAULT_ARCH.to_string() }
     }
 
     /// The GPU architecture passed to rustc as `-C target-cpu`.
@@ -95,10 +88,7 @@ impl PtxBuilder {
 
     /// The source files a build depends on (for `cargo:rerun-if-changed`).
     pub fn sources(&self) -> Vec<PathBuf> {
-        vec![
-            self.crate_dir.join("src"),
-            self.crate_dir.join("Cargo.toml"),
-        ]
+        vec![self.crate_dir.join("src"), self.crate_dir.join("Cargo.toml")]
     }
 
     /// Runs the build and returns the path of the PTX it produced.
@@ -135,9 +125,7 @@ impl PtxBuilder {
             .arg("--emit=asm");
         let output = cmd.output().map_err(BuildError::Spawn)?;
         if !output.status.success() {
-            return Err(BuildError::Cargo(
-                String::from_utf8_lossy(&output.stderr).into_owned(),
-            ));
+            return Err(BuildError::Cargo(String::from_utf8_lossy(&output.stderr).into_owned()));
         }
         let deps = target_dir.join(TARGET).join("release").join("deps");
         newest_ptx(&deps)
@@ -169,18 +157,15 @@ pub fn ptx_entries(ptx: &str) -> Vec<String> {
 
 /// `ptxas` from `PATH`, `$CUDA_PATH/bin` or `/usr/local/cuda/bin`, if any.
 pub fn find_ptxas() -> Option<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect())
-        .unwrap_or_default();
+    let mut dirs: Vec<PathBuf> =
+        std::env::var_os("PATH").map(|p| std::env::split_paths(&p).collect()).unwrap_or_default();
     for var in ["CUDA_PATH", "CUDA_ROOT"] {
         if let Some(root) = std::env::var_os(var) {
             dirs.push(PathBuf::from(root).join("bin"));
         }
     }
     dirs.push(PathBuf::from("/usr/local/cuda/bin"));
-    dirs.into_iter()
-        .map(|d| d.join("ptxas"))
-        .find(|p| p.is_file())
+    dirs.into_iter().map(|d| d.join("ptxas")).find(|p| p.is_file())
 }
 
 /// Assembles `ptx` for `gpu` (e.g. `sm_90`) with `ptxas -v` and returns its resource report
@@ -192,11 +177,7 @@ pub fn ptxas_report(ptxas: &Path, ptx: &Path, gpu: &str) -> Result<String, Strin
         .output()
         .map_err(|e| format!("could not run {}: {e}", ptxas.display()))?;
     let text = String::from_utf8_lossy(&out.stderr).into_owned();
-    if out.status.success() {
-        Ok(text)
-    } else {
-        Err(text)
-    }
+    if out.status.success() { Ok(text) } else { Err(text) }
 }
 
 #[cfg(test)]

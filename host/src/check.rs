@@ -1,7 +1,10 @@
 //! Random inputs, poisoned outputs and element-by-element comparison with CPU references.
 use std::fmt::Display;
 
+use cust::memory::DeviceBuffer;
+
 use crate::error::{Error, Result};
+use crate::gpu::Gpu;
 
 /// A NaN with a recognisable payload: outputs are filled with it before a run, so an element
 /// the kernel skipped never equals the reference.
@@ -19,15 +22,12 @@ impl Rng {
 
     /// A generator seeded from `COALESCE_SEED` if set, else from the clock: fresh data each run.
     pub fn fresh() -> Self {
-        let seed = std::env::var("COALESCE_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_nanos() as u64)
-                    .unwrap_or(0x5eed)
-            });
+        let seed = std::env::var("COALESCE_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(0x5eed)
+        });
         Rng(seed)
     }
 
@@ -65,6 +65,27 @@ impl Rng {
     }
 }
 
+/// One f32 run checked end to end: `in_len` fresh random inputs, an output of `out_len`
+/// poisoned elements, `launch` on the GPU, then every output element compared bit for bit with
+/// `reference` run on the CPU over the same input and an equally poisoned output.
+pub fn check_f32(
+    gpu: &Gpu,
+    rng: &mut Rng,
+    what: &str,
+    (in_len, out_len): (usize, usize),
+    launch: impl FnOnce(&DeviceBuffer<f32>, &mut DeviceBuffer<f32>) -> Result<()>,
+    reference: impl FnOnce(&[f32], &mut [f32]),
+) -> Result<()> {
+    let input = rng.f32s(in_len);
+    let d_input = gpu.upload(&input)?;
+    let mut d_output = gpu.poisoned::<f32>(out_len, POISON_BITS)?;
+    launch(&d_input, &mut d_output)?;
+    gpu.synchronize()?;
+    let mut want = vec![f32::from_bits(POISON_BITS); out_len.max(1)];
+    reference(&input, &mut want);
+    same_bits(what, &d_output.as_host_vec()?, &want)
+}
+
 /// Bitwise comparison of floats that must be exact (copies, +2.0 on every component): a NaN
 /// poison left behind never matches.
 pub fn same_bits(what: &str, got: &[f32], want: &[f32]) -> Result<()> {
@@ -76,12 +97,7 @@ pub fn same_values<T: Copy + PartialEq + Display>(what: &str, got: &[T], want: &
     compare(what, got, want, |a, b| a == b)
 }
 
-fn compare<T: Copy + Display>(
-    what: &str,
-    got: &[T],
-    want: &[T],
-    eq: impl Fn(T, T) -> bool,
-) -> Result<()> {
+fn compare<T: Copy + Display>(what: &str, got: &[T], want: &[T], eq: impl Fn(T, T) -> bool) -> Result<()> {
     if got.len() != want.len() {
         return Err(Error::Mismatch {
             what: what.to_string(),
@@ -145,9 +161,7 @@ mod tests {
     #[test]
     fn comparison_names_the_first_bad_element() {
         match same_values("sum", &[1, 2, 9, 4], &[1, 2, 3, 5]) {
-            Err(Error::Mismatch {
-                index, got, want, ..
-            }) => {
+            Err(Error::Mismatch { index, got, want, .. }) => {
                 assert_eq!((index, got.as_str(), want.as_str()), (2, "9", "3"))
             }
             other => panic!("expected a mismatch, got {other:?}"),

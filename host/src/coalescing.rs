@@ -2,11 +2,11 @@
 //! `kernels-gpu/src/coalescing.rs` (offset, stride, L2-only offset, vectorised grid-stride).
 use cust::memory::DeviceSlice;
 
-use crate::check::{POISON_BITS, Rng, same_bits};
-use crate::error::{Result, at_least, elements, exactly, in_range};
+use crate::check::{Rng, check_f32};
+use crate::error::{Result, at_least, check_aligned16, elements, exactly, in_range};
 use crate::gpu::{Gpu, Launch, kernel_args};
 use crate::registry::{Param, Variant, Workload, range};
-use crate::util::{Fill, random_buffer};
+use crate::util::random_pair;
 pub use coalesce_kernels::coalescing::*;
 
 /// Sizes every copy is checked at: one element, less and more than a warp, a large prime-ish
@@ -39,20 +39,12 @@ pub fn plan_stride(n: usize, stride: u32, input_len: usize, output_len: usize) -
 
 /// Validates a whole-buffer copy and returns its grid-stride launch: `blocks_per_sm` blocks on
 /// each of `multiprocessors` SMs (fewer if the work is smaller).
-pub fn plan_copy(
-    input_len: usize,
-    output_len: usize,
-    multiprocessors: u32,
-    blocks_per_sm: u32,
-) -> Result<Launch> {
+pub fn plan_copy(input_len: usize, output_len: usize, multiprocessors: u32, blocks_per_sm: u32) -> Result<Launch> {
     elements("copy input", input_len)?;
     exactly("copy output", output_len, input_len)?;
     in_range("blocks per SM", blocks_per_sm.into(), 1, 64)?;
     let (vectors, _) = vec4_split(input_len as u32);
-    Ok(Launch::linear(
-        grid_stride_blocks(vectors.into(), BLOCK, multiprocessors, blocks_per_sm),
-        BLOCK,
-    ))
+    Ok(Launch::linear(grid_stride_blocks(vectors.into(), BLOCK, multiprocessors, blocks_per_sm), BLOCK))
 }
 
 /// Copies elements `offset..offset + n` of `input` to the same positions of `output`, one
@@ -102,11 +94,7 @@ pub fn stride_copy(
 ) -> Result<()> {
     let launch = plan_stride(n, stride, input.len(), output.len())?;
     let (src, dst, n) = (input.as_device_ptr(), output.as_device_ptr(), n as u32);
-    gpu.launch(
-        "coalescing_stride",
-        launch,
-        kernel_args![src, dst, n, stride],
-    )
+    gpu.launch("coalescing_stride", launch, kernel_args![src, dst, n, stride])
 }
 
 /// Copies all of `input` into `output` (equal lengths) with 16-byte loads and stores: the
@@ -122,17 +110,10 @@ fn vec4_kernel(
     output: &mut DeviceSlice<f32>,
     blocks_per_sm: u32,
 ) -> Result<()> {
-    let launch = plan_copy(
-        input.len(),
-        output.len(),
-        gpu.multiprocessors(),
-        blocks_per_sm,
-    )?;
-    let (src, dst, n) = (
-        input.as_device_ptr(),
-        output.as_device_ptr(),
-        input.len() as u32,
-    );
+    let launch = plan_copy(input.len(), output.len(), gpu.multiprocessors(), blocks_per_sm)?;
+    let (src, dst, n) = (input.as_device_ptr(), output.as_device_ptr(), input.len() as u32);
+    check_aligned16("copy input", src.as_raw())?;
+    check_aligned16("copy output", dst.as_raw())?;
     gpu.launch(kernel, launch, kernel_args![src, dst, n])
 }
 
@@ -145,11 +126,7 @@ pub fn copy_tuned(
     blocks_per_sm: u32,
     streaming: bool,
 ) -> Result<()> {
-    let kernel = if streaming {
-        "coalescing_vec4_stream"
-    } else {
-        "coalescing_vec4"
-    };
+    let kernel = if streaming { "coalescing_vec4_stream" } else { "coalescing_vec4" };
     vec4_kernel(gpu, kernel, input, output, blocks_per_sm)
 }
 
@@ -168,8 +145,8 @@ pub fn stride_copy_cpu(input: &[f32], output: &mut [f32], n: usize, stride: usiz
 type CopyLauncher = fn(&Gpu, &DeviceSlice<f32>, &mut DeviceSlice<f32>, usize, u32) -> Result<()>;
 type CopyReference = fn(&[f32], &mut [f32], usize, usize);
 
-/// Runs one copy at every check size on fresh random data with a poisoned output and compares
-/// every element (untouched ones must still hold the poison).
+/// Runs one copy at every check size (see [`check_f32`]); untouched elements must still hold
+/// the poison.
 fn check_copy(
     gpu: &Gpu,
     rng: &mut Rng,
@@ -181,63 +158,34 @@ fn check_copy(
 ) -> Result<String> {
     for &n in sizes {
         let len = len(n, param as usize);
-        let input = rng.f32s(len);
-        let d_input = gpu.upload(&input)?;
-        let mut d_output = gpu.poisoned::<f32>(len, POISON_BITS)?;
-        launcher(gpu, &d_input, &mut d_output, n, param)?;
-        gpu.synchronize()?;
-        let mut want = vec![f32::from_bits(POISON_BITS); len];
-        reference(&input, &mut want, n, param as usize);
-        same_bits(&format!("n={n}"), &d_output.as_host_vec()?, &want)?;
+        check_f32(
+            gpu,
+            rng,
+            &format!("n={n}"),
+            (len, len),
+            |input, output| launcher(gpu, input, output, n, param),
+            |input, want| reference(input, want, n, param as usize),
+        )?;
     }
     Ok(format!("n in {sizes:?}"))
 }
 
 fn check_offset(gpu: &Gpu, rng: &mut Rng, offset: u32) -> Result<String> {
-    check_copy(
-        gpu,
-        rng,
-        offset,
-        &CHECK_SIZES,
-        offset_len,
-        offset_copy,
-        offset_copy_cpu,
-    )
+    check_copy(gpu, rng, offset, &CHECK_SIZES, offset_len, offset_copy, offset_copy_cpu)
 }
 
 fn check_offset_cg(gpu: &Gpu, rng: &mut Rng, offset: u32) -> Result<String> {
-    check_copy(
-        gpu,
-        rng,
-        offset,
-        &CHECK_SIZES,
-        offset_len,
-        offset_copy_cg,
-        offset_copy_cpu,
-    )
+    check_copy(gpu, rng, offset, &CHECK_SIZES, offset_len, offset_copy_cg, offset_copy_cpu)
 }
 
 fn check_stride(gpu: &Gpu, rng: &mut Rng, stride: u32) -> Result<String> {
     // The largest size is capped so the strided buffers stay at 512 MiB.
     let mut sizes = CHECK_SIZES;
     sizes[4] = sizes[4].min((1 << 27) / stride as usize);
-    check_copy(
-        gpu,
-        rng,
-        stride,
-        &sizes,
-        stride_len,
-        stride_copy,
-        stride_copy_cpu,
-    )
+    check_copy(gpu, rng, stride, &sizes, stride_len, stride_copy, stride_copy_cpu)
 }
 
-fn check_vec4_with(
-    gpu: &Gpu,
-    rng: &mut Rng,
-    blocks_per_sm: u32,
-    streaming: bool,
-) -> Result<String> {
+fn check_vec4_with(gpu: &Gpu, rng: &mut Rng, blocks_per_sm: u32, streaming: bool) -> Result<String> {
     let sizes = [1, 2, 3, 4, 5, 31, 33, 1_000_003, 1 << 26];
     let launcher: CopyLauncher = if streaming {
         |gpu, input, output, _, b| copy_tuned(gpu, input, output, b, true)
@@ -245,15 +193,7 @@ fn check_vec4_with(
         |gpu, input, output, _, b| copy_tuned(gpu, input, output, b, false)
     };
     let whole_cpu: CopyReference = |input, output, n, _| output[..n].copy_from_slice(&input[..n]);
-    check_copy(
-        gpu,
-        rng,
-        blocks_per_sm,
-        &sizes,
-        |n, _| n,
-        launcher,
-        whole_cpu,
-    )
+    check_copy(gpu, rng, blocks_per_sm, &sizes, |n, _| n, launcher, whole_cpu)
 }
 
 fn check_vec4(gpu: &Gpu, rng: &mut Rng, blocks_per_sm: u32) -> Result<String> {
@@ -264,26 +204,10 @@ fn check_vec4_stream(gpu: &Gpu, rng: &mut Rng, blocks_per_sm: u32) -> Result<Str
     check_vec4_with(gpu, rng, blocks_per_sm, true)
 }
 
-/// Random input and a second buffer for a bandwidth workload.
-fn buffers(
-    gpu: &Gpu,
-    len: usize,
-) -> Result<(
-    cust::memory::DeviceBuffer<f32>,
-    cust::memory::DeviceBuffer<f32>,
-)> {
-    Ok((
-        random_buffer(gpu, len, Fill::Unit, 1)?,
-        random_buffer(gpu, len, Fill::Unit, 2)?,
-    ))
-}
-
 fn bench_offset_with(gpu: &Gpu, offset: u32, launcher: CopyLauncher) -> Result<Workload> {
     let n = BENCH_OFFSET_N;
-    let (input, mut output) = buffers(gpu, offset_len(n, MAX_OFFSET as usize))?;
-    Ok(Workload::new(8 * n as u64, move |gpu| {
-        launcher(gpu, &input, &mut output, n, offset)
-    }))
+    let (input, mut output) = random_pair(gpu, offset_len(n, MAX_OFFSET as usize), offset_len(n, MAX_OFFSET as usize))?;
+    Ok(Workload::new(8 * n as u64, move |gpu| launcher(gpu, &input, &mut output, n, offset)))
 }
 
 fn bench_offset(gpu: &Gpu, offset: u32) -> Result<Workload> {
@@ -296,14 +220,12 @@ fn bench_offset_cg(gpu: &Gpu, offset: u32) -> Result<Workload> {
 
 fn bench_stride(gpu: &Gpu, stride: u32) -> Result<Workload> {
     let n = BENCH_STRIDE_N;
-    let (input, mut output) = buffers(gpu, stride_len(n, stride as usize))?;
-    Ok(Workload::new(8 * n as u64, move |gpu| {
-        stride_copy(gpu, &input, &mut output, n, stride)
-    }))
+    let (input, mut output) = random_pair(gpu, stride_len(n, stride as usize), stride_len(n, stride as usize))?;
+    Ok(Workload::new(8 * n as u64, move |gpu| stride_copy(gpu, &input, &mut output, n, stride)))
 }
 
 fn bench_vec4_with(gpu: &Gpu, blocks_per_sm: u32, streaming: bool) -> Result<Workload> {
-    let (input, mut output) = buffers(gpu, BENCH_OFFSET_N)?;
+    let (input, mut output) = random_pair(gpu, BENCH_OFFSET_N, BENCH_OFFSET_N)?;
     Ok(Workload::new(8 * BENCH_OFFSET_N as u64, move |gpu| {
         copy_tuned(gpu, &input, &mut output, blocks_per_sm, streaming)
     }))
@@ -319,25 +241,15 @@ fn bench_vec4_stream(gpu: &Gpu, blocks_per_sm: u32) -> Result<Workload> {
 
 /// The device-to-device memcpy of the same 2^26 floats: every report's ceiling.
 pub fn bench_memcpy(gpu: &Gpu) -> Result<Workload> {
-    let (input, mut output) = buffers(gpu, BENCH_OFFSET_N)?;
-    Ok(Workload::new(8 * BENCH_OFFSET_N as u64, move |gpu| {
-        gpu.memcpy(&input, &mut output)
-    }))
+    let (input, mut output) = random_pair(gpu, BENCH_OFFSET_N, BENCH_OFFSET_N)?;
+    Ok(Workload::new(8 * BENCH_OFFSET_N as u64, move |gpu| gpu.memcpy(&input, &mut output)))
 }
 
 const OFFSETS: [u32; MAX_OFFSET as usize + 1] = range(0);
 const STRIDES: [u32; MAX_STRIDE as usize] = range(1);
 
-const GRID: Param = Param {
-    name: "blocks_per_sm",
-    sweep: &[1, 2, 4, 8, 16, 32, 64],
-    check: &[1, 8, 64],
-};
-const OFFSET: Param = Param {
-    name: "offset",
-    sweep: &OFFSETS,
-    check: &[0, 1, 2, 7, 8, 16, 31, 32],
-};
+const GRID: Param = Param { name: "blocks_per_sm", sweep: &[1, 2, 4, 8, 16, 32, 64], check: &[1, 8, 64] };
+const OFFSET: Param = Param { name: "offset", sweep: &OFFSETS, check: &[0, 1, 2, 7, 8, 16, 31, 32] };
 
 /// The coalescing family, in teaching order.
 pub const VARIANTS: &[Variant] = &[
@@ -355,11 +267,7 @@ pub const VARIANTS: &[Variant] = &[
         name: "stride",
         kernels: &["coalescing_stride"],
         summary: "copy every `stride`-th float: a warp needs min(32, 4*stride) sectors for 4 useful ones",
-        param: Some(Param {
-            name: "stride",
-            sweep: &STRIDES,
-            check: &[1, 2, 3, 8, 31, 32],
-        }),
+        param: Some(Param { name: "stride", sweep: &STRIDES, check: &[1, 2, 3, 8, 31, 32] }),
         check: check_stride,
         bench: bench_stride,
     },
@@ -400,60 +308,26 @@ mod tests {
     #[test]
     fn offset_plan_rejects_bad_input_before_launch() {
         assert!(matches!(plan_offset(0, 0, 10, 10), Err(Error::Empty(_))));
-        assert!(matches!(
-            plan_offset(10, 33, 100, 100),
-            Err(Error::OutOfRange { .. })
-        ));
-        assert!(matches!(
-            plan_offset(10, 1, 10, 11),
-            Err(Error::LengthMismatch {
-                expected: 11,
-                got: 10,
-                ..
-            })
-        ));
-        assert!(matches!(
-            plan_offset(10, 1, 11, 10),
-            Err(Error::LengthMismatch { .. })
-        ));
-        assert!(matches!(
-            plan_offset(1 << 31, 0, usize::MAX, usize::MAX),
-            Err(Error::OutOfRange { .. })
-        ));
-        assert_eq!(
-            plan_offset(257, 32, 289, 289).unwrap(),
-            Launch::linear(2, 256)
-        );
+        assert!(matches!(plan_offset(10, 33, 100, 100), Err(Error::OutOfRange { .. })));
+        assert!(matches!(plan_offset(10, 1, 10, 11), Err(Error::LengthMismatch { expected: 11, got: 10, .. })));
+        assert!(matches!(plan_offset(10, 1, 11, 10), Err(Error::LengthMismatch { .. })));
+        assert!(matches!(plan_offset(1 << 31, 0, usize::MAX, usize::MAX), Err(Error::OutOfRange { .. })));
+        assert_eq!(plan_offset(257, 32, 289, 289).unwrap(), Launch::linear(2, 256));
     }
 
     #[test]
     fn stride_plan_rejects_bad_input_before_launch() {
-        assert!(matches!(
-            plan_stride(10, 0, 100, 100),
-            Err(Error::OutOfRange { .. })
-        ));
-        assert!(matches!(
-            plan_stride(10, 33, 1000, 1000),
-            Err(Error::OutOfRange { .. })
-        ));
-        assert!(matches!(
-            plan_stride(10, 4, 36, 37),
-            Err(Error::LengthMismatch { expected: 37, .. })
-        ));
+        assert!(matches!(plan_stride(10, 0, 100, 100), Err(Error::OutOfRange { .. })));
+        assert!(matches!(plan_stride(10, 33, 1000, 1000), Err(Error::OutOfRange { .. })));
+        assert!(matches!(plan_stride(10, 4, 36, 37), Err(Error::LengthMismatch { expected: 37, .. })));
         assert_eq!(plan_stride(1, 32, 1, 1).unwrap(), Launch::linear(1, 256));
     }
 
     #[test]
     fn copy_plan_needs_equal_lengths() {
         assert!(matches!(plan_copy(0, 0, 132, 8), Err(Error::Empty(_))));
-        assert!(matches!(
-            plan_copy(10, 9, 132, 8),
-            Err(Error::LengthMismatch { .. })
-        ));
-        assert!(matches!(
-            plan_copy(10, 10, 132, 0),
-            Err(Error::OutOfRange { .. })
-        ));
+        assert!(matches!(plan_copy(10, 9, 132, 8), Err(Error::LengthMismatch { .. })));
+        assert!(matches!(plan_copy(10, 10, 132, 0), Err(Error::OutOfRange { .. })));
         assert_eq!(plan_copy(3, 3, 132, 8).unwrap(), Launch::linear(1, 256));
         assert_eq!(plan_copy(1 << 26, 1 << 26, 132, 8).unwrap().grid.0, 132 * 8);
     }

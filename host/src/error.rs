@@ -12,33 +12,19 @@ pub enum Error {
     Cuda(#[from] CudaError),
     /// A buffer is shorter (or longer) than the operation needs.
     #[error("{what}: expected {expected} elements, got {got}")]
-    LengthMismatch {
-        what: &'static str,
-        expected: usize,
-        got: usize,
-    },
+    LengthMismatch { what: &'static str, expected: usize, got: usize },
     /// A size of zero (nothing to launch).
     #[error("{0}: size must be at least 1")]
     Empty(&'static str),
     /// A size or parameter past what the kernel's 32-bit indexing or the sweep supports.
     #[error("{what} = {value} is out of range (allowed {min}..={max})")]
-    OutOfRange {
-        what: &'static str,
-        value: u64,
-        min: u64,
-        max: u64,
-    },
+    OutOfRange { what: &'static str, value: u64, min: u64, max: u64 },
     /// A shape the kernel does not handle (e.g. a dimension that is not a tile multiple).
     #[error("unsupported shape: {0}")]
     Unsupported(String),
     /// A GPU result differs from the CPU reference.
     #[error("{what}: mismatch at element {index}: GPU {got}, CPU {want}")]
-    Mismatch {
-        what: String,
-        index: usize,
-        got: String,
-        want: String,
-    },
+    Mismatch { what: String, index: usize, got: String, want: String },
 }
 
 /// `Result` with coalesce's [`Error`].
@@ -46,51 +32,22 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Checks that `value` lies in `min..=max`.
 pub(crate) fn in_range(what: &'static str, value: u64, min: u64, max: u64) -> Result<()> {
-    if (min..=max).contains(&value) {
-        Ok(())
-    } else {
-        Err(Error::OutOfRange {
-            what,
-            value,
-            min,
-            max,
-        })
-    }
+    if (min..=max).contains(&value) { Ok(()) } else { Err(Error::OutOfRange { what, value, min, max }) }
 }
 
 /// Checks that a buffer holds at least `expected` elements.
 pub(crate) fn at_least(what: &'static str, got: usize, expected: usize) -> Result<()> {
-    if got >= expected {
-        Ok(())
-    } else {
-        Err(Error::LengthMismatch {
-            what,
-            expected,
-            got,
-        })
-    }
+    if got >= expected { Ok(()) } else { Err(Error::LengthMismatch { what, expected, got }) }
 }
 
 /// Checks that a buffer holds exactly `expected` elements.
 pub(crate) fn exactly(what: &'static str, got: usize, expected: usize) -> Result<()> {
-    if got == expected {
-        Ok(())
-    } else {
-        Err(Error::LengthMismatch {
-            what,
-            expected,
-            got,
-        })
-    }
+    if got == expected { Ok(()) } else { Err(Error::LengthMismatch { what, expected, got }) }
 }
 
 /// Checks that a size is not zero.
 pub(crate) fn non_empty(what: &'static str, n: usize) -> Result<()> {
-    if n == 0 {
-        Err(Error::Empty(what))
-    } else {
-        Ok(())
-    }
+    if n == 0 { Err(Error::Empty(what)) } else { Ok(()) }
 }
 
 /// Largest element count a 1-D kernel takes: its indices are `u32` and a grid-stride step is
@@ -102,4 +59,14 @@ pub(crate) fn elements(what: &'static str, n: usize) -> Result<u32> {
     non_empty(what, n)?;
     in_range(what, n as u64, 1, MAX_ELEMENTS as u64)?;
     Ok(n as u32)
+}
+
+/// Checks that a device address is 16-byte aligned, as kernels with 16-byte loads need.
+/// Whole allocations always are (256-byte aligned); sub-slices may not be.
+pub(crate) fn check_aligned16(what: &'static str, address: u64) -> Result<()> {
+    if address % 16 == 0 {
+        Ok(())
+    } else {
+        Err(Error::Unsupported(format!("{what} must start on a 16-byte boundary (address {address:#x})")))
+    }
 }

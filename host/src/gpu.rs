@@ -26,11 +26,7 @@ pub struct Launch {
 impl Launch {
     /// A 1-D launch of `blocks` blocks of `threads` threads, no shared memory.
     pub const fn linear(blocks: u32, threads: u32) -> Self {
-        Launch {
-            grid: (blocks, 1),
-            block: (threads, 1),
-            shared_bytes: 0,
-        }
+        Launch { grid: (blocks, 1), block: (threads, 1), shared_bytes: 0 }
     }
 
     /// The same launch with `bytes` of dynamic shared memory per block.
@@ -81,13 +77,7 @@ impl Gpu {
         let module = Module::from_ptx(ptx, &[])?;
         let stream = Stream::new(StreamFlags::DEFAULT, None)?;
         let multiprocessors = device.get_attribute(DeviceAttribute::MultiprocessorCount)? as u32;
-        Ok(Gpu {
-            module,
-            stream,
-            name: device.name()?,
-            multiprocessors,
-            _context: context,
-        })
+        Ok(Gpu { module, stream, name: device.name()?, multiprocessors, _context: context })
     }
 
     /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
@@ -122,28 +112,28 @@ impl Gpu {
         // the buffers it passed. The buffers are borrowed for the launcher's call, and
         // `cuMemFree` waits for queued work before a buffer's memory is released.
         unsafe {
-            self.stream.launch(
-                &function,
-                launch.grid,
-                launch.block,
-                launch.shared_bytes,
-                args,
-            )?;
+            self.stream.launch(&function, launch.grid, launch.block, launch.shared_bytes, args)?;
         }
         Ok(())
     }
 
     /// Device-to-device copy of `src` into `dst` on the stream (`cuMemcpyDtoDAsync`): the
     /// bandwidth baseline every kernel is compared with.
-    pub fn memcpy<T: DeviceCopy>(
-        &self,
-        src: &DeviceSlice<T>,
-        dst: &mut DeviceSlice<T>,
-    ) -> Result<()> {
+    pub fn memcpy<T: DeviceCopy>(&self, src: &DeviceSlice<T>, dst: &mut DeviceSlice<T>) -> Result<()> {
         exactly("memcpy destination", dst.len(), src.len())?;
         // SAFETY: both slices are live device allocations of equal length, borrowed for the
         // call; the copy is ordered on our stream before any later use of `dst`.
         unsafe { dst.async_copy_from(src, &self.stream)? };
+        Ok(())
+    }
+
+    /// Queues setting every element of `buffer` to zero (`cuMemsetD32Async`).
+    pub fn zero<T: DeviceCopy + bytemuck::Pod>(&self, buffer: &DeviceSlice<T>) -> Result<()> {
+        assert_eq!(std::mem::size_of::<T>(), 4, "zero() clears 4-byte elements");
+        let mut view = *buffer;
+        // SAFETY: `view` covers exactly `buffer`'s live allocation, borrowed for this call;
+        // the memset is ordered on our stream before any later kernel that reads it.
+        unsafe { view.set_32_async(0, &self.stream)? };
         Ok(())
     }
 
@@ -154,16 +144,8 @@ impl Gpu {
 
     /// A device buffer of `len` 4-byte elements, every one set to the bit pattern `bits`, so an
     /// element the kernel should have written but did not is caught by the comparison.
-    pub fn poisoned<T: DeviceCopy + bytemuck::Pod>(
-        &self,
-        len: usize,
-        bits: u32,
-    ) -> Result<DeviceBuffer<T>> {
-        assert_eq!(
-            std::mem::size_of::<T>(),
-            4,
-            "poisoned() fills 4-byte elements"
-        );
+    pub fn poisoned<T: DeviceCopy + bytemuck::Pod>(&self, len: usize, bits: u32) -> Result<DeviceBuffer<T>> {
+        assert_eq!(std::mem::size_of::<T>(), 4, "poisoned() fills 4-byte elements");
         // SAFETY: every element is written by `set_32` below before anyone reads it, and every
         // bit pattern is a valid value of the 4-byte `DeviceCopy` types used here (f32, i32, u32).
         let mut buffer = unsafe { DeviceBuffer::<T>::uninitialized(len.max(1))? };
@@ -186,19 +168,12 @@ impl Gpu {
     }
 
     /// Median over `reps` event-timed single runs of `f`, after `warmup` untimed runs.
-    pub fn median_time(
-        &self,
-        warmup: u32,
-        reps: u32,
-        mut f: impl FnMut() -> Result<()>,
-    ) -> Result<Duration> {
+    pub fn median_time(&self, warmup: u32, reps: u32, mut f: impl FnMut() -> Result<()>) -> Result<Duration> {
         for _ in 0..warmup {
             f()?;
         }
         self.synchronize()?;
-        let mut times = (0..reps.max(1))
-            .map(|_| self.time(1, &mut f))
-            .collect::<Result<Vec<_>>>()?;
+        let mut times = (0..reps.max(1)).map(|_| self.time(1, &mut f)).collect::<Result<Vec<_>>>()?;
         times.sort();
         Ok(times[times.len() / 2])
     }

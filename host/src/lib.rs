@@ -16,11 +16,18 @@
 //! # Ok(()) }
 //! ```
 
+pub mod access_order;
+pub mod bank;
 pub mod check;
 pub mod coalescing;
+pub mod distance;
 pub mod error;
 pub mod gpu;
+pub mod layouts;
+pub mod matmul;
+pub mod reduce;
 pub mod registry;
+pub mod transpose;
 pub mod util;
 
 pub use cust::memory::{DeviceBuffer, DeviceSlice};

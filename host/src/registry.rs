@@ -22,17 +22,20 @@ pub struct Workload {
     pub bytes: u64,
     /// Floating-point operations, for compute-bound kernels (0 otherwise).
     pub flops: u64,
+    /// Runs on the CPU (time it with a host clock, not CUDA events).
+    pub on_cpu: bool,
     launch: Box<dyn FnMut(&Gpu) -> Result<()>>,
 }
 
 impl Workload {
     /// Work that moves `bytes` and is queued by `launch`.
     pub fn new(bytes: u64, launch: impl FnMut(&Gpu) -> Result<()> + 'static) -> Self {
-        Workload {
-            bytes,
-            flops: 0,
-            launch: Box::new(launch),
-        }
+        Workload { bytes, flops: 0, on_cpu: false, launch: Box::new(launch) }
+    }
+
+    /// CPU work (a reference the GPU is compared with) that moves `bytes`.
+    pub fn cpu(bytes: u64, mut run: impl FnMut() + 'static) -> Self {
+        Workload { bytes, flops: 0, on_cpu: true, launch: Box::new(move |_| Ok(run())) }
     }
 
     /// The same work, counted as `flops` floating-point operations.
@@ -41,7 +44,7 @@ impl Workload {
         self
     }
 
-    /// Queues one run on `gpu`'s stream.
+    /// Queues one run on `gpu`'s stream (or, for CPU work, runs it).
     pub fn launch(&mut self, gpu: &Gpu) -> Result<()> {
         (self.launch)(gpu)
     }
@@ -93,7 +96,16 @@ impl Variant {
 }
 
 /// The families, in teaching order.
-pub const FAMILIES: &[&[Variant]] = &[crate::coalescing::VARIANTS];
+pub const FAMILIES: &[&[Variant]] = &[
+    crate::coalescing::VARIANTS,
+    crate::access_order::VARIANTS,
+    crate::layouts::VARIANTS,
+    crate::transpose::VARIANTS,
+    crate::bank::VARIANTS,
+    crate::reduce::VARIANTS,
+    crate::matmul::VARIANTS,
+    crate::distance::VARIANTS,
+];
 
 /// Every registered variant, family by family.
 pub fn all() -> impl Iterator<Item = &'static Variant> {

@@ -34,23 +34,14 @@ fn main() -> ExitCode {
         }
     };
     let mut rng = Rng::fresh();
-    println!(
-        "device: {} ({} SMs), PTX {}, seed {}",
-        gpu.name(),
-        gpu.multiprocessors(),
-        coalesce::PTX_ARCH,
-        rng.seed()
-    );
+    println!("device: {} ({} SMs), PTX {}, seed {}", gpu.name(), gpu.multiprocessors(), coalesce::PTX_ARCH, rng.seed());
     let (mut passed, mut failed) = (0, 0);
     for (id, variant, param) in &cases {
         let start = Instant::now();
         match (variant.check)(&gpu, &mut rng, *param) {
             Ok(what) => {
                 passed += 1;
-                println!(
-                    "test {id} ... ok ({what}; {:.1} s)",
-                    start.elapsed().as_secs_f64()
-                );
+                println!("test {id} ... ok ({what}; {:.1} s)", start.elapsed().as_secs_f64());
             }
             Err(e) => {
                 failed += 1;
@@ -59,9 +50,5 @@ fn main() -> ExitCode {
         }
     }
     println!("\ngpu checks: {passed} passed, {failed} failed, 0 skipped");
-    if failed == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
 }

@@ -27,19 +27,13 @@ pub const fn interleaved_index(t: u32, k: u32, _per_thread: u32, threads: u32) -
 /// (row, col) a thread of a 2-D launch handles when its lane index runs along x (coalesced)...
 #[inline(always)]
 pub const fn along_x(block: (u32, u32), thread: (u32, u32)) -> (u32, u32) {
-    (
-        block.1 * BLOCK_2D.1 + thread.1,
-        block.0 * BLOCK_2D.0 + thread.0,
-    )
+    (block.1 * BLOCK_2D.1 + thread.1, block.0 * BLOCK_2D.0 + thread.0)
 }
 
 /// ... or along y: consecutive lanes walk down a column, `cols * 4` bytes apart.
 #[inline(always)]
 pub const fn along_y(block: (u32, u32), thread: (u32, u32)) -> (u32, u32) {
-    (
-        block.1 * BLOCK_2D.0 + thread.0,
-        block.0 * BLOCK_2D.1 + thread.1,
-    )
+    (block.1 * BLOCK_2D.0 + thread.0, block.0 * BLOCK_2D.1 + thread.1)
 }
 
 /// Blocks of the 2-D launch over a `rows × cols` matrix for `along_x` (for `along_y` swap the
@@ -60,13 +54,11 @@ mod device {
     /// # Safety
     /// `input` and `output` hold `n == threads * per_thread` floats (checked by the launcher).
     #[inline(always)]
-    unsafe fn walk(
-        input: *const f32,
-        output: *mut f32,
-        n: u32,
-        per_thread: u32,
-        index: fn(u32, u32, u32, u32) -> u64,
-    ) {
+    unsafe fn walk(input: *const f32, output: *mut f32, n: u32, per_thread: u32, index: fn(u32, u32, u32, u32) -> u64) {
+        // The launcher never passes 0; the guard keeps a division-by-zero panic path out of the PTX.
+        if per_thread == 0 {
+            return;
+        }
         let threads = n / per_thread;
         let t = thread::index_1d();
         if t < threads {
@@ -115,10 +107,8 @@ mod device {
         cols: u32,
         map: fn((u32, u32), (u32, u32)) -> (u32, u32),
     ) {
-        let (r, c) = map(
-            (thread::block_idx_x(), thread::block_idx_y()),
-            (thread::thread_idx_x(), thread::thread_idx_y()),
-        );
+        let (r, c) =
+            map((thread::block_idx_x(), thread::block_idx_y()), (thread::thread_idx_x(), thread::thread_idx_y()));
         if r < rows && c < cols {
             let i = r as usize * cols as usize + c as usize;
             // SAFETY: r < rows and c < cols.
@@ -128,24 +118,14 @@ mod device {
 
     /// 2-D block whose lanes run along a row: one warp touches 128 contiguous bytes.
     #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn access_order_block_x(
-        input: *const f32,
-        output: *mut f32,
-        rows: u32,
-        cols: u32,
-    ) {
+    pub unsafe extern "gpu-kernel" fn access_order_block_x(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
         // SAFETY: forwarded launcher guarantees.
         unsafe { walk_2d(input, output, rows, cols, along_x) }
     }
 
     /// 2-D block whose lanes run down a column: 32 addresses a row apart, 32 sectors a warp.
     #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn access_order_block_y(
-        input: *const f32,
-        output: *mut f32,
-        rows: u32,
-        cols: u32,
-    ) {
+    pub unsafe extern "gpu-kernel" fn access_order_block_y(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
         // SAFETY: forwarded launcher guarantees.
         unsafe { walk_2d(input, output, rows, cols, along_y) }
     }
@@ -159,9 +139,8 @@ mod tests {
     fn both_orders_visit_every_element_once() {
         let (threads, per) = (6u32, 4u32);
         for index in [chunked_index, interleaved_index] {
-            let mut seen: Vec<u64> = (0..threads)
-                .flat_map(|t| (0..per).map(move |k| index(t, k, per, threads)))
-                .collect();
+            let mut seen: Vec<u64> =
+                (0..threads).flat_map(|t| (0..per).map(move |k| index(t, k, per, threads))).collect();
             seen.sort();
             assert_eq!(seen, (0..24).collect::<Vec<u64>>());
         }

@@ -129,17 +129,10 @@ mod tests {
             assert_eq!(degree(|l| cols(l, k)), 32);
             assert_eq!(degree(|l| cols_padded(l, k)), 1);
             for stride in 1..=MAX_STRIDE {
-                assert_eq!(
-                    degree(|l| strided(l, k, stride)),
-                    conflict_degree(stride),
-                    "stride {stride}"
-                );
+                assert_eq!(degree(|l| strided(l, k, stride)), conflict_degree(stride), "stride {stride}");
             }
         }
-        assert_eq!(
-            [1, 2, 3, 4, 6, 8, 16, 24, 32].map(conflict_degree),
-            [1, 2, 1, 4, 2, 8, 16, 8, 32]
-        );
+        assert_eq!([1, 2, 3, 4, 6, 8, 16, 24, 32].map(conflict_degree), [1, 2, 1, 4, 2, 8, 16, 8, 32]);
     }
 
     #[test]

@@ -59,12 +59,7 @@ mod device {
     /// Offset copy: `out[i + offset] = in[i + offset]` for `i < n`, 4 bytes per thread.
     /// A warp touches 128 contiguous bytes: 4 sectors when `offset % 8 == 0`, else 5.
     #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn coalescing_offset(
-        input: *const f32,
-        output: *mut f32,
-        n: u32,
-        offset: u32,
-    ) {
+    pub unsafe extern "gpu-kernel" fn coalescing_offset(input: *const f32, output: *mut f32, n: u32, offset: u32) {
         let i = thread::index_1d();
         if i < n {
             let j = offset_index(i, offset) as usize;
@@ -76,12 +71,7 @@ mod device {
     /// Stride copy: `out[i * stride] = in[i * stride]`. Changes the spacing instead of the start:
     /// a warp spans `128 * stride` bytes, so from stride 8 on it needs 32 sectors for 128 useful bytes.
     #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn coalescing_stride(
-        input: *const f32,
-        output: *mut f32,
-        n: u32,
-        stride: u32,
-    ) {
+    pub unsafe extern "gpu-kernel" fn coalescing_stride(input: *const f32, output: *mut f32, n: u32, stride: u32) {
         let i = thread::index_1d();
         if i < n {
             let j = stride_index(i, stride) as usize;
@@ -93,12 +83,7 @@ mod device {
     /// Offset copy with `ld.global.cg` (L2 only). Changes the cache path of the load: a misaligned
     /// warp then fetches 5 sectors instead of two 128-byte L1 lines (8 sectors).
     #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn coalescing_offset_cg(
-        input: *const f32,
-        output: *mut f32,
-        n: u32,
-        offset: u32,
-    ) {
+    pub unsafe extern "gpu-kernel" fn coalescing_offset_cg(input: *const f32, output: *mut f32, n: u32, offset: u32) {
         let i = thread::index_1d();
         if i < n {
             let j = offset_index(i, offset) as usize;
@@ -119,11 +104,7 @@ mod device {
     /// `coalescing_vec4` with read-only-path loads (`ld.global.nc`) and streaming stores
     /// (`st.global.cs`): same traffic, less cache pollution from lines that are never reused.
     #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn coalescing_vec4_stream(
-        input: *const f32,
-        output: *mut f32,
-        n: u32,
-    ) {
+    pub unsafe extern "gpu-kernel" fn coalescing_vec4_stream(input: *const f32, output: *mut f32, n: u32) {
         // SAFETY: forwarded launcher guarantees (see `vec4_copy`), and `input` is not written.
         unsafe { vec4_copy::<true>(input, output, n) }
     }
@@ -137,11 +118,7 @@ mod device {
         let src = input as *const [f32; 4];
         let dst = output as *mut [f32; 4];
         let load = |i: u32| unsafe {
-            if STREAMING {
-                mem::load_v4_f32_nc(src.add(i as usize))
-            } else {
-                mem::load_v4_f32(src.add(i as usize))
-            }
+            if STREAMING { mem::load_v4_f32_nc(src.add(i as usize)) } else { mem::load_v4_f32(src.add(i as usize)) }
         };
         let store = |i: u32, v| unsafe {
             if STREAMING {

@@ -33,13 +33,7 @@ mod device {
 
     /// All points, SoA: three fully coalesced 4-byte loads per thread (4 sectors each).
     #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn distance_soa(
-        x: *const f32,
-        y: *const f32,
-        z: *const f32,
-        out: *mut f32,
-        n: u32,
-    ) {
+    pub unsafe extern "gpu-kernel" fn distance_soa(x: *const f32, y: *const f32, z: *const f32, out: *mut f32, n: u32) {
         let i = thread::index_1d() as usize;
         if i < n as usize {
             // SAFETY: the launcher checked all four arrays hold n floats.
@@ -49,12 +43,7 @@ mod device {
 
     /// Selected points, AoS: point `idx[j]`'s 12 bytes sit together, one or two sectors a point.
     #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn distance_aos_gather(
-        points: *const f32,
-        idx: *const u32,
-        out: *mut f32,
-        m: u32,
-    ) {
+    pub unsafe extern "gpu-kernel" fn distance_aos_gather(points: *const f32, idx: *const u32, out: *mut f32, m: u32) {
         let j = thread::index_1d() as usize;
         if j < m as usize {
             // SAFETY: the launcher checked every index < n, `points` holds 3n floats, idx and

@@ -43,11 +43,7 @@ mod device {
     /// span 384 bytes with a 12-byte stride (12 sectors per instruction, 3 instructions, the
     /// same sectors re-read from L1).
     #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn layouts_aos(
-        input: *const Float3,
-        output: *mut Float3,
-        n: u32,
-    ) {
+    pub unsafe extern "gpu-kernel" fn layouts_aos(input: *const Float3, output: *mut Float3, n: u32) {
         let i = thread::index_1d();
         if i < n {
             // SAFETY: the launcher checked both buffers hold `n` Float3 (3n floats).
@@ -65,11 +61,7 @@ mod device {
     /// into shared memory, each thread updates its float3 there, and three coalesced stores
     /// write them back. Costs two barriers and 3 KiB of shared memory per block.
     #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn layouts_aos_staged(
-        input: *const f32,
-        output: *mut f32,
-        n: u32,
-    ) {
+    pub unsafe extern "gpu-kernel" fn layouts_aos_staged(input: *const f32, output: *mut f32, n: u32) {
         let s = shared::dynamic::<f32>();
         let (b, t) = (thread::block_idx_x(), thread::thread_idx_x());
         let floats = 3 * n as u64;
@@ -129,11 +121,7 @@ mod device {
     /// 16-byte aligned struct: the padding lets each element be one aligned 16-byte access
     /// (512 contiguous bytes a warp), paid for with a third more bytes moved.
     #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn layouts_aligned16(
-        input: *const Float3A16,
-        output: *mut Float3A16,
-        n: u32,
-    ) {
+    pub unsafe extern "gpu-kernel" fn layouts_aligned16(input: *const Float3A16, output: *mut Float3A16, n: u32) {
         let i = thread::index_1d();
         if i < n {
             // SAFETY: the launcher checked both buffers hold `n` Float3A16 (4n floats); device
@@ -155,9 +143,7 @@ mod tests {
 
     #[test]
     fn staged_rounds_cover_the_block_contiguously() {
-        let mut seen: Vec<u64> = (0..3)
-            .flat_map(|k| (0..BLOCK).map(move |t| staged_index(1, t, k)))
-            .collect();
+        let mut seen: Vec<u64> = (0..3).flat_map(|k| (0..BLOCK).map(move |t| staged_index(1, t, k))).collect();
         seen.sort();
         let want: Vec<u64> = (768..1536).collect();
         assert_eq!(seen, want);

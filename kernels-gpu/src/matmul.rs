@@ -44,14 +44,7 @@ mod device {
     /// B and C accesses are coalesced across the warp, A is a broadcast; every operand is
     /// re-read from L2 by every thread that needs it (2k loads per 2k flops).
     #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn matmul_naive(
-        a: *const f32,
-        b: *const f32,
-        c: *mut f32,
-        m: u32,
-        n: u32,
-        k: u32,
-    ) {
+    pub unsafe extern "gpu-kernel" fn matmul_naive(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
         let col = thread::block_idx_x() * NAIVE_BLOCK.0 + thread::thread_idx_x();
         let row = thread::block_idx_y() * NAIVE_BLOCK.1 + thread::thread_idx_y();
         if row < m && col < n {
@@ -74,25 +67,14 @@ mod device {
     #[inline(always)]
     unsafe fn at(p: *const f32, r: u32, i: u32, rows: u32, cols: u32) -> f32 {
         // SAFETY: bounds checked here.
-        if r < rows && i < cols {
-            unsafe { *p.add(r as usize * cols as usize + i as usize) }
-        } else {
-            0.0
-        }
+        if r < rows && i < cols { unsafe { *p.add(r as usize * cols as usize + i as usize) } } else { 0.0 }
     }
 
     /// # Safety
     /// Buffers hold m·k, k·n and m·n floats; the launch is (32, 32) threads with
     /// `2 * TILE * TILE` floats of shared memory (checked by the launcher).
     #[inline(always)]
-    unsafe fn tiled<const PREFETCH: bool>(
-        a: *const f32,
-        b: *const f32,
-        c: *mut f32,
-        m: u32,
-        n: u32,
-        k: u32,
-    ) {
+    unsafe fn tiled<const PREFETCH: bool>(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
         let s = shared::dynamic::<f32>();
         let (sa, sb) = (s, unsafe { s.add((TILE * TILE) as usize) });
         let (tx, ty) = (thread::thread_idx_x(), thread::thread_idx_y());
@@ -124,11 +106,7 @@ mod device {
                 }
                 let mut i = 0;
                 while i < TILE {
-                    acc = fma(
-                        *sa.add((ty * TILE + i) as usize),
-                        *sb.add((i * TILE + tx) as usize),
-                        acc,
-                    );
+                    acc = fma(*sa.add((ty * TILE + i) as usize), *sb.add((i * TILE + tx) as usize), acc);
                     i += 1;
                 }
                 // Everyone is done reading the tile before it is overwritten.
@@ -145,14 +123,7 @@ mod device {
     /// each operand is read from global memory once per block instead of once per thread.
     /// Barriers after the store and after the use (the seed's listing misplaces both).
     #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn matmul_tiled(
-        a: *const f32,
-        b: *const f32,
-        c: *mut f32,
-        m: u32,
-        n: u32,
-        k: u32,
-    ) {
+    pub unsafe extern "gpu-kernel" fn matmul_tiled(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
         // SAFETY: forwarded launcher guarantees.
         unsafe { tiled::<false>(a, b, c, m, n, k) }
     }
@@ -212,16 +183,10 @@ mod device {
         // the 2 stages launched (RB_SHARED_FLOATS floats); all vectors are 16-byte aligned.
         unsafe {
             let load_a = |kt: u32| {
-                mem::load_v4_f32(
-                    a.add((row0 + a_row) as usize * k_ + (kt * BK + a_col) as usize)
-                        as *const [f32; 4],
-                )
+                mem::load_v4_f32(a.add((row0 + a_row) as usize * k_ + (kt * BK + a_col) as usize) as *const [f32; 4])
             };
             let load_b = |kt: u32| {
-                mem::load_v4_f32(
-                    b.add((kt * BK + b_row) as usize * n_ + (col0 + b_col) as usize)
-                        as *const [f32; 4],
-                )
+                mem::load_v4_f32(b.add((kt * BK + b_row) as usize * n_ + (col0 + b_col) as usize) as *const [f32; 4])
             };
             let store = |stage: usize, va: [f32; 4], vb: [f32; 4]| {
                 let base = sf.add(stage * STAGE * 4);
@@ -254,14 +219,8 @@ mod device {
                     let a_hi = *sa.add((kk * BM / 4 + BM / 8 + ty) as usize);
                     let b_lo = *sb.add((kk * BN / 4 + tx) as usize);
                     let b_hi = *sb.add((kk * BN / 4 + BN / 8 + tx) as usize);
-                    let fa = [
-                        a_lo.0[0], a_lo.0[1], a_lo.0[2], a_lo.0[3], a_hi.0[0], a_hi.0[1],
-                        a_hi.0[2], a_hi.0[3],
-                    ];
-                    let fb = [
-                        b_lo.0[0], b_lo.0[1], b_lo.0[2], b_lo.0[3], b_hi.0[0], b_hi.0[1],
-                        b_hi.0[2], b_hi.0[3],
-                    ];
+                    let fa = [a_lo.0[0], a_lo.0[1], a_lo.0[2], a_lo.0[3], a_hi.0[0], a_hi.0[1], a_hi.0[2], a_hi.0[3]];
+                    let fb = [b_lo.0[0], b_lo.0[1], b_lo.0[2], b_lo.0[3], b_hi.0[0], b_hi.0[1], b_hi.0[2], b_hi.0[3]];
                     let mut i = 0;
                     while i < TM as usize {
                         let mut j = 0;
@@ -295,12 +254,8 @@ mod device {
                 while half < 2 {
                     let col = col0 + half * (BN / 2) + tx * 4;
                     let j = (half * 4) as usize;
-                    let v = [
-                        acc[i as usize][j],
-                        acc[i as usize][j + 1],
-                        acc[i as usize][j + 2],
-                        acc[i as usize][j + 3],
-                    ];
+                    let v =
+                        [acc[i as usize][j], acc[i as usize][j + 1], acc[i as usize][j + 2], acc[i as usize][j + 3]];
                     mem::store_v4_f32(c.add(r as usize * n_ + col as usize) as *mut [f32; 4], v);
                     half += 1;
                 }

@@ -71,20 +71,14 @@ mod device {
     unsafe fn load_one(s: *mut i32, input: *const i32, n: u32) {
         let i = thread::index_1d();
         // SAFETY: i < n checked; thread index < BLOCK.
-        unsafe {
-            *s.add(thread::thread_idx_x() as usize) = if i < n { *input.add(i as usize) } else { 0 }
-        };
+        unsafe { *s.add(thread::thread_idx_x() as usize) = if i < n { *input.add(i as usize) } else { 0 } };
         thread::sync_threads();
     }
 
     /// Step 1, interleaved addressing with a divergent branch: at level `d` only threads with
     /// `t % 2d == 0` work, so every warp stays busy with mostly idle lanes.
     #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn reduce_interleaved_divergent(
-        input: *const i32,
-        n: u32,
-        partial: *mut i32,
-    ) {
+    pub unsafe extern "gpu-kernel" fn reduce_interleaved_divergent(input: *const i32, n: u32, partial: *mut i32) {
         let s = shared::dynamic::<i32>();
         let t = thread::thread_idx_x();
         // SAFETY (whole body): shared indices < BLOCK; one partial per block.
@@ -93,8 +87,7 @@ mod device {
             let mut d = 1;
             while d < BLOCK {
                 if t % (2 * d) == 0 {
-                    *s.add(t as usize) =
-                        (*s.add(t as usize)).wrapping_add(*s.add((t + d) as usize));
+                    *s.add(t as usize) = (*s.add(t as usize)).wrapping_add(*s.add((t + d) as usize));
                 }
                 thread::sync_threads();
                 d *= 2;
@@ -108,11 +101,7 @@ mod device {
     /// Step 2, interleaved addressing with contiguous workers (`index = 2 d t`): no divergence
     /// in the first levels, but lanes `2d` words apart collide in the same banks.
     #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn reduce_interleaved_conflicts(
-        input: *const i32,
-        n: u32,
-        partial: *mut i32,
-    ) {
+    pub unsafe extern "gpu-kernel" fn reduce_interleaved_conflicts(input: *const i32, n: u32, partial: *mut i32) {
         let s = shared::dynamic::<i32>();
         let t = thread::thread_idx_x();
         // SAFETY (whole body): shared indices < BLOCK; one partial per block.
@@ -122,8 +111,7 @@ mod device {
             while d < BLOCK {
                 let index = 2 * d * t;
                 if index < BLOCK {
-                    *s.add(index as usize) =
-                        (*s.add(index as usize)).wrapping_add(*s.add((index + d) as usize));
+                    *s.add(index as usize) = (*s.add(index as usize)).wrapping_add(*s.add((index + d) as usize));
                 }
                 thread::sync_threads();
                 d *= 2;
@@ -146,9 +134,7 @@ mod device {
         while d > down_to {
             if t < d {
                 // SAFETY: t + d < BLOCK.
-                unsafe {
-                    *s.add(t as usize) = (*s.add(t as usize)).wrapping_add(*s.add((t + d) as usize))
-                };
+                unsafe { *s.add(t as usize) = (*s.add(t as usize)).wrapping_add(*s.add((t + d) as usize)) };
             }
             thread::sync_threads();
             d /= 2;
@@ -158,11 +144,7 @@ mod device {
     /// Step 3, sequential addressing: conflict-free, no divergence until the last warp, but
     /// half the threads are idle from the first level on.
     #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn reduce_sequential(
-        input: *const i32,
-        n: u32,
-        partial: *mut i32,
-    ) {
+    pub unsafe extern "gpu-kernel" fn reduce_sequential(input: *const i32, n: u32, partial: *mut i32) {
         let s = shared::dynamic::<i32>();
         // SAFETY (whole body): shared indices < BLOCK; one partial per block.
         unsafe {
@@ -186,11 +168,7 @@ mod device {
         // SAFETY: both indices checked against n; t < BLOCK.
         unsafe {
             let a = if i < n { *input.add(i as usize) } else { 0 };
-            let b = if i + BLOCK < n {
-                *input.add((i + BLOCK) as usize)
-            } else {
-                0
-            };
+            let b = if i + BLOCK < n { *input.add((i + BLOCK) as usize) } else { 0 };
             *s.add(t as usize) = a.wrapping_add(b);
         }
         thread::sync_threads();
@@ -221,11 +199,7 @@ mod device {
 
     /// Step 4, first add during load: `reduce_sequential` over `2 * BLOCK` elements a block.
     #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn reduce_first_add(
-        input: *const i32,
-        n: u32,
-        partial: *mut i32,
-    ) {
+    pub unsafe extern "gpu-kernel" fn reduce_first_add(input: *const i32, n: u32, partial: *mut i32) {
         let s = shared::dynamic::<i32>();
         // SAFETY (whole body): shared indices < BLOCK; one partial per block.
         unsafe {
@@ -240,11 +214,7 @@ mod device {
     /// Step 5, last warp unrolled: the tree stops at 64 values and one warp finishes with
     /// shuffles, saving five block-wide barriers.
     #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn reduce_unroll_last_warp(
-        input: *const i32,
-        n: u32,
-        partial: *mut i32,
-    ) {
+    pub unsafe extern "gpu-kernel" fn reduce_unroll_last_warp(input: *const i32, n: u32, partial: *mut i32) {
         let s = shared::dynamic::<i32>();
         // SAFETY (whole body): shared indices < BLOCK; one partial per block.
         unsafe {
@@ -261,11 +231,7 @@ mod device {
     /// grid-stride run of elements (two per trip, `BLOCK` apart) before the tree, so the tree
     /// and barriers are paid once per ~thousand elements instead of once per two.
     #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn reduce_many_per_thread(
-        input: *const i32,
-        n: u32,
-        partial: *mut i32,
-    ) {
+    pub unsafe extern "gpu-kernel" fn reduce_many_per_thread(input: *const i32, n: u32, partial: *mut i32) {
         let s = shared::dynamic::<i32>();
         let t = thread::thread_idx_x();
         let step = 2 * BLOCK * thread::grid_dim_x();
@@ -294,11 +260,7 @@ mod device {
     /// in flight (`ld.global.nc.v4`, 512 contiguous bytes per warp instruction), warps reduce
     /// in registers with `shfl.down`, 8 warp sums meet in shared memory, one atomic per block.
     #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn reduce_shuffle_vec4(
-        input: *const i32,
-        n: u32,
-        output: *mut i32,
-    ) {
+    pub unsafe extern "gpu-kernel" fn reduce_shuffle_vec4(input: *const i32, n: u32, output: *mut i32) {
         let s = shared::dynamic::<i32>();
         let vectors = n / 4;
         let src = input as *const [i32; 4];
@@ -318,25 +280,18 @@ mod device {
                 k = 0;
                 while k < UNROLL {
                     let x = v[k as usize];
-                    acc[k as usize] = acc[k as usize].wrapping_add(
-                        x[0].wrapping_add(x[1])
-                            .wrapping_add(x[2].wrapping_add(x[3])),
-                    );
+                    acc[k as usize] =
+                        acc[k as usize].wrapping_add(x[0].wrapping_add(x[1]).wrapping_add(x[2].wrapping_add(x[3])));
                     k += 1;
                 }
                 i += UNROLL * step;
             }
             while i < vectors {
                 let x = mem::load_v4_i32(src.add(i as usize));
-                acc[0] = acc[0].wrapping_add(
-                    x[0].wrapping_add(x[1])
-                        .wrapping_add(x[2].wrapping_add(x[3])),
-                );
+                acc[0] = acc[0].wrapping_add(x[0].wrapping_add(x[1]).wrapping_add(x[2].wrapping_add(x[3])));
                 i += step;
             }
-            let mut sum = acc[0]
-                .wrapping_add(acc[1])
-                .wrapping_add(acc[2].wrapping_add(acc[3]));
+            let mut sum = acc[0].wrapping_add(acc[1]).wrapping_add(acc[2].wrapping_add(acc[3]));
             let t = thread::index_1d();
             if t < n % 4 {
                 sum = sum.wrapping_add(*input.add((vectors * 4 + t) as usize));
@@ -350,11 +305,7 @@ mod device {
             thread::sync_threads();
             if warp_id == 0 {
                 let warps = thread::block_dim_x() / 32;
-                let v = if lane < warps {
-                    *s.add(lane as usize)
-                } else {
-                    0
-                };
+                let v = if lane < warps { *s.add(lane as usize) } else { 0 };
                 let v = warp::reduce_sum_i32(v);
                 if lane == 0 {
                     atomic::add_i32(output, v);

@@ -31,23 +31,13 @@ mod device {
     /// Tile origin and this thread's lane/row inside it.
     #[inline(always)]
     fn coords() -> (u32, u32, u32, u32) {
-        (
-            thread::block_idx_x() * TILE,
-            thread::block_idx_y() * TILE,
-            thread::thread_idx_x(),
-            thread::thread_idx_y(),
-        )
+        (thread::block_idx_x() * TILE, thread::block_idx_y() * TILE, thread::thread_idx_x(), thread::thread_idx_y())
     }
 
     /// Tiled copy, `out = in`, with the transpose's tiling: reads and writes both coalesced
     /// (4 sectors per warp access). The bandwidth a transpose can at best reach.
     #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn transpose_copy(
-        input: *const f32,
-        output: *mut f32,
-        rows: u32,
-        cols: u32,
-    ) {
+    pub unsafe extern "gpu-kernel" fn transpose_copy(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
         let (x0, y0, tx, ty) = coords();
         let c = x0 + tx;
         let mut j = 0;
@@ -65,12 +55,7 @@ mod device {
     /// Naive transpose: reads along rows (coalesced), writes down columns, so each warp store
     /// scatters over 32 rows of the output: 32 sectors for 128 useful bytes.
     #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn transpose_naive(
-        input: *const f32,
-        output: *mut f32,
-        rows: u32,
-        cols: u32,
-    ) {
+    pub unsafe extern "gpu-kernel" fn transpose_naive(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
         let (x0, y0, tx, ty) = coords();
         let c = x0 + tx;
         let mut j = 0;
@@ -91,12 +76,7 @@ mod device {
     /// Both buffers hold `rows * cols` floats and the launch has `TILE * P` floats of
     /// dynamic shared memory (checked by the launcher).
     #[inline(always)]
-    unsafe fn through_shared<const P: u32>(
-        input: *const f32,
-        output: *mut f32,
-        rows: u32,
-        cols: u32,
-    ) {
+    unsafe fn through_shared<const P: u32>(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
         let tile = shared::dynamic::<f32>();
         let (x0, y0, tx, ty) = coords();
         let mut j = 0;
@@ -105,8 +85,7 @@ mod device {
             if r < rows && c < cols {
                 // SAFETY: in bounds as above; (ty + j) * P + tx < TILE * P.
                 unsafe {
-                    *tile.add(((ty + j) * P + tx) as usize) =
-                        *input.add(r as usize * cols as usize + c as usize)
+                    *tile.add(((ty + j) * P + tx) as usize) = *input.add(r as usize * cols as usize + c as usize)
                 };
             }
             j += BLOCK_ROWS;
@@ -118,10 +97,7 @@ mod device {
             let (r, c) = (y0 + tx, x0 + ty + j);
             if r < rows && c < cols {
                 // SAFETY: in bounds as above; tx * P + ty + j < TILE * P.
-                unsafe {
-                    *output.add(transposed_index(r, c, rows) as usize) =
-                        *tile.add((tx * P + ty + j) as usize)
-                };
+                unsafe { *output.add(transposed_index(r, c, rows) as usize) = *tile.add((tx * P + ty + j) as usize) };
             }
             j += BLOCK_ROWS;
         }
@@ -130,12 +106,7 @@ mod device {
     /// Shared-memory tile: global reads and writes both coalesced, but the column read of the
     /// tile (lane stride 32 words) is a 32-way bank conflict.
     #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn transpose_shared(
-        input: *const f32,
-        output: *mut f32,
-        rows: u32,
-        cols: u32,
-    ) {
+    pub unsafe extern "gpu-kernel" fn transpose_shared(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
         // SAFETY: forwarded launcher guarantees (TILE * PITCH floats of shared memory).
         unsafe { through_shared::<PITCH>(input, output, rows, cols) }
     }
@@ -143,12 +114,7 @@ mod device {
     /// Padded tile (33 floats a row): the column read spreads over all 32 banks, conflict-free,
     /// for 128 extra bytes of shared memory.
     #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn transpose_padded(
-        input: *const f32,
-        output: *mut f32,
-        rows: u32,
-        cols: u32,
-    ) {
+    pub unsafe extern "gpu-kernel" fn transpose_padded(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
         // SAFETY: forwarded launcher guarantees (TILE * PITCH_PADDED floats of shared memory).
         unsafe { through_shared::<PITCH_PADDED>(input, output, rows, cols) }
     }

@@ -41,11 +41,7 @@ mod device {
     /// Grid-stride fill: `out[i] = fill_value(i, seed, fill)` (coalesced 4-byte stores).
     #[unsafe(no_mangle)]
     pub unsafe extern "gpu-kernel" fn util_fill(out: *mut u32, n: u64, seed: u32, fill: u32) {
-        let fill = if fill == Fill::Unit as u32 {
-            Fill::Unit
-        } else {
-            Fill::Bits
-        };
+        let fill = if fill == Fill::Unit as u32 { Fill::Unit } else { Fill::Bits };
         let step = thread::grid_size_1d() as u64;
         let mut i = thread::index_1d() as u64;
         while i < n {
@@ -62,9 +58,7 @@ mod tests {
 
     #[test]
     fn unit_fill_is_in_range_and_varied() {
-        let values: Vec<f32> = (0..4096)
-            .map(|i| f32::from_bits(fill_value(i, 3, Fill::Unit)))
-            .collect();
+        let values: Vec<f32> = (0..4096).map(|i| f32::from_bits(fill_value(i, 3, Fill::Unit))).collect();
         assert!(values.iter().all(|v| (-1.0..1.0).contains(v)));
         let distinct: std::collections::HashSet<u32> = values.iter().map(|v| v.to_bits()).collect();
         assert!(distinct.len() > 4000);

@@ -29,21 +29,14 @@ fn main() -> ExitCode {
 }
 
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .canonicalize()
-        .expect("workspace root")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize().expect("workspace root")
 }
 
 /// The value after `--name`, if present.
 fn option(args: &[String], name: &str) -> Result<Option<String>, String> {
     match args.iter().position(|a| a == name) {
         None => Ok(None),
-        Some(i) => args
-            .get(i + 1)
-            .cloned()
-            .map(Some)
-            .ok_or(format!("{name} needs a value\n{USAGE}")),
+        Some(i) => args.get(i + 1).cloned().map(Some).ok_or(format!("{name} needs a value\n{USAGE}")),
     }
 }
 
@@ -64,21 +57,13 @@ fn build_ptx(args: &[String]) -> Result<(), String> {
     let out = option(args, "--out")?
         .map(PathBuf::from)
         .unwrap_or_else(|| root().join("target").join(format!("coalesce-{arch}.ptx")));
-    let ptx = PtxBuilder::new(root().join("kernels-gpu"))
-        .arch(&arch)
-        .build()
-        .map_err(|e| e.to_string())?;
+    let ptx = PtxBuilder::new(root().join("kernels-gpu")).arch(&arch).build().map_err(|e| e.to_string())?;
     if let Some(dir) = out.parent() {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     std::fs::copy(&ptx, &out).map_err(|e| format!("{}: {e}", out.display()))?;
     let text = std::fs::read_to_string(&out).map_err(|e| e.to_string())?;
-    println!(
-        "{} ({} entries, {} bytes)",
-        out.display(),
-        coalesce_builder::ptx_entries(&text).len(),
-        text.len()
-    );
+    println!("{} ({} entries, {} bytes)", out.display(), coalesce_builder::ptx_entries(&text).len(), text.len());
     match find_ptxas() {
         Some(ptxas) => print!("{}", ptxas_report(&ptxas, &out, &arch)?),
         None => println!("ptxas not on PATH: no resource report"),
@@ -90,14 +75,7 @@ fn list() -> Result<(), String> {
     for v in coalesce::registry::all() {
         let sweep = v
             .param
-            .map(|p| {
-                format!(
-                    " [{} {}..={}]",
-                    p.name,
-                    p.sweep[0],
-                    p.sweep[p.sweep.len() - 1]
-                )
-            })
+            .map(|p| format!(" [{} {}..={}]", p.name, p.sweep[0], p.sweep[p.sweep.len() - 1]))
             .unwrap_or_default();
         println!("{:<32} {}{}", v.id(), v.summary, sweep);
     }
@@ -114,11 +92,7 @@ fn cargo_executables(args: &[&str]) -> Result<Vec<PathBuf>, String> {
         .output()
         .map_err(|e| format!("cargo: {e}"))?;
     if !out.status.success() {
-        return Err(format!(
-            "cargo {} failed:\n{}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr)
-        ));
+        return Err(format!("cargo {} failed:\n{}", args.join(" "), String::from_utf8_lossy(&out.stderr)));
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
     Ok(stdout
@@ -133,9 +107,7 @@ fn cargo_executables(args: &[&str]) -> Result<Vec<PathBuf>, String> {
 fn artifact_name(path: &Path) -> String {
     let name = path.file_name().unwrap().to_string_lossy();
     match name.rsplit_once('-') {
-        Some((stem, hash)) if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => {
-            stem.to_string()
-        }
+        Some((stem, hash)) if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => stem.to_string(),
         _ => name.into_owned(),
     }
 }
@@ -148,9 +120,7 @@ fn copy_into(dir: &Path, from: &Path, name: &str) -> Result<(), String> {
 
 fn bundle(args: &[String]) -> Result<(), String> {
     check_options(args, &["--out"])?;
-    let out = option(args, "--out")?
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("bundle"));
+    let out = option(args, "--out")?.map(PathBuf::from).unwrap_or_else(|| root().join("bundle"));
     let bin = out.join("bin");
     let ptx_dir = out.join("ptx");
     if out.exists() {
@@ -160,27 +130,12 @@ fn bundle(args: &[String]) -> Result<(), String> {
         std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
     }
     for arch in [DEFAULT_ARCH, "sm_90"] {
-        let ptx = PtxBuilder::new(root().join("kernels-gpu"))
-            .arch(arch)
-            .build()
-            .map_err(|e| e.to_string())?;
+        let ptx = PtxBuilder::new(root().join("kernels-gpu")).arch(arch).build().map_err(|e| e.to_string())?;
         copy_into(&ptx_dir, &ptx, &format!("coalesce-{arch}.ptx"))?;
     }
     let mut executables = cargo_executables(&["test", "--release", "--no-run", "--workspace"])?;
-    executables.extend(cargo_executables(&[
-        "bench",
-        "--no-run",
-        "-p",
-        "coalesce-benches",
-    ])?);
-    executables.extend(cargo_executables(&[
-        "build",
-        "--release",
-        "-p",
-        "coalesce-benches",
-        "--bin",
-        "report",
-    ])?);
+    executables.extend(cargo_executables(&["bench", "--no-run", "-p", "coalesce-benches"])?);
+    executables.extend(cargo_executables(&["build", "--release", "-p", "coalesce-benches", "--bin", "report"])?);
     let mut names = Vec::new();
     for exe in &executables {
         let name = artifact_name(exe);
@@ -194,12 +149,7 @@ fn bundle(args: &[String]) -> Result<(), String> {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_default();
     std::fs::write(out.join("COMMIT"), format!("{commit}\n")).map_err(|e| e.to_string())?;
-    std::fs::copy(root().join("xtask").join("run.sh"), out.join("run.sh"))
-        .map_err(|e| format!("run.sh: {e}"))?;
-    println!(
-        "bundle at {} (commit {commit}): {}",
-        out.display(),
-        names.join(", ")
-    );
+    std::fs::copy(root().join("xtask").join("run.sh"), out.join("run.sh")).map_err(|e| format!("run.sh: {e}"))?;
+    println!("bundle at {} (commit {commit}): {}", out.display(), names.join(", "));
     Ok(())
 }

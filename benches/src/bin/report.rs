@@ -7,11 +7,7 @@ use coalesce::{Gpu, registry};
 use coalesce_benches::{Measured, measure_memcpy, measure_variant};
 
 fn row(m: &Measured, memcpy_gbps: f64) -> String {
-    let tflops = if m.flops > 0 {
-        format!("{:.2}", m.tflops())
-    } else {
-        "".into()
-    };
+    let tflops = if m.flops > 0 { format!("{:.2}", m.tflops()) } else { "".into() };
     format!(
         "| {} | {:.1} | {:.0} | {:.1}% | {} |",
         m.id,
@@ -50,16 +46,7 @@ fn main() -> ExitCode {
             }
         }
         let after = measure_memcpy(&gpu)?;
-        println!(
-            "{}",
-            row(
-                &Measured {
-                    id: "baseline/memcpy_dtod (again, at the end)".into(),
-                    ..after
-                },
-                base
-            )
-        );
+        println!("{}", row(&Measured { id: "baseline/memcpy_dtod (again, at the end)".into(), ..after }, base));
         Ok(())
     };
     match run() {
