@@ -38,13 +38,18 @@ pub fn plan_stride(n: usize, stride: u32, input_len: usize, output_len: usize) -
 }
 
 /// Validates a whole-buffer copy and returns its grid-stride launch: `blocks_per_sm` blocks on
-/// each of `multiprocessors` SMs (fewer if the work is smaller).
+/// each of `multiprocessors` SMs (fewer if the work is smaller), or with `blocks_per_sm == 0`
+/// just enough blocks for every thread to make one unrolled trip.
 pub fn plan_copy(input_len: usize, output_len: usize, multiprocessors: u32, blocks_per_sm: u32) -> Result<Launch> {
     elements("copy input", input_len)?;
     exactly("copy output", output_len, input_len)?;
-    in_range("blocks per SM", blocks_per_sm.into(), 1, 64)?;
+    in_range("blocks per SM", blocks_per_sm.into(), 0, 64)?;
     let (vectors, _) = vec4_split(input_len as u32);
-    Ok(Launch::linear(grid_stride_blocks(vectors.into(), BLOCK, multiprocessors, blocks_per_sm), BLOCK))
+    let blocks = match blocks_per_sm {
+        0 => one_trip_blocks(vectors),
+        b => grid_stride_blocks(vectors.into(), BLOCK, multiprocessors, b),
+    };
+    Ok(Launch::linear(blocks, BLOCK))
 }
 
 /// Copies elements `offset..offset + n` of `input` to the same positions of `output`, one
@@ -248,7 +253,8 @@ pub fn bench_memcpy(gpu: &Gpu) -> Result<Workload> {
 const OFFSETS: [u32; MAX_OFFSET as usize + 1] = range(0);
 const STRIDES: [u32; MAX_STRIDE as usize] = range(1);
 
-const GRID: Param = Param { name: "blocks_per_sm", sweep: &[1, 2, 4, 8, 16, 32, 64], check: &[1, 8, 64] };
+/// Blocks per SM of the vectorised copies; 0 = one unrolled trip per thread (no loop).
+const GRID: Param = Param { name: "blocks_per_sm", sweep: &[1, 2, 4, 8, 16, 32, 64, 0], check: &[0, 1, 8, 64] };
 const OFFSET: Param = Param { name: "offset", sweep: &OFFSETS, check: &[0, 1, 2, 7, 8, 16, 31, 32] };
 
 /// The coalescing family, in teaching order.
@@ -327,7 +333,8 @@ mod tests {
     fn copy_plan_needs_equal_lengths() {
         assert!(matches!(plan_copy(0, 0, 132, 8), Err(Error::Empty(_))));
         assert!(matches!(plan_copy(10, 9, 132, 8), Err(Error::LengthMismatch { .. })));
-        assert!(matches!(plan_copy(10, 10, 132, 0), Err(Error::OutOfRange { .. })));
+        assert!(matches!(plan_copy(10, 10, 132, 65), Err(Error::OutOfRange { .. })));
+        assert_eq!(plan_copy(1 << 26, 1 << 26, 132, 0).unwrap().grid.0, (1 << 24) / (256 * UNROLL));
         assert_eq!(plan_copy(3, 3, 132, 8).unwrap(), Launch::linear(1, 256));
         assert_eq!(plan_copy(1 << 26, 1 << 26, 132, 8).unwrap().grid.0, 132 * 8);
     }

@@ -72,8 +72,11 @@ mod device {
         let mut acc = 0i32;
         let mut k = 0;
         while k < ITERS {
+            // Volatile: one 4-byte shared load per step, as written. Otherwise ptxas merges a
+            // lane's consecutive column words into 16-byte loads and the column pattern turns
+            // into an 8-way conflict of wide loads instead of the 32-way one it teaches.
             // SAFETY: index() < WORDS.
-            acc = acc.wrapping_add(unsafe { *s.add(index(lane, k, stride) as usize) });
+            acc = acc.wrapping_add(unsafe { s.add(index(lane, k, stride) as usize).read_volatile() });
             k += 1;
         }
         // SAFETY: one output per thread of the grid.

@@ -46,6 +46,13 @@ pub const fn grid_stride_blocks(items: u64, block: u32, sms: u32, blocks_per_sm:
     if blocks == 0 { 1 } else { blocks as u32 }
 }
 
+/// Blocks for one unrolled trip per thread over `vectors` 16-byte vectors: the whole copy in
+/// one wave of loads, no grid-stride loop.
+pub const fn one_trip_blocks(vectors: u32) -> u32 {
+    let blocks = vectors.div_ceil(BLOCK * UNROLL);
+    if blocks == 0 { 1 } else { blocks }
+}
+
 /// How the vectorised copy splits `n` floats: `(vectors, tail)`, with `4 * vectors + tail == n`.
 pub const fn vec4_split(n: u32) -> (u32, u32) {
     (n / 4, n % 4)
