@@ -20,7 +20,7 @@ pub const CHECK_SHAPES: [(usize, usize); 5] = [(1, 1), (31, 33), (33, 31), (1000
 pub fn plan_1d(n: usize, per_thread: u32, input_len: usize, output_len: usize) -> Result<Launch> {
     let n32 = elements("access order n", n)?;
     in_range("elements per thread", per_thread.into(), 1, MAX_PER_THREAD.into())?;
-    if n % per_thread as usize != 0 {
+    if !n.is_multiple_of(per_thread as usize) {
         return Err(Error::Unsupported(format!("n = {n} is not a multiple of {per_thread} elements per thread")));
     }
     exactly("access order input", input_len, n)?;

@@ -17,6 +17,10 @@ pub const BENCH_OFFSET_N: usize = 1 << 26;
 /// Elements of the stride benchmarks: 128 MiB useful each way; at stride 32 each buffer spans 4 GiB.
 pub const BENCH_STRIDE_N: usize = 1 << 25;
 
+/// Grid of [`copy`]: one unrolled trip per thread. On the H100 this beat every persistent grid
+/// (1 to 64 blocks per SM) in the `vec4` sweep; see BENCHMARKS.md.
+pub const COPY_BLOCKS_PER_SM: u32 = 0;
+
 /// Validates an offset copy and returns its launch.
 pub fn plan_offset(n: usize, offset: u32, input_len: usize, output_len: usize) -> Result<Launch> {
     let n32 = elements("offset copy n", n)?;
@@ -105,7 +109,7 @@ pub fn stride_copy(
 /// Copies all of `input` into `output` (equal lengths) with 16-byte loads and stores: the
 /// library's fast copy.
 pub fn copy(gpu: &Gpu, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>) -> Result<()> {
-    vec4_kernel(gpu, "coalescing_vec4", input, output, BLOCKS_PER_SM)
+    vec4_kernel(gpu, "coalescing_vec4", input, output, COPY_BLOCKS_PER_SM)
 }
 
 fn vec4_kernel(

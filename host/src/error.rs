@@ -64,7 +64,7 @@ pub(crate) fn elements(what: &'static str, n: usize) -> Result<u32> {
 /// Checks that a device address is 16-byte aligned, as kernels with 16-byte loads need.
 /// Whole allocations always are (256-byte aligned); sub-slices may not be.
 pub(crate) fn check_aligned16(what: &'static str, address: u64) -> Result<()> {
-    if address % 16 == 0 {
+    if address.is_multiple_of(16) {
         Ok(())
     } else {
         Err(Error::Unsupported(format!("{what} must start on a 16-byte boundary (address {address:#x})")))

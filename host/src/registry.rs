@@ -15,6 +15,9 @@ pub struct Param {
     pub check: &'static [u32],
 }
 
+/// Queues one run of prepared work.
+type Launcher = dyn FnMut(&Gpu) -> Result<()>;
+
 /// Prepared GPU work: buffers allocated and filled, ready to be launched again and again.
 pub struct Workload {
     /// Bytes the work must move through device memory: each input read once plus each output
@@ -24,7 +27,7 @@ pub struct Workload {
     pub flops: u64,
     /// Runs on the CPU (time it with a host clock, not CUDA events).
     pub on_cpu: bool,
-    launch: Box<dyn FnMut(&Gpu) -> Result<()>>,
+    launch: Box<Launcher>,
 }
 
 impl Workload {
@@ -35,7 +38,15 @@ impl Workload {
 
     /// CPU work (a reference the GPU is compared with) that moves `bytes`.
     pub fn cpu(bytes: u64, mut run: impl FnMut() + 'static) -> Self {
-        Workload { bytes, flops: 0, on_cpu: true, launch: Box::new(move |_| Ok(run())) }
+        Workload {
+            bytes,
+            flops: 0,
+            on_cpu: true,
+            launch: Box::new(move |_| {
+                run();
+                Ok(())
+            }),
+        }
     }
 
     /// The same work, counted as `flops` floating-point operations.

@@ -31,7 +31,7 @@ pub const fn tiled_grid(m: u32, n: u32) -> (u32, u32) {
 
 /// Whether the register-blocked kernel handles this shape (it has no bounds checks).
 pub const fn regblock_supports(m: u32, n: u32, k: u32) -> bool {
-    m > 0 && n > 0 && k > 0 && m % BM == 0 && n % BN == 0 && k % BK == 0
+    m > 0 && n > 0 && k > 0 && m.is_multiple_of(BM) && n.is_multiple_of(BN) && k.is_multiple_of(BK)
 }
 
 #[cfg(target_arch = "nvptx64")]
