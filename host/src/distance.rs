@@ -1,7 +1,7 @@
 //! Distances to the origin from AoS and SoA points, for all points and for a gathered few:
 //! launchers, CPU reference and registry entries for `kernels-gpu/src/distance.rs`.
 //! AoS buffers hold x, y, z per point; SoA buffers hold all x, then all y, then all z.
-use cust::memory::DeviceSlice;
+use cust::memory::{DeviceBuffer, DeviceSlice};
 
 use crate::check::{POISON_BITS, Rng, same_bits};
 use crate::error::{Error, Result, elements, exactly};
@@ -17,6 +17,36 @@ pub const BENCH_N: usize = 1 << 26;
 /// Points gathered in the gather benchmarks (1 in 64).
 pub const BENCH_M: usize = 1 << 20;
 
+/// Point indices on the device, validated once: `max` is the largest, so a gather only has to
+/// compare it with the point count.
+pub struct Indices {
+    buffer: DeviceBuffer<u32>,
+    max: u32,
+}
+
+impl Indices {
+    /// Uploads `indices` (at least one).
+    pub fn upload(gpu: &Gpu, indices: &[u32]) -> Result<Self> {
+        let max = *indices.iter().max().ok_or(Error::Empty("indices"))?;
+        Ok(Indices { buffer: gpu.upload(indices)?, max })
+    }
+
+    /// Number of indices.
+    pub fn len(&self) -> usize {
+        self.buffer.len()
+    }
+
+    /// Never true: [`Indices::upload`] refuses an empty list.
+    pub fn is_empty(&self) -> bool {
+        self.buffer.is_empty()
+    }
+
+    /// The largest index.
+    pub fn max(&self) -> u32 {
+        self.max
+    }
+}
+
 /// Where the coordinates are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layout {
@@ -24,18 +54,18 @@ pub enum Layout {
     Soa,
 }
 
-/// Validates `n` points in `points` (3n floats either layout) and `out_len` outputs; with
-/// `indices`, also that every index is < n (checked on the host, before any launch).
-pub fn plan(n: usize, points_len: usize, out_len: usize, indices: Option<&[u32]>) -> Result<Launch> {
+/// Validates `n` points in `points` (3n floats either layout) and `out_len` outputs; for a
+/// gather, `indices` gives their count and largest value, which must be < n.
+pub fn plan(n: usize, points_len: usize, out_len: usize, indices: Option<(usize, u32)>) -> Result<Launch> {
     elements("points", n)?;
     exactly("points (3 floats each)", points_len, 3 * n)?;
     let work = match indices {
         None => n,
-        Some(idx) => {
-            if let Some(pos) = idx.iter().position(|&i| i as usize >= n) {
-                return Err(Error::Unsupported(format!("index {} at position {pos} is past the {n} points", idx[pos])));
+        Some((count, max)) => {
+            if max as usize >= n {
+                return Err(Error::Unsupported(format!("index {max} is past the {n} points")));
             }
-            idx.len()
+            count
         }
     };
     let work32 = elements("distances", work)?;
@@ -63,20 +93,17 @@ pub fn all(gpu: &Gpu, layout: Layout, points: &DeviceSlice<f32>, out: &mut Devic
     }
 }
 
-/// `out[j] = |point indices[j]|`. `indices` lives on the device; `host_indices` is its host
-/// copy, used to check every index is in range before the launch.
+/// `out[j] = |point indices[j]|`.
 pub fn gather(
     gpu: &Gpu,
     layout: Layout,
     points: &DeviceSlice<f32>,
-    indices: &DeviceSlice<u32>,
-    host_indices: &[u32],
+    indices: &Indices,
     out: &mut DeviceSlice<f32>,
     n: usize,
 ) -> Result<()> {
-    exactly("device indices", indices.len(), host_indices.len())?;
-    let launch = plan(n, points.len(), out.len(), Some(host_indices))?;
-    let (idx, o, m) = (indices.as_device_ptr(), out.as_device_ptr(), host_indices.len() as u32);
+    let launch = plan(n, points.len(), out.len(), Some((indices.len(), indices.max)))?;
+    let (idx, o, m) = (indices.buffer.as_device_ptr(), out.as_device_ptr(), indices.len() as u32);
     match layout {
         Layout::Aos => {
             let p = points.as_device_ptr();
@@ -110,8 +137,7 @@ fn check(gpu: &Gpu, rng: &mut Rng, layout: Layout, gathered: bool) -> Result<Str
         let mut d_out = gpu.poisoned::<f32>(selected.len(), POISON_BITS)?;
         if gathered {
             let idx: Vec<u32> = selected.iter().map(|&i| i as u32).collect();
-            let d_idx = gpu.upload(&idx)?;
-            gather(gpu, layout, &d_points, &d_idx, &idx, &mut d_out, n)?;
+            gather(gpu, layout, &d_points, &Indices::upload(gpu, &idx)?, &mut d_out, n)?;
         } else {
             all(gpu, layout, &d_points, &mut d_out, n)?;
         }
@@ -131,10 +157,10 @@ fn bench(gpu: &Gpu, layout: Layout, gathered: bool) -> Result<Workload> {
     }
     let mut rng = Rng::new(14);
     let idx: Vec<u32> = (0..BENCH_M).map(|_| rng.below(n as u64) as u32).collect();
-    let d_idx = gpu.upload(&idx)?;
+    let idx = Indices::upload(gpu, &idx)?;
     let mut out = random_buffer::<f32>(gpu, BENCH_M, Fill::Unit, 15)?;
     // Useful bytes: an index, 12 bytes of point and a result per selected point.
-    Ok(Workload::new(20 * BENCH_M as u64, move |gpu| gather(gpu, layout, &points, &d_idx, &idx, &mut out, n)))
+    Ok(Workload::new(20 * BENCH_M as u64, move |gpu| gather(gpu, layout, &points, &idx, &mut out, n)))
 }
 
 macro_rules! distance_variant {
@@ -186,9 +212,9 @@ mod tests {
         assert!(matches!(plan(0, 0, 0, None), Err(Error::Empty(_))));
         assert!(matches!(plan(4, 11, 4, None), Err(Error::LengthMismatch { .. })));
         assert!(matches!(plan(4, 12, 3, None), Err(Error::LengthMismatch { .. })));
-        assert!(matches!(plan(4, 12, 2, Some(&[0, 4])), Err(Error::Unsupported(_))));
-        assert!(matches!(plan(4, 12, 2, Some(&[])), Err(Error::Empty(_))));
-        assert_eq!(plan(4, 12, 2, Some(&[3, 0])).unwrap(), Launch::linear(1, 256));
+        assert!(matches!(plan(4, 12, 2, Some((2, 4))), Err(Error::Unsupported(_))));
+        assert!(matches!(plan(4, 12, 0, Some((0, 0))), Err(Error::Empty(_))));
+        assert_eq!(plan(4, 12, 2, Some((2, 3))).unwrap(), Launch::linear(1, 256));
     }
 
     #[test]
