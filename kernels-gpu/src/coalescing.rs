@@ -46,8 +46,8 @@ pub const fn grid_stride_blocks(items: u64, block: u32, sms: u32, blocks_per_sm:
     if blocks == 0 { 1 } else { blocks as u32 }
 }
 
-/// Blocks for one unrolled trip per thread over `vectors` 16-byte vectors: the whole copy in
-/// one wave of loads, no grid-stride loop.
+/// Blocks for one unrolled trip per thread over `vectors` 16-byte vectors (one chunk of
+/// `UNROLL * BLOCK` vectors per block): the whole copy in one pass, no grid-stride loop.
 pub const fn one_trip_blocks(vectors: u32) -> u32 {
     let blocks = vectors.div_ceil(BLOCK * UNROLL);
     if blocks == 0 { 1 } else { blocks }
@@ -100,8 +100,8 @@ mod device {
     }
 
     /// Grid-stride copy with 16-byte loads and stores, `UNROLL` vectors in flight per thread.
-    /// Each warp instruction moves 512 contiguous bytes (16 full sectors); a persistent grid
-    /// sized to the GPU keeps enough loads outstanding to saturate DRAM.
+    /// Each warp instruction moves 512 contiguous bytes (16 full sectors); enough blocks keep
+    /// the loads outstanding that saturate DRAM.
     #[unsafe(no_mangle)]
     pub unsafe extern "gpu-kernel" fn coalescing_vec4(input: *const f32, output: *mut f32, n: u32) {
         // SAFETY: forwarded launcher guarantees (see `vec4_copy`).
@@ -134,29 +134,41 @@ mod device {
                 mem::store_v4_f32(dst.add(i as usize), v)
             }
         };
-        let step = thread::grid_size_1d();
-        let mut i = thread::index_1d();
-        while i + (UNROLL - 1) * step < vectors {
+        // Each block copies contiguous chunks of UNROLL * BLOCK vectors (16 KiB), grid-striding
+        // over chunks: every warp instruction moves 512 contiguous bytes and each block streams
+        // through one DRAM region at a time.
+        let (t, block) = (thread::thread_idx_x(), thread::block_dim_x());
+        let chunk = UNROLL * block;
+        let mut base = thread::block_idx_x() * chunk;
+        let step = thread::grid_dim_x() * chunk;
+        while base + chunk <= vectors {
             let mut v = [[0.0f32; 4]; UNROLL as usize];
             let mut k = 0;
             while k < UNROLL {
-                v[k as usize] = load(i + k * step);
+                v[k as usize] = load(base + k * block + t);
                 k += 1;
             }
             k = 0;
             while k < UNROLL {
-                store(i + k * step, v[k as usize]);
+                store(base + k * block + t, v[k as usize]);
                 k += 1;
             }
-            i += UNROLL * step;
+            base += step;
         }
-        while i < vectors {
-            store(i, load(i));
-            i += step;
+        // The last, partial chunk (at most one block reaches it).
+        if base < vectors {
+            let mut k = 0;
+            while k < UNROLL {
+                let i = base + k * block + t;
+                if i < vectors {
+                    store(i, load(i));
+                }
+                k += 1;
+            }
         }
-        let t = thread::index_1d();
-        if t < tail {
-            let j = (vectors * 4 + t) as usize;
+        let g = thread::index_1d();
+        if g < tail {
+            let j = (vectors * 4 + g) as usize;
             // SAFETY: j < n.
             unsafe { *output.add(j) = *input.add(j) };
         }
