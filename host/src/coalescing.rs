@@ -23,21 +23,28 @@ pub const COPY_BLOCKS_PER_SM: u32 = 0;
 
 /// Validates an offset copy and returns its launch.
 pub fn plan_offset(n: usize, offset: u32, input_len: usize, output_len: usize) -> Result<Launch> {
-    let n32 = elements("offset copy n", n)?;
-    in_range("offset", offset.into(), 0, MAX_OFFSET.into())?;
-    let needed = offset_len(n, offset as usize);
-    at_least("offset copy input", input_len, needed)?;
-    at_least("offset copy output", output_len, needed)?;
-    Ok(Launch::linear(n32.div_ceil(BLOCK), BLOCK))
+    plan_one_per_thread(n, ("offset", offset, 0, MAX_OFFSET), offset_len, input_len, output_len)
 }
 
 /// Validates a stride copy and returns its launch.
 pub fn plan_stride(n: usize, stride: u32, input_len: usize, output_len: usize) -> Result<Launch> {
-    let n32 = elements("stride copy n", n)?;
-    in_range("stride", stride.into(), 1, MAX_STRIDE.into())?;
-    let needed = stride_len(n, stride as usize);
-    at_least("stride copy input", input_len, needed)?;
-    at_least("stride copy output", output_len, needed)?;
+    plan_one_per_thread(n, ("stride", stride, 1, MAX_STRIDE), stride_len, input_len, output_len)
+}
+
+/// A copy of `n` elements, one per thread, whose buffers must hold `len(n, value)` elements for
+/// `param = (name, value, min, max)`.
+fn plan_one_per_thread(
+    n: usize,
+    (name, value, min, max): (&'static str, u32, u32, u32),
+    len: fn(usize, usize) -> usize,
+    input_len: usize,
+    output_len: usize,
+) -> Result<Launch> {
+    let n32 = elements("copy n", n)?;
+    in_range(name, value.into(), min.into(), max.into())?;
+    let needed = len(n, value as usize);
+    at_least("copy input", input_len, needed)?;
+    at_least("copy output", output_len, needed)?;
     Ok(Launch::linear(n32.div_ceil(BLOCK), BLOCK))
 }
 

@@ -6,7 +6,7 @@ use cust::memory::{DeviceBuffer, DeviceSlice};
 use crate::check::{POISON_BITS, Rng, same_bits};
 use crate::error::{Error, Result, elements, exactly};
 use crate::gpu::{Gpu, Launch, kernel_args};
-use crate::registry::{Variant, Workload};
+use crate::registry::{Variant, Workload, variant};
 use crate::util::{Fill, random_buffer};
 pub use coalesce_kernels::distance::*;
 
@@ -125,7 +125,7 @@ pub fn distance_cpu(layout: Layout, points: &[f32], n: usize, i: usize) -> f32 {
     (x * x + y * y + z * z).sqrt()
 }
 
-fn check(gpu: &Gpu, rng: &mut Rng, layout: Layout, gathered: bool) -> Result<String> {
+fn check(gpu: &Gpu, rng: &mut Rng, (layout, gathered): (Layout, bool)) -> Result<String> {
     for n in CHECK_SIZES {
         let points = rng.f32s(3 * n);
         let d_points = gpu.upload(&points)?;
@@ -148,7 +148,7 @@ fn check(gpu: &Gpu, rng: &mut Rng, layout: Layout, gathered: bool) -> Result<Str
     Ok(format!("n in {CHECK_SIZES:?}{}", if gathered { ", n/7 random indices" } else { "" }))
 }
 
-fn bench(gpu: &Gpu, layout: Layout, gathered: bool) -> Result<Workload> {
+fn bench(gpu: &Gpu, (layout, gathered): (Layout, bool)) -> Result<Workload> {
     let n = BENCH_N;
     let points = random_buffer::<f32>(gpu, 3 * n, Fill::Unit, 12)?;
     if !gathered {
@@ -163,42 +163,28 @@ fn bench(gpu: &Gpu, layout: Layout, gathered: bool) -> Result<Workload> {
     Ok(Workload::new(20 * BENCH_M as u64, move |gpu| gather(gpu, layout, &points, &idx, &mut out, n)))
 }
 
-macro_rules! distance_variant {
-    ($name:literal, $kernel:literal, $layout:expr, $gathered:expr, $summary:literal) => {
-        Variant {
-            family: "distance",
-            name: $name,
-            kernels: &[$kernel],
-            summary: $summary,
-            param: None,
-            check: |gpu, rng, _| check(gpu, rng, $layout, $gathered),
-            bench: |gpu, _| bench(gpu, $layout, $gathered),
-        }
-    };
-}
-
 /// The distance family: all points and a gathered 1-in-64, from each layout.
 pub const VARIANTS: &[Variant] = &[
-    distance_variant!(
+    variant!(
+        "distance",
         "aos_all",
         "distance_aos",
-        Layout::Aos,
-        false,
+        (Layout::Aos, false),
         "every point, AoS: 12-byte stride, lines shared by neighbours"
     ),
-    distance_variant!("soa_all", "distance_soa", Layout::Soa, false, "every point, SoA: three coalesced streams"),
-    distance_variant!(
+    variant!("distance", "soa_all", "distance_soa", (Layout::Soa, false), "every point, SoA: three coalesced streams"),
+    variant!(
+        "distance",
         "aos_gather",
         "distance_aos_gather",
-        Layout::Aos,
-        true,
+        (Layout::Aos, true),
         "1 in 64 points by index, AoS: one sector a point"
     ),
-    distance_variant!(
+    variant!(
+        "distance",
         "soa_gather",
         "distance_soa_gather",
-        Layout::Soa,
-        true,
+        (Layout::Soa, true),
         "1 in 64 points by index, SoA: three sectors a point"
     ),
 ];

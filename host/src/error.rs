@@ -70,3 +70,11 @@ pub(crate) fn check_aligned16(what: &'static str, address: u64) -> Result<()> {
         Err(Error::Unsupported(format!("{what} must start on a 16-byte boundary (address {address:#x})")))
     }
 }
+
+/// Checks that `T` is a 4-byte element (the fills and memsets work on 32-bit words).
+pub(crate) fn four_bytes<T>(what: &'static str) -> Result<()> {
+    match std::mem::size_of::<T>() {
+        4 => Ok(()),
+        size => Err(Error::Unsupported(format!("{what}: elements must be 4 bytes, not {size}"))),
+    }
+}

@@ -9,7 +9,7 @@ use cust::memory::{AsyncCopyDestination, DeviceBuffer, DeviceCopy, DeviceSlice};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 
-use crate::error::{Error, Result, exactly};
+use crate::error::{Error, Result, exactly, four_bytes};
 
 /// Grid, block and dynamic shared memory of one launch, computed (and validated) before any
 /// GPU work so that bad input never reaches the device.
@@ -129,7 +129,7 @@ impl Gpu {
 
     /// Queues setting every element of `buffer` to zero (`cuMemsetD32Async`).
     pub fn zero<T: DeviceCopy + bytemuck::Pod>(&self, buffer: &DeviceSlice<T>) -> Result<()> {
-        assert_eq!(std::mem::size_of::<T>(), 4, "zero() clears 4-byte elements");
+        four_bytes::<T>("zeroed buffer")?;
         let mut view = *buffer;
         // SAFETY: `view` covers exactly `buffer`'s live allocation, borrowed for this call;
         // the memset is ordered on our stream before any later kernel that reads it.
@@ -145,7 +145,7 @@ impl Gpu {
     /// A device buffer of `len` 4-byte elements, every one set to the bit pattern `bits`, so an
     /// element the kernel should have written but did not is caught by the comparison.
     pub fn poisoned<T: DeviceCopy + bytemuck::Pod>(&self, len: usize, bits: u32) -> Result<DeviceBuffer<T>> {
-        assert_eq!(std::mem::size_of::<T>(), 4, "poisoned() fills 4-byte elements");
+        four_bytes::<T>("poisoned buffer")?;
         // SAFETY: every element is written by `set_32` below before anyone reads it, and every
         // bit pattern is a valid value of the 4-byte `DeviceCopy` types used here (f32, i32, u32).
         let mut buffer = unsafe { DeviceBuffer::<T>::uninitialized(len.max(1))? };

@@ -6,7 +6,7 @@ use cust::memory::DeviceSlice;
 use crate::check::{Rng, check_f32};
 use crate::error::{Result, check_aligned16, elements, exactly};
 use crate::gpu::{Gpu, Launch, kernel_args};
-use crate::registry::{Variant, Workload};
+use crate::registry::{Variant, Workload, variant};
 use crate::util::random_pair;
 pub use coalesce_kernels::layouts::*;
 
@@ -94,32 +94,22 @@ fn bench(gpu: &Gpu, name: &str) -> Result<Workload> {
     Ok(Workload::new(24 * n as u64, move |gpu| launcher(gpu, &input, &mut output, n)))
 }
 
-macro_rules! layout_variant {
-    ($name:literal, $kernel:literal, $summary:literal) => {
-        Variant {
-            family: "layouts",
-            name: $name,
-            kernels: &[$kernel],
-            summary: $summary,
-            param: None,
-            check: |gpu, rng, _| check(gpu, rng, $name),
-            bench: |gpu, _| bench(gpu, $name),
-        }
-    };
-}
-
 /// The float3 layouts family, in teaching order.
 pub const VARIANTS: &[Variant] = &[
-    layout_variant!("aos", "layouts_aos", "float3 AoS: three 4-byte loads per thread at a 12-byte stride"),
-    layout_variant!(
+    variant!("layouts", "aos", "layouts_aos", "aos", "float3 AoS: three 4-byte loads per thread at a 12-byte stride"),
+    variant!(
+        "layouts",
         "aos_staged",
         "layouts_aos_staged",
+        "aos_staged",
         "AoS staged through shared memory: 3 coalesced loads, float3 work in shared"
     ),
-    layout_variant!("soa", "layouts_soa", "SoA: x, y, z arrays, every access 128 contiguous bytes a warp"),
-    layout_variant!(
+    variant!("layouts", "soa", "layouts_soa", "soa", "SoA: x, y, z arrays, every access 128 contiguous bytes a warp"),
+    variant!(
+        "layouts",
         "aligned16",
         "layouts_aligned16",
+        "aligned16",
         "16-byte aligned struct: one 16-byte load per element, 33% padding moved"
     ),
 ];

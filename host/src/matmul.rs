@@ -5,7 +5,7 @@ use cust::memory::DeviceSlice;
 use crate::check::{POISON_BITS, Rng, close};
 use crate::error::{Error, Result, check_aligned16, elements, exactly, in_range};
 use crate::gpu::{Gpu, Launch, kernel_args};
-use crate::registry::{Variant, Workload};
+use crate::registry::{Variant, Workload, variant};
 use crate::util::{Fill, random_buffer};
 pub use coalesce_kernels::matmul::*;
 
@@ -154,27 +154,33 @@ fn bench(gpu: &Gpu, method: Method) -> Result<Workload> {
         .with_flops(2 * (s * s * s) as u64))
 }
 
-macro_rules! matmul_variant {
-    ($name:literal, $method:expr, $summary:literal) => {
-        Variant {
-            family: "matmul",
-            name: $name,
-            kernels: &[$method.kernel()],
-            summary: $summary,
-            param: None,
-            check: |gpu, rng, _| check(gpu, rng, $method),
-            bench: |gpu, _| bench(gpu, $method),
-        }
-    };
-}
-
 /// The matmul family, in teaching order.
 pub const VARIANTS: &[Variant] = &[
-    matmul_variant!("naive", Method::Naive, "one output a thread, operands straight from global memory"),
-    matmul_variant!("tiled", Method::Tiled, "32x32 shared-memory tiles, barriers after store and after use"),
-    matmul_variant!("prefetch", Method::Prefetch, "tiles with the next one loaded into registers during compute"),
-    matmul_variant!(
+    variant!(
+        "matmul",
+        "naive",
+        Method::Naive.kernel(),
+        Method::Naive,
+        "one output a thread, operands straight from global memory"
+    ),
+    variant!(
+        "matmul",
+        "tiled",
+        Method::Tiled.kernel(),
+        Method::Tiled,
+        "32x32 shared-memory tiles, barriers after store and after use"
+    ),
+    variant!(
+        "matmul",
+        "prefetch",
+        Method::Prefetch.kernel(),
+        Method::Prefetch,
+        "tiles with the next one loaded into registers during compute"
+    ),
+    variant!(
+        "matmul",
         "regblock",
+        Method::RegisterBlocked.kernel(),
         Method::RegisterBlocked,
         "128x128 block tile, 8x8 per thread, 16-byte shared loads, 2 stages"
     ),

@@ -6,7 +6,7 @@ use cust::memory::{DeviceBuffer, DeviceSlice};
 use crate::check::{POISON_BITS, Rng};
 use crate::error::{Error, Result, at_least, check_aligned16, elements, exactly};
 use crate::gpu::{Gpu, Launch, kernel_args};
-use crate::registry::{Variant, Workload};
+use crate::registry::{Variant, Workload, variant};
 use crate::util::{Fill, random_buffer};
 use coalesce_kernels::coalescing::grid_stride_blocks;
 pub use coalesce_kernels::reduce::*;
@@ -188,55 +188,71 @@ fn bench_cpu(threads: bool) -> Workload {
     })
 }
 
-macro_rules! reduce_variant {
-    ($name:literal, $method:expr, $summary:literal) => {
-        Variant {
-            family: "reduce",
-            name: $name,
-            kernels: &[$method.kernel()],
-            summary: $summary,
-            param: None,
-            check: |gpu, rng, _| check(gpu, rng, $method),
-            bench: |gpu, _| bench(gpu, $method),
-        }
-    };
-}
-
 /// The reduction family, in teaching order; the last two are the CPU sums the seed compares with.
 pub const VARIANTS: &[Variant] = &[
-    reduce_variant!(
+    variant!(
+        "reduce",
         "seed",
+        Method::Seed.kernel(),
         Method::Seed,
         "the seed's kernel and launch (32 x 256): grid-stride add, 2-barrier tree, 1 atomic a block"
     ),
-    reduce_variant!(
+    variant!(
+        "reduce",
         "seed_filled",
+        Method::SeedFilled.kernel(),
         Method::SeedFilled,
         "the seed's kernel with a grid that fills the GPU (8 blocks per SM)"
     ),
-    reduce_variant!(
+    variant!(
+        "reduce",
         "interleaved_divergent",
+        Method::InterleavedDivergent.kernel(),
         Method::InterleavedDivergent,
         "tree 1: t % 2d == 0 works, divergent warps"
     ),
-    reduce_variant!(
+    variant!(
+        "reduce",
         "interleaved_conflicts",
+        Method::InterleavedConflicts.kernel(),
         Method::InterleavedConflicts,
         "tree 2: contiguous workers at index 2dt, bank conflicts"
     ),
-    reduce_variant!("sequential", Method::Sequential, "tree 3: sequential addressing, conflict-free"),
-    reduce_variant!("first_add", Method::FirstAdd, "tree 4: two elements added while loading, half the blocks"),
-    reduce_variant!(
+    variant!(
+        "reduce",
+        "sequential",
+        Method::Sequential.kernel(),
+        Method::Sequential,
+        "tree 3: sequential addressing, conflict-free"
+    ),
+    variant!(
+        "reduce",
+        "first_add",
+        Method::FirstAdd.kernel(),
+        Method::FirstAdd,
+        "tree 4: two elements added while loading, half the blocks"
+    ),
+    variant!(
+        "reduce",
         "unroll_last_warp",
+        Method::UnrollLastWarp.kernel(),
         Method::UnrollLastWarp,
         "tree 5: the last warp finishes with shuffles, no block barriers"
     ),
-    reduce_variant!(
+    variant!(
+        "reduce",
         "many_per_thread",
+        Method::ManyPerThread.kernel(),
         Method::ManyPerThread,
         "tree 6: grid-stride accumulation before the tree, GPU-sized grid"
     ),
-    reduce_variant!("shuffle_vec4", Method::ShuffleVec4, "16-byte loads, 4 in flight, warp shuffles, 1 atomic a block"),
+    variant!(
+        "reduce",
+        "shuffle_vec4",
+        Method::ShuffleVec4.kernel(),
+        Method::ShuffleVec4,
+        "16-byte loads, 4 in flight, warp shuffles, 1 atomic a block"
+    ),
     Variant {
         family: "reduce",
         name: "cpu_single",

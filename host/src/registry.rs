@@ -106,6 +106,35 @@ impl Variant {
     }
 }
 
+/// A [`Variant`] whose check and bench are the calling module's `check(gpu, rng, arg)` and
+/// `bench(gpu, arg)` (no swept parameter), or, given a [`Param`], `check(gpu, rng, arg, value)`
+/// and `bench(gpu, arg, value)`.
+macro_rules! variant {
+    ($family:literal, $name:literal, $kernel:expr, $arg:expr, $summary:literal) => {
+        $crate::registry::Variant {
+            family: $family,
+            name: $name,
+            kernels: &[$kernel],
+            summary: $summary,
+            param: None,
+            check: |gpu, rng, _| check(gpu, rng, $arg),
+            bench: |gpu, _| bench(gpu, $arg),
+        }
+    };
+    ($family:literal, $name:literal, $kernel:expr, $arg:expr, $summary:literal, $param:expr) => {
+        $crate::registry::Variant {
+            family: $family,
+            name: $name,
+            kernels: &[$kernel],
+            summary: $summary,
+            param: Some($param),
+            check: |gpu, rng, value| check(gpu, rng, $arg, value),
+            bench: |gpu, value| bench(gpu, $arg, value),
+        }
+    };
+}
+pub(crate) use variant;
+
 /// The families, in teaching order.
 pub const FAMILIES: &[&[Variant]] = &[
     crate::coalescing::VARIANTS,

@@ -6,7 +6,7 @@ use cust::memory::DeviceSlice;
 use crate::check::{Rng, check_f32};
 use crate::error::{Result, elements, exactly, in_range};
 use crate::gpu::{Gpu, Launch, kernel_args};
-use crate::registry::{Param, Variant, Workload};
+use crate::registry::{Param, Variant, Workload, variant};
 use crate::util::random_pair;
 pub use coalesce_kernels::transpose::*;
 
@@ -95,7 +95,7 @@ pub fn transpose_cpu(input: &[f32], output: &mut [f32], rows: usize, cols: usize
     }
 }
 
-fn check(gpu: &Gpu, rng: &mut Rng, method: Method) -> Result<String> {
+fn check(gpu: &Gpu, rng: &mut Rng, method: Method, _shape: u32) -> Result<String> {
     for (r, c) in CHECK_SHAPES {
         let reference = |i: &[f32], o: &mut [f32]| match method {
             Method::Copy => o.copy_from_slice(i),
@@ -114,26 +114,40 @@ fn bench(gpu: &Gpu, method: Method, shape: u32) -> Result<Workload> {
 
 const SHAPE: Param = Param { name: "shape", sweep: &[0, 1], check: &[0] };
 
-macro_rules! transpose_variant {
-    ($name:literal, $method:expr, $summary:literal) => {
-        Variant {
-            family: "transpose",
-            name: $name,
-            kernels: &[$method.kernel()],
-            summary: $summary,
-            param: Some(SHAPE),
-            check: |gpu, rng, _| check(gpu, rng, $method),
-            bench: |gpu, shape| bench(gpu, $method, shape),
-        }
-    };
-}
-
 /// The transpose family, in teaching order (`shape` 0 = 8192 × 8192, 1 = 4096 × 16384).
 pub const VARIANTS: &[Variant] = &[
-    transpose_variant!("copy", Method::Copy, "tiled copy of the same shape: coalesced both ways, the ceiling"),
-    transpose_variant!("naive", Method::Naive, "coalesced reads, column writes: 32 sectors per warp store"),
-    transpose_variant!("shared", Method::Shared, "32x32 shared tile: coalesced both ways, 32-way bank conflicts"),
-    transpose_variant!("padded", Method::Padded, "32x33 shared tile: coalesced both ways, conflict-free"),
+    variant!(
+        "transpose",
+        "copy",
+        Method::Copy.kernel(),
+        Method::Copy,
+        "tiled copy of the same shape: coalesced both ways, the ceiling",
+        SHAPE
+    ),
+    variant!(
+        "transpose",
+        "naive",
+        Method::Naive.kernel(),
+        Method::Naive,
+        "coalesced reads, column writes: 32 sectors per warp store",
+        SHAPE
+    ),
+    variant!(
+        "transpose",
+        "shared",
+        Method::Shared.kernel(),
+        Method::Shared,
+        "32x32 shared tile: coalesced both ways, 32-way bank conflicts",
+        SHAPE
+    ),
+    variant!(
+        "transpose",
+        "padded",
+        Method::Padded.kernel(),
+        Method::Padded,
+        "32x33 shared tile: coalesced both ways, conflict-free",
+        SHAPE
+    ),
 ];
 
 #[cfg(test)]

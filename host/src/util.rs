@@ -1,14 +1,14 @@
 //! Device buffers filled with pseudo-random data by the `util_fill` kernel (for benchmarks).
 use cust::memory::{DeviceBuffer, DeviceCopy};
 
-use crate::error::Result;
+use crate::error::{Result, four_bytes};
 use crate::gpu::{Gpu, Launch, kernel_args};
 use coalesce_kernels::coalescing::grid_stride_blocks;
 pub use coalesce_kernels::util::{Fill, fill_value};
 
 /// A device buffer of `len` 4-byte elements filled on the GPU with `fill_value(i, seed, fill)`.
 pub fn random_buffer<T: DeviceCopy>(gpu: &Gpu, len: usize, fill: Fill, seed: u32) -> Result<DeviceBuffer<T>> {
-    assert_eq!(std::mem::size_of::<T>(), 4, "random_buffer fills 4-byte elements");
+    four_bytes::<T>("random buffer")?;
     let len = len.max(1);
     // SAFETY: the fill kernel below writes all `len` elements before the buffer is returned,
     // and every bit pattern is a valid f32, i32 or u32.

@@ -39,22 +39,53 @@ mod device {
     use super::*;
     use crate::prelude::{shared, thread};
 
+    /// An element with x, y and z to update.
+    trait Xyz: Copy {
+        fn add_to_xyz(&mut self, v: f32);
+    }
+
+    impl Xyz for Float3 {
+        #[inline(always)]
+        fn add_to_xyz(&mut self, v: f32) {
+            self.x += v;
+            self.y += v;
+            self.z += v;
+        }
+    }
+
+    impl Xyz for Float3A16 {
+        #[inline(always)]
+        fn add_to_xyz(&mut self, v: f32) {
+            self.x += v;
+            self.y += v;
+            self.z += v;
+        }
+    }
+
+    /// One element per thread, loaded and stored whole: the load width is the element's.
+    ///
+    /// # Safety
+    /// Both buffers hold `n` elements, aligned for `T`.
+    #[inline(always)]
+    unsafe fn add_each<T: Xyz>(input: *const T, output: *mut T, n: u32) {
+        let i = thread::index_1d() as usize;
+        if i < n as usize {
+            // SAFETY: i < n.
+            unsafe {
+                let mut a = *input.add(i);
+                a.add_to_xyz(ADD);
+                *output.add(i) = a;
+            }
+        }
+    }
+
     /// AoS: each thread loads and stores one 12-byte `Float3`. A warp's x, y and z loads each
     /// span 384 bytes with a 12-byte stride (12 sectors per instruction, 3 instructions, the
     /// same sectors re-read from L1).
     #[unsafe(no_mangle)]
     pub unsafe extern "gpu-kernel" fn layouts_aos(input: *const Float3, output: *mut Float3, n: u32) {
-        let i = thread::index_1d();
-        if i < n {
-            // SAFETY: the launcher checked both buffers hold `n` Float3 (3n floats).
-            unsafe {
-                let mut a = *input.add(i as usize);
-                a.x += ADD;
-                a.y += ADD;
-                a.z += ADD;
-                *output.add(i as usize) = a;
-            }
-        }
+        // SAFETY: the launcher checked both buffers hold `n` Float3 (3n floats).
+        unsafe { add_each(input, output, n) }
     }
 
     /// 3-step: the block loads its 768 floats with three fully coalesced 4-byte loads per thread
@@ -122,18 +153,9 @@ mod device {
     /// (512 contiguous bytes a warp), paid for with a third more bytes moved.
     #[unsafe(no_mangle)]
     pub unsafe extern "gpu-kernel" fn layouts_aligned16(input: *const Float3A16, output: *mut Float3A16, n: u32) {
-        let i = thread::index_1d();
-        if i < n {
-            // SAFETY: the launcher checked both buffers hold `n` Float3A16 (4n floats); device
-            // allocations are 256-byte aligned.
-            unsafe {
-                let mut a = *input.add(i as usize);
-                a.x += ADD;
-                a.y += ADD;
-                a.z += ADD;
-                *output.add(i as usize) = a;
-            }
-        }
+        // SAFETY: the launcher checked both buffers hold `n` Float3A16 (4n floats) and start
+        // on 16-byte boundaries.
+        unsafe { add_each(input, output, n) }
     }
 }
 

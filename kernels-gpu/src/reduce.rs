@@ -146,13 +146,11 @@ mod device {
     #[unsafe(no_mangle)]
     pub unsafe extern "gpu-kernel" fn reduce_sequential(input: *const i32, n: u32, partial: *mut i32) {
         let s = shared::dynamic::<i32>();
-        // SAFETY (whole body): shared indices < BLOCK; one partial per block.
+        // SAFETY: the launcher sized shared memory (BLOCK i32), the input (n) and the partials
+        // (one per block).
         unsafe {
             load_one(s, input, n);
-            tree_sequential(s, 0);
-            if thread::thread_idx_x() == 0 {
-                *partial.add(thread::block_idx_x() as usize) = *s;
-            }
+            tree_to_partial::<false>(s, partial);
         }
     }
 
@@ -174,8 +172,9 @@ mod device {
         thread::sync_threads();
     }
 
-    /// The last warp's levels without block barriers: lanes synchronise with `__syncwarp`
-    /// between a level's reads and writes (warp-synchronous code needs it since Volta).
+    /// The last warp's levels without block barriers: the first warp adds the last 64 values
+    /// with register shuffles (the modern form of Harris's volatile warp-synchronous code,
+    /// which is unsafe since Volta's independent thread scheduling).
     ///
     /// # Safety
     /// `s` holds 64 or more i32 reduced down to its first 64 by the tree above.
@@ -197,17 +196,38 @@ mod device {
         v
     }
 
+    /// Finishes a block: the sequential tree over the `BLOCK` shared values, then thread 0
+    /// writes the block's partial sum. With `WARP_FINISH` the tree stops at 64 values and the
+    /// first warp adds those with shuffles.
+    ///
+    /// # Safety
+    /// `s` holds BLOCK i32 written by every thread before a barrier; `partial` has one i32 per
+    /// block.
+    #[inline(always)]
+    unsafe fn tree_to_partial<const WARP_FINISH: bool>(s: *mut i32, partial: *mut i32) {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            let v = if WARP_FINISH {
+                tree_sequential(s, 32);
+                last_warp(s)
+            } else {
+                tree_sequential(s, 0);
+                *s
+            };
+            if thread::thread_idx_x() == 0 {
+                *partial.add(thread::block_idx_x() as usize) = v;
+            }
+        }
+    }
+
     /// Step 4, first add during load: `reduce_sequential` over `2 * BLOCK` elements a block.
     #[unsafe(no_mangle)]
     pub unsafe extern "gpu-kernel" fn reduce_first_add(input: *const i32, n: u32, partial: *mut i32) {
         let s = shared::dynamic::<i32>();
-        // SAFETY (whole body): shared indices < BLOCK; one partial per block.
+        // SAFETY: as in `reduce_sequential`.
         unsafe {
             load_two(s, input, n);
-            tree_sequential(s, 0);
-            if thread::thread_idx_x() == 0 {
-                *partial.add(thread::block_idx_x() as usize) = *s;
-            }
+            tree_to_partial::<false>(s, partial);
         }
     }
 
@@ -216,14 +236,10 @@ mod device {
     #[unsafe(no_mangle)]
     pub unsafe extern "gpu-kernel" fn reduce_unroll_last_warp(input: *const i32, n: u32, partial: *mut i32) {
         let s = shared::dynamic::<i32>();
-        // SAFETY (whole body): shared indices < BLOCK; one partial per block.
+        // SAFETY: as in `reduce_sequential`.
         unsafe {
             load_two(s, input, n);
-            tree_sequential(s, 32);
-            let v = last_warp(s);
-            if thread::thread_idx_x() == 0 {
-                *partial.add(thread::block_idx_x() as usize) = v;
-            }
+            tree_to_partial::<true>(s, partial);
         }
     }
 
@@ -248,11 +264,7 @@ mod device {
             }
             *s.add(t as usize) = sum;
             thread::sync_threads();
-            tree_sequential(s, 32);
-            let v = last_warp(s);
-            if t == 0 {
-                *partial.add(thread::block_idx_x() as usize) = v;
-            }
+            tree_to_partial::<true>(s, partial);
         }
     }
 

@@ -34,42 +34,42 @@ mod device {
         (thread::block_idx_x() * TILE, thread::block_idx_y() * TILE, thread::thread_idx_x(), thread::thread_idx_y())
     }
 
-    /// Tiled copy, `out = in`, with the transpose's tiling: reads and writes both coalesced
-    /// (4 sectors per warp access). The bandwidth a transpose can at best reach.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn transpose_copy(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+    /// Calls `f(r, c)` for each element (r, c) of the input that this thread handles in its
+    /// block's tile (TILE / BLOCK_ROWS rows, one column), skipping those outside the matrix.
+    #[inline(always)]
+    fn for_my_tile_elements(rows: u32, cols: u32, mut f: impl FnMut(u32, u32)) {
         let (x0, y0, tx, ty) = coords();
         let c = x0 + tx;
         let mut j = 0;
         while j < TILE {
             let r = y0 + ty + j;
             if r < rows && c < cols {
-                let i = r as usize * cols as usize + c as usize;
-                // SAFETY: r < rows, c < cols; the launcher checked both buffers hold rows*cols.
-                unsafe { *output.add(i) = *input.add(i) };
+                f(r, c);
             }
             j += BLOCK_ROWS;
         }
+    }
+
+    /// Tiled copy, `out = in`, with the transpose's tiling: reads and writes both coalesced
+    /// (4 sectors per warp access). The bandwidth a transpose can at best reach.
+    #[unsafe(no_mangle)]
+    pub unsafe extern "gpu-kernel" fn transpose_copy(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+        for_my_tile_elements(rows, cols, |r, c| {
+            let i = r as usize * cols as usize + c as usize;
+            // SAFETY: r < rows, c < cols; the launcher checked both buffers hold rows*cols.
+            unsafe { *output.add(i) = *input.add(i) };
+        });
     }
 
     /// Naive transpose: reads along rows (coalesced), writes down columns, so each warp store
     /// scatters over 32 rows of the output: 32 sectors for 128 useful bytes.
     #[unsafe(no_mangle)]
     pub unsafe extern "gpu-kernel" fn transpose_naive(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
-        let (x0, y0, tx, ty) = coords();
-        let c = x0 + tx;
-        let mut j = 0;
-        while j < TILE {
-            let r = y0 + ty + j;
-            if r < rows && c < cols {
-                // SAFETY: r < rows, c < cols; the launcher checked both buffers hold rows*cols.
-                unsafe {
-                    *output.add(transposed_index(r, c, rows) as usize) =
-                        *input.add(r as usize * cols as usize + c as usize)
-                };
-            }
-            j += BLOCK_ROWS;
-        }
+        for_my_tile_elements(rows, cols, |r, c| {
+            let i = r as usize * cols as usize + c as usize;
+            // SAFETY: r < rows, c < cols; the launcher checked both buffers hold rows*cols.
+            unsafe { *output.add(transposed_index(r, c, rows) as usize) = *input.add(i) };
+        });
     }
 
     /// # Safety
@@ -79,19 +79,13 @@ mod device {
     unsafe fn through_shared<const P: u32>(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
         let tile = shared::dynamic::<f32>();
         let (x0, y0, tx, ty) = coords();
-        let mut j = 0;
-        while j < TILE {
-            let (r, c) = (y0 + ty + j, x0 + tx);
-            if r < rows && c < cols {
-                // SAFETY: in bounds as above; (ty + j) * P + tx < TILE * P.
-                unsafe {
-                    *tile.add(((ty + j) * P + tx) as usize) = *input.add(r as usize * cols as usize + c as usize)
-                };
-            }
-            j += BLOCK_ROWS;
-        }
+        for_my_tile_elements(rows, cols, |r, c| {
+            let at = (r - y0) * P + (c - x0);
+            // SAFETY: r < rows, c < cols; at < TILE * P, the shared memory launched.
+            unsafe { *tile.add(at as usize) = *input.add(r as usize * cols as usize + c as usize) };
+        });
         thread::sync_threads();
-        j = 0;
+        let mut j = 0;
         while j < TILE {
             // Output row = input column x0 + ty + j; output column = input row y0 + tx.
             let (r, c) = (y0 + tx, x0 + ty + j);
