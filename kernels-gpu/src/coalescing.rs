@@ -124,6 +124,7 @@ mod device {
         let (vectors, tail) = vec4_split(n);
         let src = input as *const [f32; 4];
         let dst = output as *mut [f32; 4];
+        // SAFETY (both closures): callers pass i < vectors; see the function's contract.
         let load = |i: u32| unsafe {
             if STREAMING { mem::load_v4_f32_nc(src.add(i as usize)) } else { mem::load_v4_f32(src.add(i as usize)) }
         };

@@ -76,6 +76,7 @@ mod device {
     #[inline(always)]
     unsafe fn tiled<const PREFETCH: bool>(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
         let s = shared::dynamic::<f32>();
+        // SAFETY: the launch has 2 * TILE * TILE floats of shared memory; B's tile is the second half.
         let (sa, sb) = (s, unsafe { s.add((TILE * TILE) as usize) });
         let (tx, ty) = (thread::thread_idx_x(), thread::thread_idx_y());
         let row = thread::block_idx_y() * TILE + ty;
