@@ -152,11 +152,6 @@ pub fn all() -> impl Iterator<Item = &'static Variant> {
     FAMILIES.iter().flat_map(|f| f.iter())
 }
 
-/// The variants of one family.
-pub fn family(name: &str) -> impl Iterator<Item = &'static Variant> + '_ {
-    all().filter(move |v| v.family == name)
-}
-
 /// `0, 1, ..., N-1` as a constant array, for sweeps.
 pub const fn range<const N: usize>(start: u32) -> [u32; N] {
     let mut values = [0; N];

@@ -3,7 +3,7 @@ use cust::memory::{DeviceBuffer, DeviceCopy};
 
 use crate::error::{Result, four_bytes};
 use crate::gpu::{Gpu, Launch, kernel_args};
-use coalesce_kernels::coalescing::grid_stride_blocks;
+use coalesce_kernels::coalescing::{BLOCK, BLOCKS_PER_SM, grid_stride_blocks};
 pub use coalesce_kernels::util::{Fill, fill_value};
 
 /// A device buffer of `len` 4-byte elements filled on the GPU with `fill_value(i, seed, fill)`.
@@ -13,9 +13,9 @@ pub fn random_buffer<T: DeviceCopy>(gpu: &Gpu, len: usize, fill: Fill, seed: u32
     // SAFETY: the fill kernel below writes all `len` elements before the buffer is returned,
     // and every bit pattern is a valid f32, i32 or u32.
     let buffer = unsafe { DeviceBuffer::<T>::uninitialized(len)? };
-    let blocks = grid_stride_blocks(len as u64, 256, gpu.multiprocessors(), 8);
+    let blocks = grid_stride_blocks(len as u64, BLOCK, gpu.multiprocessors(), BLOCKS_PER_SM);
     let (ptr, n, fill) = (buffer.as_device_ptr(), len as u64, fill as u32);
-    gpu.launch("util_fill", Launch::linear(blocks, 256), kernel_args![ptr, n, seed, fill])?;
+    gpu.launch("util_fill", Launch::linear(blocks, BLOCK), kernel_args![ptr, n, seed, fill])?;
     gpu.synchronize()?;
     Ok(buffer)
 }
