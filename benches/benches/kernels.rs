@@ -3,8 +3,9 @@
 //! and `Throughput::Bytes` makes criterion print GB/s (bytes read + written once).
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
-use coalesce::registry::{self, Workload};
-use coalesce::{Gpu, coalescing};
+use coalesce::Gpu;
+use coalesce_benches::workload::Workload;
+use coalesce_benches::{coalescing, open_gpu, registry};
 
 fn bench_workload(
     group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
@@ -21,23 +22,22 @@ fn bench_workload(
 }
 
 fn families(c: &mut Criterion) {
-    let gpu = match Gpu::new() {
+    let gpu = match open_gpu() {
         Ok(gpu) => gpu,
         Err(e) => {
             println!("SKIPPED all GPU benches: {e}");
             return;
         }
     };
-    for family in registry::FAMILIES {
-        let name = family[0].family;
+    for (name, family) in registry::families() {
         let mut group = c.benchmark_group(name);
         let memcpy = coalescing::bench_memcpy(&gpu).expect("memcpy workload");
         bench_workload(&mut group, &gpu, BenchmarkId::new("memcpy_dtod", "baseline"), memcpy);
         for variant in family.iter() {
             for &value in variant.sweep_values() {
-                let w = (variant.bench)(&gpu, value).expect("bench workload");
-                let param = variant.param.map_or("-".to_string(), |p| format!("{}={value}", p.name));
-                bench_workload(&mut group, &gpu, BenchmarkId::new(variant.name, param), w);
+                let w = variant.bench(&gpu, value).expect("bench workload");
+                let param = variant.param().map_or("-".to_string(), |p| format!("{}={value}", p.name));
+                bench_workload(&mut group, &gpu, BenchmarkId::new(variant.name(), param), w);
             }
         }
         group.finish();

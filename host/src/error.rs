@@ -1,10 +1,12 @@
 //! Typed errors: every bad input is caught before a launch and named here.
 use cust::error::CudaError;
 
+use coalesce_kernels::launch::MAX_ELEMENTS_32;
+
 /// Everything a coalesce call can fail with.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
-    /// No CUDA driver or no device: the machine cannot run kernels.
+    /// No CUDA driver, no device, or no device with that ordinal.
     #[error("no usable CUDA GPU: {0}")]
     NoGpu(String),
     /// The driver rejected a call (allocation, launch, copy, module load...).
@@ -16,15 +18,16 @@ pub enum Error {
     /// A size of zero (nothing to launch).
     #[error("{0}: size must be at least 1")]
     Empty(&'static str),
-    /// A size or parameter past what the kernel's 32-bit indexing or the sweep supports.
+    /// A size or parameter past what the kernel supports.
     #[error("{what} = {value} is out of range (allowed {min}..={max})")]
     OutOfRange { what: &'static str, value: u64, min: u64, max: u64 },
-    /// A shape the kernel does not handle (e.g. a dimension that is not a tile multiple).
-    #[error("unsupported shape: {0}")]
+    /// A buffer that does not start on the boundary the kernel's vector accesses need. Whole
+    /// allocations always do (256 bytes); sub-slices may not.
+    #[error("{what} must start on a {align}-byte boundary (address {address:#x})")]
+    Misaligned { what: &'static str, address: u64, align: u64 },
+    /// A shape or device the kernel does not handle.
+    #[error("unsupported: {0}")]
     Unsupported(String),
-    /// A GPU result differs from the CPU reference.
-    #[error("{what}: mismatch at element {index}: GPU {got}, CPU {want}")]
-    Mismatch { what: String, index: usize, got: String, want: String },
 }
 
 /// `Result` with coalesce's [`Error`].
@@ -36,8 +39,12 @@ pub(crate) fn in_range(what: &'static str, value: u64, min: u64, max: u64) -> Re
 }
 
 /// Checks that a buffer holds at least `expected` elements.
-pub(crate) fn at_least(what: &'static str, got: usize, expected: usize) -> Result<()> {
-    if got >= expected { Ok(()) } else { Err(Error::LengthMismatch { what, expected, got }) }
+pub(crate) fn at_least(what: &'static str, got: usize, expected: u64) -> Result<()> {
+    if got as u64 >= expected {
+        Ok(())
+    } else {
+        Err(Error::LengthMismatch { what, expected: usize::try_from(expected).unwrap_or(usize::MAX), got })
+    }
 }
 
 /// Checks that a buffer holds exactly `expected` elements.
@@ -50,31 +57,46 @@ pub(crate) fn non_empty(what: &'static str, n: usize) -> Result<()> {
     if n == 0 { Err(Error::Empty(what)) } else { Ok(()) }
 }
 
-/// Largest element count a 1-D kernel takes: its indices are `u32` and a grid-stride step is
-/// added before the bound check, so stay below 2^31.
-pub const MAX_ELEMENTS: usize = (1 << 31) - 1;
-
-/// Checks `1 <= n <= MAX_ELEMENTS`.
-pub(crate) fn elements(what: &'static str, n: usize) -> Result<u32> {
+/// Checks `1 <= n <= MAX_ELEMENTS_32` for a lesson kernel with 32-bit indices.
+pub(crate) fn elements32(what: &'static str, n: usize) -> Result<u32> {
     non_empty(what, n)?;
-    in_range(what, n as u64, 1, MAX_ELEMENTS as u64)?;
+    in_range(what, n as u64, 1, MAX_ELEMENTS_32)?;
     Ok(n as u32)
 }
 
-/// Checks that a device address is 16-byte aligned, as kernels with 16-byte loads need.
-/// Whole allocations always are (256-byte aligned); sub-slices may not be.
-pub(crate) fn check_aligned16(what: &'static str, address: u64) -> Result<()> {
-    if address.is_multiple_of(16) {
-        Ok(())
-    } else {
-        Err(Error::Unsupported(format!("{what} must start on a 16-byte boundary (address {address:#x})")))
+/// Checks that a dimension is at least 1 and fits a `u32` kernel parameter.
+pub(crate) fn dim32(what: &'static str, n: usize) -> Result<u32> {
+    non_empty(what, n)?;
+    u32::try_from(n).map_err(|_| Error::OutOfRange { what, value: n as u64, min: 1, max: u32::MAX.into() })
+}
+
+/// Checks that a device address is 16-byte aligned, as kernels with 16-byte accesses need.
+pub(crate) fn aligned16(what: &'static str, address: u64) -> Result<()> {
+    if address.is_multiple_of(16) { Ok(()) } else { Err(Error::Misaligned { what, address, align: 16 }) }
+}
+
+/// Checks that `T` is made of whole 4-byte words (the fills and memsets write 32-bit words).
+pub(crate) fn words<T>(what: &'static str) -> Result<()> {
+    match std::mem::size_of::<T>() {
+        size if size > 0 && size.is_multiple_of(4) => Ok(()),
+        size => Err(Error::Unsupported(format!("{what}: elements must be a multiple of 4 bytes, not {size}"))),
     }
 }
 
-/// Checks that `T` is a 4-byte element (the fills and memsets work on 32-bit words).
-pub(crate) fn four_bytes<T>(what: &'static str) -> Result<()> {
-    match std::mem::size_of::<T>() {
-        4 => Ok(()),
-        size => Err(Error::Unsupported(format!("{what}: elements must be 4 bytes, not {size}"))),
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checks_name_what_is_wrong() {
+        assert_eq!(elements32("n", 0), Err(Error::Empty("n")));
+        assert!(matches!(elements32("n", 1 << 31), Err(Error::OutOfRange { max, .. }) if max == (1 << 31) - 1));
+        assert_eq!(elements32("n", 5), Ok(5));
+        assert!(dim32("rows", 1 << 32).is_err());
+        assert_eq!(aligned16("x", 0x1004), Err(Error::Misaligned { what: "x", address: 0x1004, align: 16 }));
+        assert!(words::<[f32; 3]>("x").is_ok() && words::<u16>("x").is_err());
+        assert!(at_least("x", 3, 4).is_err() && at_least("x", 4, 4).is_ok());
+        let msg = Error::Misaligned { what: "reduce partials", address: 0x1004, align: 16 }.to_string();
+        assert_eq!(msg, "reduce partials must start on a 16-byte boundary (address 0x1004)");
     }
 }

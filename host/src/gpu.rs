@@ -1,5 +1,6 @@
-//! The GPU handle: one context, one stream, the embedded PTX module, and event timing.
-use std::ffi::c_void;
+//! The GPU handle: one context, one stream, the PTX module with every function loaded once, and
+//! event timing.
+use std::collections::HashMap;
 use std::time::Duration;
 
 use cust::context::Context;
@@ -8,41 +9,10 @@ use cust::event::{Event, EventFlags};
 use cust::memory::{AsyncCopyDestination, DeviceBuffer, DeviceCopy, DeviceSlice};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
+use cust::function::Function;
 
-use crate::error::{Error, Result, exactly, four_bytes};
-
-/// Grid, block and dynamic shared memory of one launch, computed (and validated) before any
-/// GPU work so that bad input never reaches the device.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Launch {
-    /// Blocks in x and y.
-    pub grid: (u32, u32),
-    /// Threads per block in x and y.
-    pub block: (u32, u32),
-    /// Dynamic shared memory per block, in bytes.
-    pub shared_bytes: u32,
-}
-
-impl Launch {
-    /// A 1-D launch of `blocks` blocks of `threads` threads, no shared memory.
-    pub const fn linear(blocks: u32, threads: u32) -> Self {
-        Launch { grid: (blocks, 1), block: (threads, 1), shared_bytes: 0 }
-    }
-
-    /// The same launch with `bytes` of dynamic shared memory per block.
-    pub const fn with_shared(mut self, bytes: u32) -> Self {
-        self.shared_bytes = bytes;
-        self
-    }
-}
-
-/// Builds the argument array of a kernel launch: a pointer to each parameter, in order.
-macro_rules! kernel_args {
-    ($($arg:expr),* $(,)?) => {
-        &[$(&$arg as *const _ as *mut ::std::ffi::c_void),*]
-    };
-}
-pub(crate) use kernel_args;
+use crate::error::{Error, Result, exactly, words};
+use crate::launch::{Call, Signature};
 
 /// A CUDA device ready to run coalesce's kernels.
 ///
@@ -50,44 +20,95 @@ pub(crate) use kernel_args;
 /// The stream is a blocking one, so cust's synchronous copies (`DeviceBuffer::from_slice`,
 /// `copy_to`, `as_host_vec`) wait for every kernel queued before them.
 pub struct Gpu {
-    module: Module,
+    /// Every entry point of the module, looked up once when it was loaded. `'static` stands for
+    /// "as long as `_module`": see `open`.
+    functions: HashMap<String, Function<'static>>,
     stream: Stream,
-    name: String,
-    multiprocessors: u32,
-    // Dropped last: the module and the stream belong to this context.
+    info: DeviceInfo,
+    // Dropped after the functions' users: the functions belong to the module, the module and
+    // the stream to the context (fields drop in declaration order).
+    _module: Module,
     _context: Context,
+}
+
+/// What the harness and the launch plans need to know about the device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// The device ordinal `Gpu::with_device` opened.
+    pub ordinal: u32,
+    /// e.g. "NVIDIA H100 80GB HBM3".
+    pub name: String,
+    /// Streaming multiprocessors (sizes grid-stride launches).
+    pub multiprocessors: u32,
+    /// (major, minor), e.g. (9, 0) for Hopper.
+    pub compute_capability: (u32, u32),
+    /// Device memory in bytes.
+    pub memory_bytes: u64,
 }
 
 impl Gpu {
     /// Opens device 0 and loads the embedded PTX. Fails with [`Error::NoGpu`] where there is no
     /// driver or no device.
     pub fn new() -> Result<Self> {
-        Self::with_ptx(crate::PTX)
+        Self::with_device(0)
     }
 
-    /// Like [`Gpu::new`] with another PTX module (e.g. one built for a newer arch).
-    pub fn with_ptx(ptx: &str) -> Result<Self> {
+    /// Opens device `ordinal` and loads the embedded PTX.
+    pub fn with_device(ordinal: u32) -> Result<Self> {
+        Self::open(ordinal, crate::PTX)
+    }
+
+    /// Opens device `ordinal` with another PTX module (e.g. one built for a newer arch by
+    /// `cargo xtask build-ptx`).
+    pub fn open(ordinal: u32, ptx: &str) -> Result<Self> {
         let no_gpu = |e: cust::error::CudaError| Error::NoGpu(e.to_string());
         cust::init(cust::CudaFlags::empty()).map_err(no_gpu)?;
-        if Device::num_devices().map_err(no_gpu)? == 0 {
-            return Err(Error::NoGpu("the driver reports no device".into()));
+        let count = Device::num_devices().map_err(no_gpu)?;
+        if ordinal >= count {
+            return Err(Error::NoGpu(format!("device {ordinal} requested, the driver reports {count}")));
         }
-        let device = Device::get_device(0).map_err(no_gpu)?;
+        let device = Device::get_device(ordinal).map_err(no_gpu)?;
         let context = Context::new(device)?;
         let module = Module::from_ptx(ptx, &[])?;
+        let mut functions = HashMap::new();
+        for name in ptx_entries(ptx) {
+            let function = module.get_function(name)?;
+            // SAFETY: a `Function` is a plain driver handle (no destructor) whose lifetime only
+            // ties it to its module. The module is moved into the same `Gpu`, which keeps it
+            // until after `functions` is dropped (fields drop in declaration order), and no
+            // `Function` ever leaves the `Gpu`. Moving the `Module` value does not move the
+            // driver's module.
+            let function: Function<'static> = unsafe { std::mem::transmute::<Function<'_>, Function<'static>>(function) };
+            functions.insert(name.to_string(), function);
+        }
         let stream = Stream::new(StreamFlags::DEFAULT, None)?;
-        let multiprocessors = device.get_attribute(DeviceAttribute::MultiprocessorCount)? as u32;
-        Ok(Gpu { module, stream, name: device.name()?, multiprocessors, _context: context })
+        let attribute = |a| device.get_attribute(a).map(|v| v as u32);
+        let info = DeviceInfo {
+            ordinal,
+            name: device.name()?,
+            multiprocessors: attribute(DeviceAttribute::MultiprocessorCount)?,
+            compute_capability: (
+                attribute(DeviceAttribute::ComputeCapabilityMajor)?,
+                attribute(DeviceAttribute::ComputeCapabilityMinor)?,
+            ),
+            memory_bytes: device.total_memory()? as u64,
+        };
+        Ok(Gpu { functions, stream, info, _module: module, _context: context })
     }
 
     /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
     pub fn name(&self) -> &str {
-        &self.name
+        &self.info.name
     }
 
     /// Streaming multiprocessors on the device (sizes grid-stride launches).
     pub fn multiprocessors(&self) -> u32 {
-        self.multiprocessors
+        self.info.multiprocessors
+    }
+
+    /// Everything known about the device.
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
     }
 
     /// The driver's CUDA version, e.g. "13.0".
@@ -101,18 +122,24 @@ impl Gpu {
         Ok(self.stream.synchronize()?)
     }
 
-    /// Queues `kernel` with `launch` and `args` (built by `kernel_args!`).
-    ///
-    /// Callers pass exactly the kernel's parameters in order and have validated every buffer
-    /// length against `launch` (each launcher's `plan_*` function does that).
-    pub(crate) fn launch(&self, kernel: &str, launch: Launch, args: &[*mut c_void]) -> Result<()> {
-        let function = self.module.get_function(kernel)?;
-        // SAFETY: `args` points at values matching the kernel's parameter list, and the
-        // launcher checked (before this call) that every index the grid computes stays inside
-        // the buffers it passed. The buffers are borrowed for the launcher's call, and
-        // `cuMemFree` waits for queued work before a buffer's memory is released.
+    /// Queues a planned kernel launch on the stream.
+    pub fn launch<'a, Sig: Signature<'a>>(&self, call: Call<'a, Sig>) -> Result<()> {
+        let launch = call.launch();
+        launch.check_limits()?;
+        let name = call.kernel().name();
+        let function = self
+            .functions
+            .get(name)
+            .ok_or_else(|| Error::Unsupported(format!("kernel {name} is not in the loaded PTX module")))?;
+        let mut args = call.arg_pointers();
+        // SAFETY: `call` was made by `Call::new`, whose contract (established by the plan that
+        // validated the sizes) is that every address the kernel computes for this launch lies
+        // inside buffers borrowed for the call's lifetime; the argument values have the
+        // kernel's parameter types in order (`Signature`, checked at compile time) and live in
+        // `call` until `cuLaunchKernel` has copied them. A buffer freed later is freed by
+        // `cuMemFree`, which waits for the queued kernel.
         unsafe {
-            self.stream.launch(&function, launch.grid, launch.block, launch.shared_bytes, args)?;
+            self.stream.launch(function, launch.grid, launch.block, launch.shared_bytes, args.as_mut_slice())?;
         }
         Ok(())
     }
@@ -128,12 +155,11 @@ impl Gpu {
     }
 
     /// Queues setting every element of `buffer` to zero (`cuMemsetD32Async`).
-    pub fn zero<T: DeviceCopy + bytemuck::Pod>(&self, buffer: &DeviceSlice<T>) -> Result<()> {
-        four_bytes::<T>("zeroed buffer")?;
-        let mut view = *buffer;
-        // SAFETY: `view` covers exactly `buffer`'s live allocation, borrowed for this call;
-        // the memset is ordered on our stream before any later kernel that reads it.
-        unsafe { view.set_32_async(0, &self.stream)? };
+    pub fn zero<T: DeviceCopy + bytemuck::Pod>(&self, buffer: &mut DeviceSlice<T>) -> Result<()> {
+        words::<T>("zeroed buffer")?;
+        // SAFETY: `buffer` is borrowed exclusively for the call and the memset is ordered on
+        // our stream before any later work that touches it; zero bits are a valid `Pod` value.
+        unsafe { buffer.set_32_async(0, &self.stream)? };
         Ok(())
     }
 
@@ -142,13 +168,13 @@ impl Gpu {
         Ok(DeviceBuffer::from_slice(data)?)
     }
 
-    /// A device buffer of `len` 4-byte elements, every one set to the bit pattern `bits`, so an
-    /// element the kernel should have written but did not is caught by the comparison.
+    /// A device buffer of `len` elements, every 32-bit word of it set to `bits`, so an element
+    /// the kernel should have written but did not is caught by the comparison. `len` may be 0.
     pub fn poisoned<T: DeviceCopy + bytemuck::Pod>(&self, len: usize, bits: u32) -> Result<DeviceBuffer<T>> {
-        four_bytes::<T>("poisoned buffer")?;
-        // SAFETY: every element is written by `set_32` below before anyone reads it, and every
-        // bit pattern is a valid value of the 4-byte `DeviceCopy` types used here (f32, i32, u32).
-        let mut buffer = unsafe { DeviceBuffer::<T>::uninitialized(len.max(1))? };
+        words::<T>("poisoned buffer")?;
+        // SAFETY: every word is written by `set_32` below before anyone reads it, and every bit
+        // pattern is a valid value of a `Pod` type.
+        let mut buffer = unsafe { DeviceBuffer::<T>::uninitialized(len)? };
         buffer.set_32(bits)?;
         Ok(buffer)
     }
@@ -182,5 +208,30 @@ impl Gpu {
             (0..reps.max(1)).map(|_| Ok(self.time(batch, &mut f)? / batch as u32)).collect::<Result<Vec<_>>>()?;
         times.sort();
         Ok(times[times.len() / 2])
+    }
+}
+
+/// The `.entry` names a PTX module defines, in order.
+pub fn ptx_entries(ptx: &str) -> impl Iterator<Item = &str> {
+    ptx.lines()
+        .filter_map(|l| l.trim_start().strip_prefix(".visible .entry "))
+        .map(|rest| rest.split(['(', ' ']).next().unwrap_or(""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_are_read_from_ptx_text() {
+        let ptx = ".visible .entry foo(\n.param .u64 a\n)\n.func bar()\n.visible .entry baz()\n";
+        assert_eq!(ptx_entries(ptx).collect::<Vec<_>>(), ["foo", "baz"]);
+    }
+
+    #[test]
+    fn every_declared_kernel_is_in_the_embedded_ptx() {
+        let entries: Vec<&str> = ptx_entries(crate::PTX).collect();
+        assert!(entries.contains(&coalesce_kernels::util::util_fill.name()));
+        assert!(entries.contains(&coalesce_kernels::coalescing::coalescing_vec4.name()));
     }
 }

@@ -1,9 +1,11 @@
 //! coalesce: CUDA memory-access lessons as Rust kernels, launched safely through `cust`.
 //!
-//! Each family module (`coalescing`, ...) holds safe launchers that validate their input and
-//! return [`Result`], the CPU references they are checked against, and their registry entries.
-//! The kernels themselves live in the `coalesce-kernels` crate (`kernels-gpu/`), compiled to
-//! PTX at build time and embedded here as [`PTX`].
+//! Each family module (`coalescing`, ...) holds the plans that validate a launch and return a
+//! typed [`Call`], the safe launchers built on them, and the CPU references the kernels are
+//! checked against. The kernels live in the `coalesce-kernels` crate (`kernels-gpu/`), declared
+//! once each with `kernel!`, compiled to PTX at build time and embedded here as [`PTX`]. The
+//! lesson harness (registry, checks, workloads, report) is a separate crate that depends on this
+//! one, never the other way round.
 //!
 //! ```no_run
 //! use coalesce::{Gpu, coalescing};
@@ -16,23 +18,17 @@
 //! # Ok(()) }
 //! ```
 
-pub mod access_order;
-pub mod bank;
-pub mod check;
 pub mod coalescing;
-pub mod distance;
 pub mod error;
 pub mod gpu;
-pub mod layouts;
-pub mod matmul;
-pub mod reduce;
-pub mod registry;
-pub mod transpose;
+pub mod launch;
 pub mod util;
 
+pub use coalesce_kernels as kernels;
 pub use cust::memory::{DeviceBuffer, DeviceSlice};
 pub use error::{Error, Result};
-pub use gpu::{Gpu, Launch};
+pub use gpu::{DeviceInfo, Gpu};
+pub use launch::{Call, In, Kernel, Launch, Out};
 
 /// The kernels as PTX, built from `kernels-gpu/` by `build.rs` for [`PTX_ARCH`].
 pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));

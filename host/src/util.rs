@@ -1,26 +1,58 @@
-//! Device buffers filled with pseudo-random data by the `util_fill` kernel (for benchmarks).
-use cust::memory::{DeviceBuffer, DeviceCopy};
+//! Filling device buffers with pseudo-random data on the GPU (`util_fill`), so nothing is ever
+//! measured or checked on zeros and gigabytes never cross PCIe.
+use cust::memory::{DeviceCopy, DeviceSlice};
 
-use crate::error::{Result, four_bytes};
-use crate::gpu::{Gpu, Launch, kernel_args};
-use coalesce_kernels::coalescing::{BLOCK, BLOCKS_PER_SM, grid_stride_blocks};
-pub use coalesce_kernels::util::{Fill, fill_value};
+use crate::error::{Result, non_empty, words};
+use crate::gpu::Gpu;
+use crate::launch::{Call, Launch, Out};
+use coalesce_kernels::launch::grid_stride_blocks;
+pub use coalesce_kernels::util::{FILL_BLOCK, FILL_BLOCKS_PER_SM, Fill, fill_value, hash, util_fill};
 
-/// A device buffer of `len` 4-byte elements filled on the GPU with `fill_value(i, seed, fill)`.
-pub fn random_buffer<T: DeviceCopy>(gpu: &Gpu, len: usize, fill: Fill, seed: u32) -> Result<DeviceBuffer<T>> {
-    four_bytes::<T>("random buffer")?;
-    let len = len.max(1);
-    // SAFETY: the fill kernel below writes all `len` elements before the buffer is returned,
-    // and every bit pattern is a valid f32, i32 or u32.
-    let buffer = unsafe { DeviceBuffer::<T>::uninitialized(len)? };
-    let blocks = grid_stride_blocks(len as u64, BLOCK, gpu.multiprocessors(), BLOCKS_PER_SM);
-    let (ptr, n, fill) = (buffer.as_device_ptr(), len as u64, fill as u32);
-    gpu.launch("util_fill", Launch::linear(blocks, BLOCK), kernel_args![ptr, n, seed, fill])?;
-    gpu.synchronize()?;
-    Ok(buffer)
+/// `util_fill`'s parameter list.
+pub type FillSig = fn(*mut u32, u64, u32, u32);
+
+/// Validates a fill of `buffer` (any `Pod` type of whole 4-byte words, any size) and returns its
+/// grid-stride launch over the buffer's words.
+pub fn plan_fill<'a, T: DeviceCopy + bytemuck::Pod>(
+    buffer: &'a mut DeviceSlice<T>,
+    fill: Fill,
+    seed: u32,
+    multiprocessors: u32,
+) -> Result<Call<'a, FillSig>> {
+    words::<T>("filled buffer")?;
+    non_empty("filled buffer", buffer.len())?;
+    let n = (buffer.len() * (std::mem::size_of::<T>() / 4)) as u64;
+    let blocks = grid_stride_blocks(n, FILL_BLOCK, multiprocessors, FILL_BLOCKS_PER_SM);
+    // SAFETY: `T` is `Pod` made of whole words, so any 32-bit pattern written is a valid `T`,
+    // and the allocation is at least 4-byte aligned (device slices of such `T` are).
+    let out = unsafe { Out::of(buffer).cast::<u32>() };
+    // SAFETY: the kernel writes word `i` only for `i < n`, and the buffer holds exactly `n`
+    // words; it assumes nothing of the block size (grid-stride over `blockDim * gridDim`).
+    Ok(unsafe { Call::new(util_fill, Launch::linear(blocks, FILL_BLOCK), (out, n, seed, fill as u32)) })
 }
 
-/// A random f32 input of `in_len` and a random-filled (so never all zeros) output of `out_len`.
-pub fn random_pair(gpu: &Gpu, in_len: usize, out_len: usize) -> Result<(DeviceBuffer<f32>, DeviceBuffer<f32>)> {
-    Ok((random_buffer(gpu, in_len, Fill::Unit, 1)?, random_buffer(gpu, out_len, Fill::Unit, 2)?))
+/// Queues filling `buffer` with `fill_value(i, seed, fill)` for each 32-bit word `i`.
+pub fn fill<T: DeviceCopy + bytemuck::Pod>(gpu: &Gpu, buffer: &mut DeviceSlice<T>, fill: Fill, seed: u32) -> Result<()> {
+    if buffer.is_empty() {
+        return Ok(());
+    }
+    gpu.launch(plan_fill(buffer, fill, seed, gpu.multiprocessors())?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::launch::testing::slice_at;
+
+    #[test]
+    fn fill_covers_every_word_of_wide_elements() {
+        // SAFETY: a descriptor only; nothing is launched.
+        let mut buffer = unsafe { slice_at::<[f32; 3]>(0x1000, 1000) };
+        let call = plan_fill(&mut buffer, Fill::Unit, 3, 132).unwrap();
+        assert_eq!(call.args().1, 3000);
+        assert_eq!(call.launch(), Launch::linear(12, FILL_BLOCK));
+        // SAFETY: as above.
+        let mut empty = unsafe { slice_at::<f32>(0x1000, 0) };
+        assert!(plan_fill(&mut empty, Fill::Bits, 1, 132).is_err());
+    }
 }

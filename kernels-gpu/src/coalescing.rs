@@ -1,7 +1,11 @@
 //! Global-memory coalescing: how the addresses of one warp's 32 threads map onto 32-byte sectors.
 //!
 //! The progression: an offset copy (alignment), a strided copy (spread), the offset copy again with
-//! L2-only loads (sector granularity), and a grid-stride 16-byte copy that aims at the device memcpy.
+//! L2-only loads (sector granularity), and a 16-byte copy that aims at the device memcpy.
+
+use crate::kernel;
+#[cfg(target_arch = "nvptx64")]
+use crate::prelude::{mem, thread};
 
 /// Threads per block for every copy here: 8 warps, a multiple of the warp so each warp starts on
 /// its own 128-byte boundary when the offset is 0.
@@ -12,8 +16,13 @@ pub const MAX_OFFSET: u32 = 32;
 pub const MAX_STRIDE: u32 = 32;
 /// 16-byte vectors each thread of the vectorised copy moves per loop trip, all loads first.
 pub const UNROLL: u32 = 4;
-/// Resident 256-thread blocks per multiprocessor the grid-stride launch aims for (2048 threads).
+/// Vectors one block of the vectorised copy moves per trip: a contiguous 16 KiB chunk.
+pub const CHUNK: u32 = UNROLL * BLOCK;
+/// Resident 256-thread blocks per multiprocessor a persistent launch aims for (2048 threads).
 pub const BLOCKS_PER_SM: u32 = 8;
+
+const _: () = assert!(BLOCK.is_multiple_of(crate::WARP_SIZE), "warps must not straddle blocks");
+const _: () = assert!(CHUNK == 1024, "the vec4 copy moves 16 KiB chunks");
 
 /// Element that thread `i` of an offset copy reads and writes.
 #[inline(always)]
@@ -22,8 +31,8 @@ pub const fn offset_index(i: u32, offset: u32) -> u32 {
 }
 
 /// Elements each buffer of an offset copy of `n` elements must hold.
-pub const fn offset_len(n: usize, offset: usize) -> usize {
-    n + offset
+pub const fn offset_len(n: u64, offset: u32) -> u64 {
+    n + offset as u64
 }
 
 /// Element that thread `i` of a stride copy reads and writes (64-bit: `i * stride` passes 2^32).
@@ -33,144 +42,148 @@ pub const fn stride_index(i: u32, stride: u32) -> u64 {
 }
 
 /// Elements each buffer of a stride copy of `n` elements must hold.
-pub const fn stride_len(n: usize, stride: usize) -> usize {
-    if n == 0 { 0 } else { (n - 1) * stride + 1 }
-}
-
-/// Blocks of a grid-stride launch over `items` work items: enough to fill every multiprocessor
-/// (`sms * blocks_per_sm`), never more than the work needs, at least one.
-pub const fn grid_stride_blocks(items: u64, block: u32, sms: u32, blocks_per_sm: u32) -> u32 {
-    let needed = items.div_ceil(block as u64);
-    let full = sms as u64 * blocks_per_sm as u64;
-    let blocks = if needed < full { needed } else { full };
-    if blocks == 0 { 1 } else { blocks as u32 }
-}
-
-/// Blocks for one unrolled trip per thread over `vectors` 16-byte vectors (one chunk of
-/// `UNROLL * BLOCK` vectors per block): the whole copy in one pass, no grid-stride loop.
-pub const fn one_trip_blocks(vectors: u32) -> u32 {
-    let blocks = vectors.div_ceil(BLOCK * UNROLL);
-    if blocks == 0 { 1 } else { blocks }
+pub const fn stride_len(n: u64, stride: u32) -> u64 {
+    if n == 0 { 0 } else { (n - 1) * stride as u64 + 1 }
 }
 
 /// How the vectorised copy splits `n` floats: `(vectors, tail)`, with `4 * vectors + tail == n`.
-pub const fn vec4_split(n: u32) -> (u32, u32) {
-    (n / 4, n % 4)
+pub const fn vec4_split(n: u64) -> (u64, u32) {
+    (n / 4, (n % 4) as u32)
+}
+
+/// Vector that thread `t` moves at unrolled step `k` of chunk `chunk` (chunk `c` is vectors
+/// `c * CHUNK ..`): a warp's 32 lanes take 32 consecutive vectors, 512 contiguous bytes.
+#[inline(always)]
+pub const fn vec4_index(chunk: u64, k: u32, t: u32) -> u64 {
+    chunk * CHUNK as u64 + (k * BLOCK + t) as u64
+}
+
+/// Float that thread `t` of block `b` copies past the last whole vector (the `n % 4` tail).
+#[inline(always)]
+pub const fn vec4_tail_index(vectors: u64, b: u32, t: u32) -> (u64, u32) {
+    (vectors * 4, b * BLOCK + t)
+}
+
+/// Blocks for one unrolled trip per thread over `vectors` 16-byte vectors (one chunk per block):
+/// the whole copy in one pass, no grid-stride loop.
+pub const fn one_trip_blocks(vectors: u64) -> u64 {
+    let blocks = vectors.div_ceil(CHUNK as u64);
+    if blocks == 0 { 1 } else { blocks }
+}
+
+kernel! {
+    /// Offset copy: `out[i + offset] = in[i + offset]` for `i < n`, 4 bytes per thread.
+    /// A warp touches 128 contiguous bytes: 4 sectors when `offset % 8 == 0`, else 5.
+    pub unsafe fn coalescing_offset(input: *const f32, output: *mut f32, n: u32, offset: u32) {
+        let i = thread::index_1d();
+        if i < n {
+            let j = offset_index(i, offset) as usize;
+            // SAFETY: the plan checked both buffers hold `offset_len(n, offset)` elements.
+            unsafe { *output.add(j) = *input.add(j) };
+        }
+    }
+}
+
+kernel! {
+    /// Stride copy: `out[i * stride] = in[i * stride]`. Changes the spacing instead of the start:
+    /// a warp spans `128 * stride` bytes, so from stride 8 on it needs 32 sectors for 128 useful bytes.
+    pub unsafe fn coalescing_stride(input: *const f32, output: *mut f32, n: u32, stride: u32) {
+        let i = thread::index_1d();
+        if i < n {
+            let j = stride_index(i, stride) as usize;
+            // SAFETY: the plan checked both buffers hold `stride_len(n, stride)` elements.
+            unsafe { *output.add(j) = *input.add(j) };
+        }
+    }
+}
+
+kernel! {
+    /// Offset copy with `ld.global.cg` (L2 only). Changes the cache path of the load: a misaligned
+    /// warp then fetches 5 sectors instead of two 128-byte L1 lines (8 sectors).
+    pub unsafe fn coalescing_offset_cg(input: *const f32, output: *mut f32, n: u32, offset: u32) {
+        let i = thread::index_1d();
+        if i < n {
+            let j = offset_index(i, offset) as usize;
+            // SAFETY: the plan checked both buffers hold `offset_len(n, offset)` elements.
+            unsafe { *output.add(j) = mem::load_cg_f32(input.add(j)) };
+        }
+    }
+}
+
+kernel! {
+    /// 16-byte copy, `UNROLL` vectors in flight per thread, each block streaming contiguous 16 KiB
+    /// chunks (grid-striding over chunks when the grid is smaller than the copy). Every warp
+    /// instruction moves 512 contiguous bytes: 16 full sectors. 64-bit indices: any size.
+    pub unsafe fn coalescing_vec4(input: *const f32, output: *mut f32, n: u64) {
+        // SAFETY: forwarded plan guarantees (see `vec4_copy`).
+        unsafe { device::vec4_copy::<false>(input, output, n) }
+    }
+}
+
+kernel! {
+    /// `coalescing_vec4` with read-only-path loads (`ld.global.nc`) and streaming stores
+    /// (`st.global.cs`): the same sectors, less cache pollution from lines that are never reused.
+    pub unsafe fn coalescing_vec4_stream(input: *const f32, output: *mut f32, n: u64) {
+        // SAFETY: forwarded plan guarantees (see `vec4_copy`), and `input` is not written.
+        unsafe { device::vec4_copy::<true>(input, output, n) }
+    }
 }
 
 #[cfg(target_arch = "nvptx64")]
 mod device {
     use super::*;
-    use crate::prelude::{mem, thread};
-
-    /// Offset copy: `out[i + offset] = in[i + offset]` for `i < n`, 4 bytes per thread.
-    /// A warp touches 128 contiguous bytes: 4 sectors when `offset % 8 == 0`, else 5.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn coalescing_offset(input: *const f32, output: *mut f32, n: u32, offset: u32) {
-        let i = thread::index_1d();
-        if i < n {
-            let j = offset_index(i, offset) as usize;
-            // SAFETY: the launcher checked both buffers hold `offset_len(n, offset)` elements.
-            unsafe { *output.add(j) = *input.add(j) };
-        }
-    }
-
-    /// Stride copy: `out[i * stride] = in[i * stride]`. Changes the spacing instead of the start:
-    /// a warp spans `128 * stride` bytes, so from stride 8 on it needs 32 sectors for 128 useful bytes.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn coalescing_stride(input: *const f32, output: *mut f32, n: u32, stride: u32) {
-        let i = thread::index_1d();
-        if i < n {
-            let j = stride_index(i, stride) as usize;
-            // SAFETY: the launcher checked both buffers hold `stride_len(n, stride)` elements.
-            unsafe { *output.add(j) = *input.add(j) };
-        }
-    }
-
-    /// Offset copy with `ld.global.cg` (L2 only). Changes the cache path of the load: a misaligned
-    /// warp then fetches 5 sectors instead of two 128-byte L1 lines (8 sectors).
-    #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn coalescing_offset_cg(input: *const f32, output: *mut f32, n: u32, offset: u32) {
-        let i = thread::index_1d();
-        if i < n {
-            let j = offset_index(i, offset) as usize;
-            // SAFETY: the launcher checked both buffers hold `offset_len(n, offset)` elements.
-            unsafe { *output.add(j) = mem::load_cg_f32(input.add(j)) };
-        }
-    }
-
-    /// Grid-stride copy with 16-byte loads and stores, `UNROLL` vectors in flight per thread.
-    /// Each warp instruction moves 512 contiguous bytes (16 full sectors); enough blocks keep
-    /// the loads outstanding that saturate DRAM.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn coalescing_vec4(input: *const f32, output: *mut f32, n: u32) {
-        // SAFETY: forwarded launcher guarantees (see `vec4_copy`).
-        unsafe { vec4_copy::<false>(input, output, n) }
-    }
-
-    /// `coalescing_vec4` with read-only-path loads (`ld.global.nc`) and streaming stores
-    /// (`st.global.cs`): same traffic, less cache pollution from lines that are never reused.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn coalescing_vec4_stream(input: *const f32, output: *mut f32, n: u32) {
-        // SAFETY: forwarded launcher guarantees (see `vec4_copy`), and `input` is not written.
-        unsafe { vec4_copy::<true>(input, output, n) }
-    }
 
     /// # Safety
-    /// Both buffers hold `n` floats and are 16-byte aligned (device allocations are 256-byte
-    /// aligned); the launcher checks the lengths. Every index below is < `vectors` or `n`.
+    /// Both buffers hold `n` floats and start on 16-byte boundaries; the launch has `BLOCK`
+    /// threads a block (the plan checks all three). Every index below is < `vectors` or `n`.
     #[inline(always)]
-    unsafe fn vec4_copy<const STREAMING: bool>(input: *const f32, output: *mut f32, n: u32) {
+    pub(super) unsafe fn vec4_copy<const STREAMING: bool>(input: *const f32, output: *mut f32, n: u64) {
         let (vectors, tail) = vec4_split(n);
         let src = input as *const [f32; 4];
         let dst = output as *mut [f32; 4];
         // SAFETY (both closures): callers pass i < vectors; see the function's contract.
-        let load = |i: u32| unsafe {
+        let load = |i: u64| unsafe {
             if STREAMING { mem::load_v4_f32_nc(src.add(i as usize)) } else { mem::load_v4_f32(src.add(i as usize)) }
         };
-        let store = |i: u32, v| unsafe {
+        let store = |i: u64, v| unsafe {
             if STREAMING {
                 mem::store_v4_f32_cs(dst.add(i as usize), v)
             } else {
                 mem::store_v4_f32(dst.add(i as usize), v)
             }
         };
-        // Each block copies contiguous chunks of UNROLL * BLOCK vectors (16 KiB), grid-striding
-        // over chunks: every warp instruction moves 512 contiguous bytes and each block streams
-        // through one DRAM region at a time.
-        let (t, block) = (thread::thread_idx_x(), thread::block_dim_x());
-        let chunk = UNROLL * block;
-        let mut base = thread::block_idx_x() * chunk;
-        let step = thread::grid_dim_x() * chunk;
-        while base + chunk <= vectors {
+        let t = thread::thread_idx_x();
+        let mut chunk = thread::block_idx_x() as u64;
+        let step = thread::grid_dim_x() as u64;
+        while (chunk + 1) * CHUNK as u64 <= vectors {
             let mut v = [[0.0f32; 4]; UNROLL as usize];
             let mut k = 0;
             while k < UNROLL {
-                v[k as usize] = load(base + k * block + t);
+                v[k as usize] = load(vec4_index(chunk, k, t));
                 k += 1;
             }
             k = 0;
             while k < UNROLL {
-                store(base + k * block + t, v[k as usize]);
+                store(vec4_index(chunk, k, t), v[k as usize]);
                 k += 1;
             }
-            base += step;
+            chunk += step;
         }
-        // The last, partial chunk (at most one block reaches it).
-        if base < vectors {
+        // The last, partial chunk (exactly one block reaches it).
+        if chunk * (CHUNK as u64) < vectors {
             let mut k = 0;
             while k < UNROLL {
-                let i = base + k * block + t;
+                let i = vec4_index(chunk, k, t);
                 if i < vectors {
                     store(i, load(i));
                 }
                 k += 1;
             }
         }
-        let g = thread::index_1d();
+        let (first, g) = vec4_tail_index(vectors, thread::block_idx_x(), t);
         if g < tail {
-            let j = (vectors * 4 + g) as usize;
-            // SAFETY: j < n.
+            let j = (first + g as u64) as usize;
+            // SAFETY: j < 4 * vectors + tail == n.
             unsafe { *output.add(j) = *input.add(j) };
         }
     }
@@ -197,19 +210,29 @@ mod tests {
     }
 
     #[test]
-    fn grid_stride_blocks_fill_but_never_exceed_the_work() {
-        assert_eq!(grid_stride_blocks(0, 256, 132, 8), 1);
-        assert_eq!(grid_stride_blocks(1, 256, 132, 8), 1);
-        assert_eq!(grid_stride_blocks(257, 256, 132, 8), 2);
-        assert_eq!(grid_stride_blocks(1 << 30, 256, 132, 8), 1056);
+    fn vec4_split_covers_every_element() {
+        for n in [0u64, 1, 3, 4, 5, 31, 33, 1_000_003, (1 << 31) + 5] {
+            let (v, t) = vec4_split(n);
+            assert_eq!(4 * v + t as u64, n);
+            assert!(t < 4);
+        }
     }
 
     #[test]
-    fn vec4_split_covers_every_element() {
-        for n in [0u32, 1, 3, 4, 5, 31, 33, 1_000_003] {
-            let (v, t) = vec4_split(n);
-            assert_eq!(4 * v + t, n);
-            assert!(t < 4);
+    fn one_trip_covers_every_vector_once() {
+        for vectors in [1u64, 1023, 1024, 1025, 5000] {
+            let mut hits = vec![0u8; vectors as usize];
+            for chunk in 0..one_trip_blocks(vectors) {
+                for k in 0..UNROLL {
+                    for t in 0..BLOCK {
+                        let i = vec4_index(chunk, k, t);
+                        if i < vectors {
+                            hits[i as usize] += 1;
+                        }
+                    }
+                }
+            }
+            assert!(hits.iter().all(|&h| h == 1), "{vectors} vectors");
         }
     }
 }

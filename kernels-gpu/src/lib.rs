@@ -1,10 +1,11 @@
 //! coalesce's device code: CUDA memory-access lessons as Rust kernels.
 //!
 //! Built for `nvptx64-nvidia-cuda` (see `builder/`) this crate becomes one PTX module whose entry
-//! points are the `extern "gpu-kernel"` functions of each family module. Built for the host it
-//! exposes only what both sides must agree on: launch constants and the index math that says
-//! which element each thread touches. The host library uses those to size launches and CI
-//! unit-tests them without a GPU.
+//! points are declared, one family module at a time, with [`kernel!`]. Built for the host it
+//! exposes what both sides must agree on: each kernel's typed handle (its PTX name and parameter
+//! list), the shared types, launch constants, and the index math that says which element each
+//! thread touches. The host library launches through those handles and sizes launches with those
+//! constants, and CI unit-tests the index math without a GPU.
 #![cfg_attr(not(test), no_std)]
 #![cfg_attr(
     target_arch = "nvptx64",
@@ -22,6 +23,9 @@
 
 #[cfg(target_arch = "nvptx64")]
 pub mod prelude;
+
+pub mod kernel;
+pub mod launch;
 
 pub mod access_order;
 pub mod bank;

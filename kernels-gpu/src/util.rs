@@ -1,6 +1,10 @@
 //! Helpers that are not lessons: filling large device buffers with pseudo-random data on the GPU,
 //! so benchmarks never run on zeros and never wait for gigabytes to cross PCIe.
 
+use crate::kernel;
+#[cfg(target_arch = "nvptx64")]
+use crate::prelude::thread;
+
 /// What `util_fill` writes.
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,19 +37,20 @@ pub const fn fill_value(index: u64, seed: u32, fill: Fill) -> u32 {
     }
 }
 
-#[cfg(target_arch = "nvptx64")]
-mod device {
-    use super::*;
-    use crate::prelude::thread;
+/// Threads per block of the fill.
+pub const FILL_BLOCK: u32 = 256;
+/// Resident blocks per multiprocessor of the fill's grid-stride launch.
+pub const FILL_BLOCKS_PER_SM: u32 = 8;
 
-    /// Grid-stride fill: `out[i] = fill_value(i, seed, fill)` (coalesced 4-byte stores).
-    #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn util_fill(out: *mut u32, n: u64, seed: u32, fill: u32) {
+kernel! {
+    /// Grid-stride fill: `out[i] = fill_value(i, seed, fill)` for `i < n` (coalesced 4-byte
+    /// stores, 64-bit indices: any size).
+    pub unsafe fn util_fill(out: *mut u32, n: u64, seed: u32, fill: u32) {
         let fill = if fill == Fill::Unit as u32 { Fill::Unit } else { Fill::Bits };
         let step = thread::grid_size_1d() as u64;
         let mut i = thread::index_1d() as u64;
         while i < n {
-            // SAFETY: the launcher passes the buffer's exact length as `n`.
+            // SAFETY: the plan passes the buffer's exact length (in 4-byte words) as `n`.
             unsafe { *out.add(i as usize) = fill_value(i, seed, fill) };
             i += step;
         }

@@ -72,12 +72,12 @@ fn build_ptx(args: &[String]) -> Result<(), String> {
 }
 
 fn list() -> Result<(), String> {
-    for v in coalesce::registry::all() {
+    for v in coalesce_benches::registry::all() {
         let sweep = v
-            .param
+            .param()
             .map(|p| format!(" [{} {}..={}]", p.name, p.sweep[0], p.sweep[p.sweep.len() - 1]))
             .unwrap_or_default();
-        println!("{:<32} {}{}", v.id(), v.summary, sweep);
+        println!("{:<32} {}{}", v.id(), v.summary(), sweep);
     }
     Ok(())
 }

@@ -3,8 +3,8 @@
 //!   report [FILTER]   (substring of `family/variant`)
 use std::process::ExitCode;
 
-use coalesce::{Gpu, registry};
-use coalesce_benches::{Measured, measure_memcpy, measure_variant};
+use coalesce_benches::measure::{Measured, measure_memcpy, measure_variant};
+use coalesce_benches::{open_gpu, registry};
 
 fn row(m: &Measured, memcpy_gbps: f64) -> String {
     let tflops = if m.flops > 0 { format!("{:.2}", m.tflops()) } else { "".into() };
@@ -20,7 +20,7 @@ fn row(m: &Measured, memcpy_gbps: f64) -> String {
 
 fn main() -> ExitCode {
     let filter = std::env::args().nth(1).unwrap_or_default();
-    let gpu = match Gpu::new() {
+    let gpu = match open_gpu() {
         Ok(gpu) => gpu,
         Err(e) => {
             eprintln!("SKIPPED report: {e}");

@@ -1,14 +1,17 @@
-//! The PTX itself: every registered kernel is an entry, every entry is registered, and ptxas
-//! (where installed) assembles it with no spills and no stack frame.
+//! The PTX itself: every registered kernel is an entry, every entry is registered, no kernel
+//! name is spelled as a string outside kernels-gpu, and ptxas (where installed) assembles the
+//! module with no spills and no stack frame.
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use coalesce::registry;
+use coalesce_benches::registry;
 use coalesce_builder::{PtxBuilder, find_ptxas, ptx_entries, ptxas_report};
 
 /// Kernels that are helpers, not lessons, and so are not in the registry.
-const HELPERS: &[&str] = &["util_fill"];
+fn helpers() -> [&'static str; 1] {
+    [coalesce::util::util_fill.name()]
+}
 
 fn skipped(test: &str, why: &str) {
     // Straight to stderr, past libtest's capture, so the skip is seen even when the test passes.
@@ -16,7 +19,7 @@ fn skipped(test: &str, why: &str) {
 }
 
 fn registered() -> BTreeSet<String> {
-    registry::all().flat_map(|v| v.kernels.iter().map(|k| k.to_string())).collect()
+    registry::all().flat_map(|v| v.kernels().iter().map(|k| k.to_string())).collect()
 }
 
 fn assert_entries_match_registry(ptx: &str) {
@@ -25,7 +28,7 @@ fn assert_entries_match_registry(ptx: &str) {
     let missing: Vec<_> = registered.difference(&entries).collect();
     assert!(missing.is_empty(), "registered kernels missing from the PTX: {missing:?}");
     let unregistered: Vec<_> =
-        entries.iter().filter(|e| !registered.contains(*e) && !HELPERS.contains(&e.as_str())).collect();
+        entries.iter().filter(|e| !registered.contains(*e) && !helpers().contains(&e.as_str())).collect();
     assert!(unregistered.is_empty(), "PTX entries no variant registers: {unregistered:?}");
 }
 
@@ -87,11 +90,47 @@ fn every_variant_is_named_once_and_documented() {
     let mut ids = BTreeSet::new();
     for v in registry::all() {
         assert!(ids.insert(v.id()), "{} registered twice", v.id());
-        assert!(!v.summary.is_empty(), "{}", v.id());
+        assert!(!v.summary().is_empty(), "{}", v.id());
         // Only the CPU references a family is compared with run no kernel.
-        assert_eq!(v.kernels.is_empty(), v.name.starts_with("cpu_"), "{}", v.id());
-        if let Some(p) = v.param {
+        assert_eq!(v.kernels().is_empty(), v.name().starts_with("cpu_"), "{}", v.id());
+        if let Some(p) = v.param() {
             assert!(!p.sweep.is_empty() && !p.check.is_empty(), "{}: empty parameter lists", v.id());
         }
     }
+}
+
+/// Every `.rs` and `.sh` file under `dir`, recursively, skipping build output.
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if path.is_dir() {
+            if !["target", ".git", "bundle"].contains(&name.as_str()) {
+                sources(&path, out);
+            }
+        } else if name.ends_with(".rs") || name.ends_with(".sh") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn no_kernel_name_is_a_string_literal_outside_kernels_gpu() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize().unwrap();
+    let names: Vec<String> = ptx_entries(coalesce::PTX);
+    assert!(!names.is_empty());
+    let mut files = Vec::new();
+    for dir in ["host", "benches", "xtask", "builder"] {
+        sources(&root.join(dir), &mut files);
+    }
+    let mut offenders = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for name in &names {
+            if text.contains(&format!("\"{name}\"")) || text.contains(&format!("'{name}'")) {
+                offenders.push(format!("{}: {name}", file.display()));
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "kernel names spelled as strings: {offenders:?}");
 }

@@ -1,10 +1,32 @@
 //! Random inputs, poisoned outputs and element-by-element comparison with CPU references.
 use std::fmt::Display;
 
-use cust::memory::DeviceBuffer;
+use coalesce::{DeviceBuffer, Gpu};
 
-use crate::error::{Error, Result};
-use crate::gpu::Gpu;
+/// Why a check failed: the library refused or the driver failed, or the GPU's result differs
+/// from the CPU reference. Mismatches are the harness's business, not the library's, so they
+/// are not a [`coalesce::Error`].
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    /// The library or the driver reported an error.
+    #[error(transparent)]
+    Library(#[from] coalesce::Error),
+    /// A GPU result differs from the CPU reference.
+    #[error("{what}: mismatch at element {index}: GPU {got}, CPU {want}")]
+    Mismatch { what: String, index: usize, got: String, want: String },
+    /// A refusal the library should have made did not happen (or a different error came).
+    #[error("{what}: expected {expected}, got {got}")]
+    Unexpected { what: String, expected: String, got: String },
+}
+
+impl From<cust::error::CudaError> for CheckError {
+    fn from(e: cust::error::CudaError) -> Self {
+        CheckError::Library(e.into())
+    }
+}
+
+/// `Result` of a check.
+pub type CheckResult<T> = std::result::Result<T, CheckError>;
 
 /// A NaN with a recognisable payload: outputs are filled with it before a run, so an element
 /// the kernel skipped never equals the reference.
@@ -73,33 +95,33 @@ pub fn check_f32(
     rng: &mut Rng,
     what: &str,
     (in_len, out_len): (usize, usize),
-    launch: impl FnOnce(&DeviceBuffer<f32>, &mut DeviceBuffer<f32>) -> Result<()>,
+    launch: impl FnOnce(&DeviceBuffer<f32>, &mut DeviceBuffer<f32>) -> coalesce::Result<()>,
     reference: impl FnOnce(&[f32], &mut [f32]),
-) -> Result<()> {
+) -> CheckResult<()> {
     let input = rng.f32s(in_len);
     let d_input = gpu.upload(&input)?;
     let mut d_output = gpu.poisoned::<f32>(out_len, POISON_BITS)?;
     launch(&d_input, &mut d_output)?;
     gpu.synchronize()?;
-    let mut want = vec![f32::from_bits(POISON_BITS); out_len.max(1)];
+    let mut want = vec![f32::from_bits(POISON_BITS); out_len];
     reference(&input, &mut want);
     same_bits(what, &d_output.as_host_vec()?, &want)
 }
 
 /// Bitwise comparison of floats that must be exact (copies, +2.0 on every component): a NaN
 /// poison left behind never matches.
-pub fn same_bits(what: &str, got: &[f32], want: &[f32]) -> Result<()> {
+pub fn same_bits(what: &str, got: &[f32], want: &[f32]) -> CheckResult<()> {
     compare(what, got, want, |a, b| a.to_bits() == b.to_bits())
 }
 
 /// Exact comparison for integers.
-pub fn same_values<T: Copy + PartialEq + Display>(what: &str, got: &[T], want: &[T]) -> Result<()> {
+pub fn same_values<T: Copy + PartialEq + Display>(what: &str, got: &[T], want: &[T]) -> CheckResult<()> {
     compare(what, got, want, |a, b| a == b)
 }
 
-fn compare<T: Copy + Display>(what: &str, got: &[T], want: &[T], eq: impl Fn(T, T) -> bool) -> Result<()> {
+fn compare<T: Copy + Display>(what: &str, got: &[T], want: &[T], eq: impl Fn(T, T) -> bool) -> CheckResult<()> {
     if got.len() != want.len() {
-        return Err(Error::Mismatch {
+        return Err(CheckError::Mismatch {
             what: what.to_string(),
             index: got.len().min(want.len()),
             got: format!("{} elements", got.len()),
@@ -108,7 +130,7 @@ fn compare<T: Copy + Display>(what: &str, got: &[T], want: &[T], eq: impl Fn(T, 
     }
     match got.iter().zip(want).position(|(&g, &w)| !eq(g, w)) {
         None => Ok(()),
-        Some(index) => Err(Error::Mismatch {
+        Some(index) => Err(CheckError::Mismatch {
             what: what.to_string(),
             index,
             got: got[index].to_string(),
@@ -132,12 +154,12 @@ pub fn relative_error(got: &[f32], want: &[f64]) -> f64 {
 }
 
 /// Fails unless `relative_error(got, want) < tolerance`.
-pub fn close(what: &str, got: &[f32], want: &[f64], tolerance: f64) -> Result<f64> {
+pub fn close(what: &str, got: &[f32], want: &[f64], tolerance: f64) -> CheckResult<f64> {
     let err = relative_error(got, want);
     if err < tolerance {
         Ok(err)
     } else {
-        Err(Error::Mismatch {
+        Err(CheckError::Mismatch {
             what: what.to_string(),
             index: 0,
             got: format!("relative error {err:.3e}"),
@@ -161,7 +183,7 @@ mod tests {
     #[test]
     fn comparison_names_the_first_bad_element() {
         match same_values("sum", &[1, 2, 9, 4], &[1, 2, 3, 5]) {
-            Err(Error::Mismatch { index, got, want, .. }) => {
+            Err(CheckError::Mismatch { index, got, want, .. }) => {
                 assert_eq!((index, got.as_str(), want.as_str()), (2, "9", "3"))
             }
             other => panic!("expected a mismatch, got {other:?}"),

@@ -1,0 +1,160 @@
+//! Coalescing lessons: the registry entries, checks and workloads for `coalesce::coalescing`.
+use coalesce::coalescing::{self as lib, Load, MAX_OFFSET, MAX_STRIDE, offset_len, stride_len};
+use coalesce::{Gpu, Result};
+
+use crate::check::{CheckResult, Rng, check_f32};
+use crate::registry::{Family, Param, range};
+use crate::workload::{Workload, random_pair};
+
+/// Sizes every copy is checked at: one element, less and more than a warp, a large prime-ish
+/// odd size, and 2^26 (256 MiB).
+pub const CHECK_SIZES: [usize; 5] = [1, 31, 33, 1_000_003, 1 << 26];
+/// Sizes the 16-byte copies are checked at: every tail length, and a partial last chunk.
+pub const COPY_CHECK_SIZES: [usize; 9] = [1, 2, 3, 4, 5, 31, 33, 1_000_003, 1 << 26];
+/// Elements of the offset and copy benchmarks: 256 MiB read + 256 MiB written.
+pub const BENCH_N: usize = 1 << 26;
+/// Elements of the stride benchmarks: 128 MiB useful each way; at stride 32 each buffer spans 4 GiB.
+pub const BENCH_STRIDE_N: usize = 1 << 25;
+
+/// The coalescing variants, in teaching order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Coalescing {
+    /// Copy starting `offset` floats in.
+    Offset,
+    /// Copy every `stride`-th float.
+    Stride,
+    /// The offset copy with L2-only loads.
+    OffsetCg,
+    /// The library's 16-byte copy, swept over the grid size.
+    Vec4,
+    /// The same with read-only loads and streaming stores.
+    Vec4Stream,
+}
+
+const OFFSETS: [u32; MAX_OFFSET as usize + 1] = range(0);
+const STRIDES: [u32; MAX_STRIDE as usize] = range(1);
+const OFFSET: Param = Param { name: "offset", sweep: &OFFSETS, check: &[0, 1, 2, 7, 8, 16, 31, 32] };
+const STRIDE: Param = Param { name: "stride", sweep: &STRIDES, check: &[1, 2, 3, 8, 31, 32] };
+/// Blocks per SM of the 16-byte copies; 0 = one unrolled trip per thread (no loop).
+const GRID: Param = Param { name: "blocks_per_sm", sweep: &[1, 2, 4, 8, 16, 32, 64, 0], check: &[0, 1, 8, 64] };
+
+impl Family for Coalescing {
+    const NAME: &'static str = "coalescing";
+    const VARIANTS: &'static [Self] =
+        &[Coalescing::Offset, Coalescing::Stride, Coalescing::OffsetCg, Coalescing::Vec4, Coalescing::Vec4Stream];
+
+    fn name(self) -> &'static str {
+        match self {
+            Coalescing::Offset => "offset",
+            Coalescing::Stride => "stride",
+            Coalescing::OffsetCg => "offset_cg",
+            Coalescing::Vec4 => "vec4",
+            Coalescing::Vec4Stream => "vec4_stream",
+        }
+    }
+
+    fn summary(self) -> &'static str {
+        match self {
+            Coalescing::Offset => "copy starting `offset` floats in: 4 sectors per warp when offset % 8 == 0, else 5",
+            Coalescing::Stride => "copy every `stride`-th float: a warp needs min(32, 4*stride) sectors for 4 useful ones",
+            Coalescing::OffsetCg => "offset copy with L2-only ld.global.cg loads: 32-byte sectors, no L1 line fills",
+            Coalescing::Vec4 => "16-byte loads/stores, 4 in flight per thread, 16 KiB per block: aims at memcpy",
+            Coalescing::Vec4Stream => "vec4 with ld.global.nc loads and st.global.cs streaming stores",
+        }
+    }
+
+    fn kernels(self) -> &'static [&'static str] {
+        use coalesce::coalescing::*;
+        match self {
+            Coalescing::Offset => const { &[coalescing_offset.name()] },
+            Coalescing::Stride => const { &[coalescing_stride.name()] },
+            Coalescing::OffsetCg => const { &[coalescing_offset_cg.name()] },
+            Coalescing::Vec4 => const { &[coalescing_vec4.name()] },
+            Coalescing::Vec4Stream => const { &[coalescing_vec4_stream.name()] },
+        }
+    }
+
+    fn param(self) -> Option<Param> {
+        Some(match self {
+            Coalescing::Offset | Coalescing::OffsetCg => OFFSET,
+            Coalescing::Stride => STRIDE,
+            Coalescing::Vec4 | Coalescing::Vec4Stream => GRID,
+        })
+    }
+
+    fn check(self, gpu: &Gpu, rng: &mut Rng, value: u32) -> CheckResult<String> {
+        let sizes: Vec<usize> = match self {
+            // The largest stride size is capped so the strided buffers stay at 512 MiB.
+            Coalescing::Stride => CHECK_SIZES.iter().map(|&n| n.min((1 << 27) / value as usize)).collect(),
+            Coalescing::Vec4 | Coalescing::Vec4Stream => COPY_CHECK_SIZES.to_vec(),
+            _ => CHECK_SIZES.to_vec(),
+        };
+        for &n in &sizes {
+            let len = self.buffer_len(n, value);
+            check_f32(
+                gpu,
+                rng,
+                &format!("n={n}"),
+                (len, len),
+                |input, output| self.run(gpu, input, output, n, value),
+                |input, want| self.reference(input, want, n, value),
+            )?;
+        }
+        Ok(format!("n in {sizes:?}"))
+    }
+
+    fn bench(self, gpu: &Gpu, value: u32) -> Result<Workload> {
+        let n = if self == Coalescing::Stride { BENCH_STRIDE_N } else { BENCH_N };
+        // The offset buffers are sized for the largest offset, so every offset runs on the same data.
+        let len = match self {
+            Coalescing::Offset | Coalescing::OffsetCg => self.buffer_len(n, MAX_OFFSET),
+            _ => self.buffer_len(n, value),
+        };
+        let (input, mut output) = random_pair(gpu, len, len)?;
+        Ok(Workload::new(8 * n as u64, move |gpu| self.run(gpu, &input, &mut output, n, value)))
+    }
+}
+
+impl Coalescing {
+    /// Elements each buffer holds for a copy of `n` at parameter `value`.
+    fn buffer_len(self, n: usize, value: u32) -> usize {
+        match self {
+            Coalescing::Offset | Coalescing::OffsetCg => offset_len(n as u64, value) as usize,
+            Coalescing::Stride => stride_len(n as u64, value) as usize,
+            Coalescing::Vec4 | Coalescing::Vec4Stream => n,
+        }
+    }
+
+    /// One launch through the library.
+    fn run(
+        self,
+        gpu: &Gpu,
+        input: &coalesce::DeviceSlice<f32>,
+        output: &mut coalesce::DeviceSlice<f32>,
+        n: usize,
+        value: u32,
+    ) -> Result<()> {
+        match self {
+            Coalescing::Offset => lib::offset_copy(gpu, Load::Cached, input, output, n, value),
+            Coalescing::OffsetCg => lib::offset_copy(gpu, Load::L2Only, input, output, n, value),
+            Coalescing::Stride => lib::stride_copy(gpu, input, output, n, value),
+            Coalescing::Vec4 => lib::copy_tuned(gpu, input, output, value, false),
+            Coalescing::Vec4Stream => lib::copy_tuned(gpu, input, output, value, true),
+        }
+    }
+
+    /// The CPU reference of one launch.
+    fn reference(self, input: &[f32], output: &mut [f32], n: usize, value: u32) {
+        match self {
+            Coalescing::Offset | Coalescing::OffsetCg => lib::offset_copy_cpu(input, output, n, value as usize),
+            Coalescing::Stride => lib::stride_copy_cpu(input, output, n, value as usize),
+            Coalescing::Vec4 | Coalescing::Vec4Stream => output.copy_from_slice(input),
+        }
+    }
+}
+
+/// The device-to-device memcpy of the same 2^26 floats: every report's ceiling.
+pub fn bench_memcpy(gpu: &Gpu) -> Result<Workload> {
+    let (input, mut output) = random_pair(gpu, BENCH_N, BENCH_N)?;
+    Ok(Workload::new(8 * BENCH_N as u64, move |gpu| gpu.memcpy(&input, &mut output)))
+}

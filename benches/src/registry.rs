@@ -1,0 +1,138 @@
+//! Every kernel variant, registered once: each family's variants are the values of one enum that
+//! implements [`Family`]; tests, benches, `xtask list`, the report and the ncu step iterate
+//! [`all`] instead of keeping lists of their own.
+use coalesce::{Gpu, Result};
+
+use crate::check::{CheckResult, Rng};
+use crate::workload::Workload;
+
+/// A parameter a variant is swept over (offset, stride, ...).
+#[derive(Debug, Clone, Copy)]
+pub struct Param {
+    /// Its name, as benches and reports print it.
+    pub name: &'static str,
+    /// The values benches sweep.
+    pub sweep: &'static [u32],
+    /// The values the correctness check runs (a subset covering the edge cases).
+    pub check: &'static [u32],
+}
+
+/// One family's variants: an enum whose values are the variants, listed in teaching order in
+/// [`Family::VARIANTS`]. Each method is one `match` over the enum, so adding a variant without
+/// its name, summary, kernels, check or bench does not compile.
+pub trait Family: Copy + Sync + 'static {
+    /// The family's module name on every side, e.g. "coalescing".
+    const NAME: &'static str;
+    /// Every variant, in teaching order.
+    const VARIANTS: &'static [Self];
+    /// The variant's name inside the family, e.g. "offset".
+    fn name(self) -> &'static str;
+    /// One line: the access pattern and what it costs.
+    fn summary(self) -> &'static str;
+    /// PTX entry points the variant launches, from their typed handles (empty for CPU-only
+    /// comparisons). The first is the one the ncu step profiles.
+    fn kernels(self) -> &'static [&'static str];
+    /// The parameter it is swept over, if any.
+    fn param(self) -> Option<Param> {
+        None
+    }
+    /// Runs the variant on fresh random data at the family's edge sizes and compares every
+    /// element with the CPU reference; returns a one-line account of what it checked.
+    fn check(self, gpu: &Gpu, rng: &mut Rng, value: u32) -> CheckResult<String>;
+    /// Prepares the benchmark workload for one parameter value.
+    fn bench(self, gpu: &Gpu, value: u32) -> Result<Workload>;
+}
+
+/// A registered variant of any family (the object-safe view of [`Family`]).
+pub trait Variant: Sync {
+    /// Family name.
+    fn family(&self) -> &'static str;
+    /// Variant name inside the family.
+    fn name(&self) -> &'static str;
+    /// See [`Family::summary`].
+    fn summary(&self) -> &'static str;
+    /// See [`Family::kernels`].
+    fn kernels(&self) -> &'static [&'static str];
+    /// See [`Family::param`].
+    fn param(&self) -> Option<Param>;
+    /// See [`Family::check`].
+    fn check(&self, gpu: &Gpu, rng: &mut Rng, value: u32) -> CheckResult<String>;
+    /// See [`Family::bench`].
+    fn bench(&self, gpu: &Gpu, value: u32) -> Result<Workload>;
+
+    /// `family/name`.
+    fn id(&self) -> String {
+        format!("{}/{}", self.family(), self.name())
+    }
+
+    /// Parameter values to check (one `0` when the variant has no parameter).
+    fn check_values(&self) -> &'static [u32] {
+        self.param().map_or(&[0], |p| p.check)
+    }
+
+    /// Parameter values to benchmark (one `0` when the variant has no parameter).
+    fn sweep_values(&self) -> &'static [u32] {
+        self.param().map_or(&[0], |p| p.sweep)
+    }
+
+    /// `family/name` or `family/name/param=value` for one run.
+    fn run_id(&self, value: u32) -> String {
+        match self.param() {
+            Some(p) => format!("{}/{}={value}", self.id(), p.name),
+            None => self.id(),
+        }
+    }
+}
+
+impl<F: Family> Variant for F {
+    fn family(&self) -> &'static str {
+        F::NAME
+    }
+    fn name(&self) -> &'static str {
+        Family::name(*self)
+    }
+    fn summary(&self) -> &'static str {
+        Family::summary(*self)
+    }
+    fn kernels(&self) -> &'static [&'static str] {
+        Family::kernels(*self)
+    }
+    fn param(&self) -> Option<Param> {
+        Family::param(*self)
+    }
+    fn check(&self, gpu: &Gpu, rng: &mut Rng, value: u32) -> CheckResult<String> {
+        Family::check(*self, gpu, rng, value)
+    }
+    fn bench(&self, gpu: &Gpu, value: u32) -> Result<Workload> {
+        Family::bench(*self, gpu, value)
+    }
+}
+
+/// The variants of family `F`.
+fn variants<F: Family>() -> &'static [F] {
+    F::VARIANTS
+}
+
+/// Every family, in teaching order: its name and its variants.
+pub fn families() -> Vec<(&'static str, Vec<&'static dyn Variant>)> {
+    fn family<F: Family>() -> (&'static str, Vec<&'static dyn Variant>) {
+        (F::NAME, variants::<F>().iter().map(|v| v as &'static dyn Variant).collect())
+    }
+    vec![family::<crate::coalescing::Coalescing>()]
+}
+
+/// Every registered variant, family by family.
+pub fn all() -> impl Iterator<Item = &'static dyn Variant> {
+    families().into_iter().flat_map(|(_, variants)| variants)
+}
+
+/// `start, start + 1, ..., start + N - 1` as a constant array, for sweeps.
+pub const fn range<const N: usize>(start: u32) -> [u32; N] {
+    let mut values = [0; N];
+    let mut i = 0;
+    while i < N {
+        values[i] = start + i as u32;
+        i += 1;
+    }
+    values
+}

@@ -1,0 +1,105 @@
+//! Every registered variant against its CPU reference on the GPU: fresh random data, poisoned
+//! outputs, every element compared, at each family's edge sizes; then the library's entry points
+//! past 2^31 elements (`library/...`).
+//!
+//! Without a GPU each check prints `SKIPPED` with the reason and counts as skipped, not passed.
+//! `COALESCE_REQUIRE_GPU=1` (set by the bundle's run script) turns a missing GPU into a failure.
+//! A non-flag argument filters checks by substring, as with libtest. `COALESCE_DEVICE` picks the GPU.
+//!
+//! Two more modes serve the bundle's Nsight Compute step, so it keeps no list of its own:
+//! `gpu --list` prints `RUN_ID KERNEL` for every benchmark run (no GPU needed), and
+//! `gpu --once RUN_ID` prepares that run's workload and launches it exactly once.
+use std::process::ExitCode;
+use std::time::Instant;
+
+use coalesce_benches::check::{CheckResult, Rng};
+use coalesce_benches::{large, open_gpu, registry};
+
+type Check = Box<dyn Fn(&coalesce::Gpu, &mut Rng) -> CheckResult<String>>;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--list") {
+        for v in registry::all() {
+            for &value in v.sweep_values() {
+                println!("{} {}", v.run_id(value), v.kernels().first().copied().unwrap_or("-"));
+            }
+        }
+        return ExitCode::SUCCESS;
+    }
+    if let Some(i) = args.iter().position(|a| a == "--once") {
+        return once(args.get(i + 1).map(String::as_str).unwrap_or(""));
+    }
+    let filter = args.iter().find(|a| !a.starts_with('-')).cloned();
+    let mut cases: Vec<(String, Check)> = Vec::new();
+    for v in registry::all() {
+        for &p in v.check_values() {
+            cases.push((v.run_id(p), Box::new(move |gpu, rng| v.check(gpu, rng, p))));
+        }
+    }
+    for check in large::CHECKS {
+        cases.push((check.id.to_string(), Box::new(move |gpu, rng| (check.run)(gpu, rng))));
+    }
+    cases.retain(|(id, _)| filter.as_deref().is_none_or(|f| id.contains(f)));
+    let required = std::env::var("COALESCE_REQUIRE_GPU").is_ok_and(|v| v == "1");
+    println!("\nrunning {} GPU checks", cases.len());
+    let gpu = match open_gpu() {
+        Ok(gpu) => gpu,
+        Err(e) => {
+            for (id, _) in &cases {
+                println!("test {id} ... SKIPPED ({e})");
+            }
+            println!("\ngpu checks: 0 passed, 0 failed, {} skipped", cases.len());
+            if required {
+                println!("COALESCE_REQUIRE_GPU=1 but no GPU could be used: {e}");
+                return ExitCode::FAILURE;
+            }
+            return ExitCode::SUCCESS;
+        }
+    };
+    let mut rng = Rng::fresh();
+    println!("device: {} ({} SMs), PTX {}, seed {}", gpu.name(), gpu.multiprocessors(), coalesce::PTX_ARCH, rng.seed());
+    let (mut passed, mut failed, mut skipped) = (0, 0, 0);
+    for (id, check) in &cases {
+        let start = Instant::now();
+        match check(&gpu, &mut rng) {
+            Ok(what) if what.starts_with("SKIPPED") => {
+                skipped += 1;
+                println!("test {id} ... {what}");
+            }
+            Ok(what) => {
+                passed += 1;
+                println!("test {id} ... ok ({what}; {:.1} s)", start.elapsed().as_secs_f64());
+            }
+            Err(e) => {
+                failed += 1;
+                println!("test {id} ... FAILED: {e}");
+            }
+        }
+    }
+    println!("\ngpu checks: {passed} passed, {failed} failed, {skipped} skipped");
+    if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
+/// Launches run `id`'s workload once (after preparing it), for a profiler to catch.
+fn once(id: &str) -> ExitCode {
+    let found = registry::all().find_map(|v| v.sweep_values().iter().find(|&&p| v.run_id(p) == id).map(|&p| (v, p)));
+    let Some((variant, value)) = found else {
+        eprintln!("no benchmark run {id:?} (see `gpu --list`)");
+        return ExitCode::FAILURE;
+    };
+    let run = || -> coalesce::Result<()> {
+        let gpu = open_gpu()?;
+        let mut workload = variant.bench(&gpu, value)?;
+        gpu.synchronize()?;
+        workload.launch(&gpu)?;
+        gpu.synchronize()
+    };
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{id}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

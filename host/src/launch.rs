@@ -1,0 +1,333 @@
+//! The typed seam between host and device.
+//!
+//! A kernel is declared once in `kernels-gpu` with `kernel!`, which gives the host a
+//! [`Kernel<fn(P1, .., Pn)>`] handle. [`Signature`] maps that parameter list to the host values
+//! that must be passed for it: a `*const T` parameter takes an [`In<T>`] (the address of a slice
+//! borrowed for reading), a `*mut T` an [`Out<T>`] (a slice borrowed exclusively), and a scalar
+//! the same scalar. A [`Call`] couples a handle, a [`Launch`] and those arguments; arguments of
+//! the wrong type, count or order do not compile, and swapping an input for an output does not
+//! either.
+//!
+//! A `Call` is made only by a plan, through the `unsafe` [`Call::new`]: the plan validates the
+//! sizes first, and its `SAFETY` comment says why every index the kernel computes for that launch
+//! stays inside the borrowed buffers. [`crate::Gpu::launch`] then runs it safely.
+use std::ffi::c_void;
+use std::marker::PhantomData;
+
+use cust::memory::{DeviceCopy, DevicePointer, DeviceSlice};
+
+pub use coalesce_kernels::kernel::Kernel;
+
+use crate::error::{Error, Result};
+use coalesce_kernels::launch::{MAX_BLOCK_THREADS, MAX_GRID_X, MAX_GRID_Y};
+
+/// Grid, block and dynamic shared memory of one launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Launch {
+    /// Blocks in x and y.
+    pub grid: (u32, u32),
+    /// Threads per block in x and y.
+    pub block: (u32, u32),
+    /// Dynamic shared memory per block, in bytes.
+    pub shared_bytes: u32,
+}
+
+impl Launch {
+    /// A 1-D launch of `blocks` blocks of `threads` threads, no shared memory.
+    pub const fn linear(blocks: u32, threads: u32) -> Self {
+        Launch { grid: (blocks, 1), block: (threads, 1), shared_bytes: 0 }
+    }
+
+    /// The same launch with `bytes` of dynamic shared memory per block.
+    pub const fn with_shared(mut self, bytes: u32) -> Self {
+        self.shared_bytes = bytes;
+        self
+    }
+
+    /// Threads in one block.
+    pub const fn block_threads(&self) -> u32 {
+        self.block.0 * self.block.1
+    }
+
+    /// Blocks in the grid.
+    pub const fn blocks(&self) -> u64 {
+        self.grid.0 as u64 * self.grid.1 as u64
+    }
+
+    /// Checks the launch against the driver's limits (grid and block sizes; a zero anywhere).
+    pub fn check_limits(&self) -> Result<()> {
+        let (gx, gy) = self.grid;
+        let (bx, by) = self.block;
+        let bad = |what, value: u64, max: u64| Err(Error::OutOfRange { what, value, min: 1, max });
+        if gx == 0 || gx > MAX_GRID_X {
+            return bad("grid x", gx.into(), MAX_GRID_X.into());
+        }
+        if gy == 0 || gy > MAX_GRID_Y {
+            return bad("grid y", gy.into(), MAX_GRID_Y.into());
+        }
+        let threads = u64::from(bx) * u64::from(by);
+        if bx == 0 || by == 0 || threads > MAX_BLOCK_THREADS.into() {
+            return bad("threads per block", threads, MAX_BLOCK_THREADS.into());
+        }
+        Ok(())
+    }
+}
+
+/// A `*const T` kernel argument: the address of a device slice borrowed for reading for `'a`.
+#[repr(transparent)]
+pub struct In<'a, T: DeviceCopy> {
+    ptr: DevicePointer<T>,
+    _borrow: PhantomData<&'a DeviceSlice<T>>,
+}
+
+impl<'a, T: DeviceCopy> In<'a, T> {
+    /// The start of `slice`.
+    pub fn of(slice: &'a DeviceSlice<T>) -> Self {
+        In { ptr: slice.as_device_ptr(), _borrow: PhantomData }
+    }
+
+    /// Elements `range` of `slice` (a sub-slice of a buffer, e.g. one array of an SoA buffer).
+    pub fn part(slice: &'a DeviceSlice<T>, range: std::ops::Range<usize>) -> Result<Self> {
+        check_range(&range, slice.len())?;
+        Ok(In { ptr: slice.index(range).as_device_ptr(), _borrow: PhantomData })
+    }
+
+    /// The device address.
+    pub fn address(&self) -> u64 {
+        self.ptr.as_raw()
+    }
+}
+
+impl<T: DeviceCopy> Clone for In<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: DeviceCopy> Copy for In<'_, T> {}
+
+impl<T: DeviceCopy> std::fmt::Debug for In<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "In({:#x})", self.address())
+    }
+}
+
+/// A `*mut T` kernel argument: the address of a device slice borrowed exclusively for `'a`.
+#[repr(transparent)]
+pub struct Out<'a, T: DeviceCopy> {
+    ptr: DevicePointer<T>,
+    _borrow: PhantomData<&'a mut DeviceSlice<T>>,
+}
+
+impl<'a, T: DeviceCopy> Out<'a, T> {
+    /// The start of `slice`.
+    pub fn of(slice: &'a mut DeviceSlice<T>) -> Self {
+        Out { ptr: slice.as_device_ptr(), _borrow: PhantomData }
+    }
+
+    /// The same slice seen as elements of `U` (the fill writes any 4-byte-multiple type as
+    /// words).
+    ///
+    /// # Safety
+    /// `U` must be valid for every bit pattern the kernel writes, and the slice must be aligned
+    /// for `U`; the caller converts lengths itself.
+    pub(crate) unsafe fn cast<U: DeviceCopy>(self) -> Out<'a, U> {
+        Out { ptr: DevicePointer::from_raw(self.ptr.as_raw()), _borrow: PhantomData }
+    }
+
+    /// The device address.
+    pub fn address(&self) -> u64 {
+        self.ptr.as_raw()
+    }
+}
+
+impl<T: DeviceCopy> std::fmt::Debug for Out<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Out({:#x})", self.address())
+    }
+}
+
+fn check_range(range: &std::ops::Range<usize>, len: usize) -> Result<()> {
+    if range.start <= range.end && range.end <= len {
+        Ok(())
+    } else {
+        Err(Error::LengthMismatch { what: "sub-slice end", expected: range.end, got: len })
+    }
+}
+
+/// A kernel parameter type and the host value passed for it.
+pub trait DeviceParam<'a> {
+    /// What the host passes: [`In`], [`Out`] or the scalar itself. It has the parameter's size
+    /// and layout (pointers are `#[repr(transparent)]` over a 64-bit device address).
+    type Host;
+}
+
+impl<'a, T: DeviceCopy + 'a> DeviceParam<'a> for *const T {
+    type Host = In<'a, T>;
+}
+
+impl<'a, T: DeviceCopy + 'a> DeviceParam<'a> for *mut T {
+    type Host = Out<'a, T>;
+}
+
+macro_rules! scalar_params {
+    ($($t:ty),*) => {$(
+        impl DeviceParam<'_> for $t {
+            type Host = $t;
+        }
+    )*};
+}
+scalar_params!(u32, u64, i32, f32);
+
+/// Most parameters a kernel may take.
+pub const MAX_PARAMS: usize = 8;
+
+/// Pointers to each argument value, in order: what `cuLaunchKernel` reads.
+pub struct ArgPointers {
+    pointers: [*mut c_void; MAX_PARAMS],
+    count: usize,
+}
+
+impl ArgPointers {
+    /// The pointers, one per parameter.
+    pub fn as_mut_slice(&mut self) -> &mut [*mut c_void] {
+        &mut self.pointers[..self.count]
+    }
+}
+
+/// A kernel's parameter list (`fn(P1, .., Pn)`) and the host argument tuple it takes.
+pub trait Signature<'a> {
+    /// `(P1::Host, .., Pn::Host)`.
+    type Args;
+    /// Pointers to each of `args`' fields, valid while `args` is.
+    fn arg_pointers(args: &Self::Args) -> ArgPointers;
+}
+
+macro_rules! signatures {
+    ($($n:literal: ($($p:ident $i:tt),*);)*) => {$(
+        impl<'a, $($p: DeviceParam<'a>),*> Signature<'a> for fn($($p),*) {
+            type Args = ($($p::Host,)*);
+            #[allow(unused_mut)]
+            fn arg_pointers(args: &Self::Args) -> ArgPointers {
+                let mut pointers = [std::ptr::null_mut(); MAX_PARAMS];
+                $(pointers[$i] = &args.$i as *const $p::Host as *mut c_void;)*
+                let _ = args;
+                ArgPointers { pointers, count: $n }
+            }
+        }
+    )*};
+}
+signatures! {
+    0: ();
+    1: (A 0);
+    2: (A 0, B 1);
+    3: (A 0, B 1, C 2);
+    4: (A 0, B 1, C 2, D 3);
+    5: (A 0, B 1, C 2, D 3, E 4);
+    6: (A 0, B 1, C 2, D 3, E 4, F 5);
+    7: (A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+    8: (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
+}
+
+/// A launch a plan has proved in bounds: the kernel, its grid and its typed arguments, which
+/// borrow the buffers for `'a`. Run it with [`crate::Gpu::launch`].
+#[must_use = "a Call does nothing until it is launched"]
+pub struct Call<'a, Sig: Signature<'a>> {
+    kernel: Kernel<Sig>,
+    launch: Launch,
+    args: Sig::Args,
+}
+
+impl<'a, Sig: Signature<'a>> Call<'a, Sig> {
+    /// Couples `kernel`, `launch` and `args`.
+    ///
+    /// # Safety
+    /// For every thread of `launch`, every address the kernel computes from `args` lies inside
+    /// the slice its pointer argument was taken from, and the kernel's other preconditions hold
+    /// for `launch` (16-byte alignment where it loads vectors, the block size it assumes, the
+    /// shared memory it indexes). Plans establish this after validating the sizes.
+    pub unsafe fn new(kernel: Kernel<Sig>, launch: Launch, args: Sig::Args) -> Self {
+        Call { kernel, launch, args }
+    }
+
+    /// The kernel.
+    pub fn kernel(&self) -> Kernel<Sig> {
+        self.kernel
+    }
+
+    /// Its grid, block and shared memory.
+    pub fn launch(&self) -> Launch {
+        self.launch
+    }
+
+    /// Its arguments, in the kernel's parameter order.
+    pub fn args(&self) -> &Sig::Args {
+        &self.args
+    }
+
+    /// Pointers to the arguments for the driver.
+    pub(crate) fn arg_pointers(&self) -> ArgPointers {
+        Sig::arg_pointers(&self.args)
+    }
+}
+
+impl<'a, Sig: Signature<'a>> std::fmt::Debug for Call<'a, Sig> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Call").field("kernel", &self.kernel).field("launch", &self.launch).finish_non_exhaustive()
+    }
+}
+
+/// Slices that no kernel will touch, for testing plans without a GPU.
+pub mod testing {
+    use cust::memory::{DeviceCopy, DevicePointer, DeviceSlice};
+
+    /// A slice descriptor of `len` elements at device address `address`.
+    ///
+    /// # Safety
+    /// Nothing may read or write through it and no [`crate::Call`] planned over it may be
+    /// launched: the address is made up.
+    pub unsafe fn slice_at<T: DeviceCopy>(address: u64, len: usize) -> DeviceSlice<T> {
+        // SAFETY: forwarded from the caller; the descriptor is never dereferenced.
+        unsafe { DeviceSlice::from_raw_parts(DevicePointer::from_raw(address), len) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_are_checked() {
+        assert!(Launch::linear(1, 256).check_limits().is_ok());
+        assert!(Launch::linear(0, 256).check_limits().is_err());
+        assert!(Launch::linear(1, 1025).check_limits().is_err());
+        assert!(Launch { grid: (1, 65_536), block: (32, 8), shared_bytes: 0 }.check_limits().is_err());
+        assert!(Launch::linear(MAX_GRID_X, 1024).check_limits().is_ok());
+    }
+
+    #[test]
+    fn arguments_are_passed_by_address_in_order() {
+        // SAFETY: descriptors only; nothing is launched.
+        let (a, mut b) = unsafe { (testing::slice_at::<f32>(0x1000, 4), testing::slice_at::<f32>(0x2000, 4)) };
+        let args = (In::of(&a), Out::of(&mut b), 7u32);
+        let mut p = <fn(*const f32, *mut f32, u32) as Signature>::arg_pointers(&args);
+        let p = p.as_mut_slice();
+        assert_eq!(p.len(), 3);
+        // SAFETY: each pointer points at the tuple field of the matching type.
+        unsafe {
+            assert_eq!(*(p[0] as *const u64), 0x1000);
+            assert_eq!(*(p[1] as *const u64), 0x2000);
+            assert_eq!(*(p[2] as *const u32), 7);
+        }
+        assert_eq!(std::mem::size_of::<In<f32>>(), 8);
+        assert_eq!(std::mem::size_of::<Out<f32>>(), 8);
+    }
+
+    #[test]
+    fn sub_slices_stay_inside() {
+        // SAFETY: descriptor only.
+        let a = unsafe { testing::slice_at::<f32>(0x1000, 12) };
+        assert_eq!(In::part(&a, 4..8).unwrap().address(), 0x1010);
+        assert!(In::part(&a, 8..13).is_err());
+    }
+}

@@ -1,0 +1,78 @@
+//! One declaration per kernel: its PTX name and parameter list are written once, in [`kernel!`],
+//! and both sides are generated from that declaration.
+//!
+//! - Built for `nvptx64` the macro yields the `extern "gpu-kernel"` entry point, exported under
+//!   the function's own name.
+//! - Built for the host it yields a constant of the same name, a [`Kernel`] handle: the PTX name
+//!   (from `stringify!`, so no name is ever typed twice) and the parameter list as a function
+//!   type. The host library's launch takes a `Kernel<fn(P1, .., Pn)>` together with arguments
+//!   that must match `P1 .. Pn` in type, count and order, or the launch does not compile.
+
+use core::marker::PhantomData;
+
+/// A kernel as the host sees it: its PTX entry name and its parameter list `Sig`, written as a
+/// function type such as `fn(*const f32, *mut f32, u32)`.
+pub struct Kernel<Sig> {
+    name: &'static str,
+    _sig: PhantomData<fn() -> Sig>,
+}
+
+impl<Sig> Kernel<Sig> {
+    /// Used by [`kernel!`] only: a handle is never made up by hand.
+    #[doc(hidden)]
+    pub const fn declare(name: &'static str) -> Self {
+        Kernel { name, _sig: PhantomData }
+    }
+
+    /// The entry point's name in the PTX module.
+    pub const fn name(self) -> &'static str {
+        self.name
+    }
+}
+
+impl<Sig> Clone for Kernel<Sig> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<Sig> Copy for Kernel<Sig> {}
+
+impl<Sig> core::fmt::Debug for Kernel<Sig> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Kernel({})", self.name)
+    }
+}
+
+impl<Sig> PartialEq for Kernel<Sig> {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+/// Declares a kernel once for both sides (see the module docs).
+///
+/// ```ignore
+/// kernel! {
+///     /// What the kernel does and the transactions a warp makes.
+///     pub unsafe fn coalescing_offset(input: *const f32, output: *mut f32, n: u32, offset: u32) {
+///         /* device code */
+///     }
+/// }
+/// ```
+/// Parameters follow one order in every family: inputs, outputs, sizes, parameters.
+#[macro_export]
+macro_rules! kernel {
+    ($(#[$attr:meta])* pub unsafe fn $name:ident($($arg:ident : $ty:ty),* $(,)?) $body:block) => {
+        $(#[$attr])*
+        #[cfg(target_arch = "nvptx64")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn $name($($arg: $ty),*) $body
+
+        $(#[$attr])*
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[allow(non_upper_case_globals)]
+        pub const $name: $crate::kernel::Kernel<fn($($ty),*)> =
+            $crate::kernel::Kernel::declare(stringify!($name));
+    };
+}
