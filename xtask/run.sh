@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The bundle's driver, for a GPU host that has the NVIDIA driver but no Rust toolchain.
-#   run.sh [all|checks|report|bench|ptxas|ncu] [args for that step]
+#   run.sh [all|checks|report|bench|ptxas|ncu|sanitize] [args for that step]
 # Logs go to $OUT when set (the device tool's folder), else to ./logs beside this script.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,11 +25,15 @@ checks() {
   "$here/bin/gpu" "$@" 2>&1 | tee "$logs/checks.log" || status=1
 }
 
-report() { "$here/bin/report" "$@" 2>&1 | tee "$logs/report.md" || status=1; }
+report() { "$here/bin/report" --out "$logs/report" "$@" 2>&1 | tee "$logs/report.log" || status=1; }
 
 bench() {
-  "$here/bin/kernels" --bench --noplot --warm-up-time 0.2 --measurement-time 0.5 "$@" 2>&1 \
-    | tee "$logs/criterion.log" || status=1
+  # criterion's defaults as `cargo bench` has them; its HTML report goes to $CRITERION_HOME.
+  export CRITERION_HOME="$logs/criterion"
+  local start=$SECONDS
+  "$here/bin/kernels" --bench "$@" > "$logs/criterion.log" 2>&1 || status=1
+  echo "criterion: $(grep -c 'time:' "$logs/criterion.log") benchmarks in $((SECONDS - start)) s"
+  tail -n 5 "$logs/criterion.log"
 }
 
 ptxas_report() {
@@ -43,34 +47,19 @@ ptxas_report() {
   fi
 }
 
-# Nsight Compute counters for one launch of each teaching kernel, taken from the GPU checks:
-# "check filter|kernel|launches to skip" (the skip picks the check's largest size).
-NCU_CASES="
-coalescing/offset/offset=0|coalescing_offset|4
-coalescing/offset/offset=1|coalescing_offset|4
-coalescing/offset_cg/offset=1|coalescing_offset_cg|4
-coalescing/stride/stride=2|coalescing_stride|4
-coalescing/stride/stride=32|coalescing_stride|4
-coalescing/vec4/blocks_per_sm=0|coalescing_vec4|8
-access_order/chunked/per_thread=8|access_order_chunked|3
-access_order/interleaved/per_thread=8|access_order_interleaved|3
-access_order/block_x|access_order_block_x|4
-access_order/block_y|access_order_block_y|4
-layouts/aos|layouts_aos|4
-layouts/aos_staged|layouts_aos_staged|4
-layouts/soa|layouts_soa|4
-layouts/aligned16|layouts_aligned16|4
-transpose/copy|transpose_copy|6
-transpose/naive|transpose_naive|6
-transpose/shared|transpose_shared|6
-transpose/padded|transpose_padded|6
-bank/rows|bank_rows|0
-bank/cols|bank_cols|0
-bank/cols_padded|bank_cols_padded|0
-reduce/interleaved_conflicts|reduce_interleaved_conflicts|4
-reduce/sequential|reduce_sequential|4
-distance/aos_gather|distance_aos_gather|3
-distance/soa_gather|distance_soa_gather|3
+# Nsight Compute counters for one launch of a benchmark run each, at the benchmark's size: the
+# kernel to catch is the run's first kernel as `gpu --list` reports it from the registry, and
+# `gpu --once RUN` prepares the run's buffers (filled by util_fill, another kernel) and launches
+# it exactly once, so no launch-skip count is kept by hand. NCU_RUNS picks the runs.
+NCU_RUNS="
+coalescing/offset/offset=0 coalescing/offset/offset=1 coalescing/offset_cg/offset=1
+coalescing/stride/stride=2 coalescing/stride/stride=32 coalescing/vec4/blocks_per_sm=0
+access_order/chunked/per_thread=8 access_order/interleaved/per_thread=8 access_order/block_x access_order/block_y
+layouts/aos layouts/aos_staged layouts/soa layouts/aligned16
+transpose/copy/shape=0 transpose/naive/shape=0 transpose/shared/shape=0 transpose/padded/shape=0
+bank/rows bank/cols bank/cols_padded
+reduce/interleaved_conflicts reduce/sequential
+distance/aos_gather distance/soa_gather
 "
 NCU_METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,\
 l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,\
@@ -81,23 +70,35 @@ l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
 ncu_counters() {
   command -v ncu >/dev/null || { echo "ncu not on PATH: no counters" | tee "$logs/ncu.csv"; return; }
   : > "$logs/ncu.csv"
-  echo "$NCU_CASES" | while IFS='|' read -r filter kernel skip; do
-    [ -n "$filter" ] || continue
-    echo "# $filter" >> "$logs/ncu.csv"
-    ncu --csv --clock-control none --kernel-name "$kernel" --launch-skip "$skip" --launch-count 1 \
-      --metrics "$NCU_METRICS" "$here/bin/gpu" "$filter" 2>>"$logs/ncu.err" \
-      | grep '^"' >> "$logs/ncu.csv" || echo "ncu failed for $filter" | tee -a "$logs/ncu.csv"
+  "$here/bin/gpu" --list > "$logs/runs.txt"
+  for run in $NCU_RUNS; do
+    kernel=$(awk -v r="$run" '$1 == r { print $2 }' "$logs/runs.txt")
+    [ -n "$kernel" ] || { echo "no run $run in the registry" | tee -a "$logs/ncu.csv"; status=1; continue; }
+    echo "# $run" >> "$logs/ncu.csv"
+    ncu --csv --clock-control none --kernel-name "$kernel" --launch-count 1 \
+      --metrics "$NCU_METRICS" "$here/bin/gpu" --once "$run" 2>>"$logs/ncu.err" \
+      | grep '^"' >> "$logs/ncu.csv" || echo "ncu failed for $run" | tee -a "$logs/ncu.csv"
   done
   echo "ncu: $(grep -c '^"' "$logs/ncu.csv") counter rows in ncu.csv"
 }
 
+# compute-sanitizer memcheck over the GPU checks (the large library checks excluded: each moves
+# 17 GB, which memcheck would take far too long over). Args: a check filter.
+sanitize() {
+  command -v compute-sanitizer >/dev/null || { echo "compute-sanitizer not on PATH" | tee "$logs/memcheck.log"; return; }
+  COALESCE_SKIP_LARGE=1 compute-sanitizer --tool memcheck --print-limit 20 "$here/bin/gpu" "$@" \
+    > "$logs/memcheck.log" 2>&1 || status=1
+  tail -n 3 "$logs/memcheck.log"
+}
+
 case "$step" in
   all) info; ptxas_report; checks; report; ncu_counters; bench ;;
+  sanitize) sanitize "$@" ;;
   checks) info; checks "$@" ;;
   report) info; report "$@" ;;
   bench) info; bench "$@" ;;
   ptxas) ptxas_report ;;
   ncu) ncu_counters ;;
-  *) echo "unknown step $step (all|checks|report|bench|ptxas|ncu)"; exit 2 ;;
+  *) echo "unknown step $step (all|checks|report|bench|ptxas|ncu|sanitize)"; exit 2 ;;
 esac
 exit $status

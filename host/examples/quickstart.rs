@@ -1,16 +1,27 @@
-//! The README's library example: a copy, a transpose and a sum on the first GPU.
+//! The README's library example: a copy, a transpose and a sum on the first GPU, then what the
+//! typed seam refuses before anything reaches the device.
 //! `cargo run --example quickstart` (prints why and exits if there is no GPU).
-use coalesce::{Gpu, coalescing, reduce, transpose};
+use coalesce::{Error, Gpu, coalescing, reduce, transpose};
 
 fn main() -> coalesce::Result<()> {
-    let gpu = Gpu::new()?; // Error::NoGpu without a device
+    let gpu = Gpu::new()?; // Error::NoGpu without a device; Gpu::with_device(n) for another one
     let (rows, cols) = (4096, 1000);
-    let input = gpu.upload(&vec![1.0f32; rows * cols])?;
+    let data: Vec<f32> = (0..rows * cols).map(|i| i as f32).collect();
+    let input = gpu.upload(&data)?;
     let mut output = gpu.poisoned::<f32>(rows * cols, 0)?;
-    coalescing::copy(&gpu, &input, &mut output)?; // 16-byte grid copy, ~98% of memcpy
+    coalescing::copy(&gpu, &input, &mut output)?; // 16-byte copy, any length, ~98% of memcpy
     transpose::transpose(&gpu, &input, &mut output, rows, cols)?; // padded shared-memory tile
     let small = gpu.upload(&[1i32, 2, 3])?;
     let total = reduce::sum(&gpu, &small)?; // 6
-    println!("{total}, {}", output.as_host_vec()?[1]);
+    println!("sum {total}, out[1] = {} (= in[{cols}])", output.as_host_vec()?[1]);
+
+    // Bad input is a typed error before any launch, never a fault on the GPU:
+    let mut short = gpu.poisoned::<f32>(10, 0)?;
+    match coalescing::copy(&gpu, &input, &mut short) {
+        Err(Error::LengthMismatch { what, expected, got }) => println!("refused: {what} wants {expected}, got {got}"),
+        other => println!("unexpected: {other:?}"),
+    }
+    // ...and a launch whose arguments do not match the kernel's parameter list does not compile:
+    // the plans build `Call<fn(*const f32, *mut f32, u64)>` from `In`/`Out` slices and a `u64`.
     Ok(())
 }

@@ -8,6 +8,10 @@ const USAGE: &str = "usage:
   cargo xtask build-ptx [--arch sm_XX] [--out PATH]   build the kernels to PTX (default arch sm_75)
                                                       and print ptxas's resource report if ptxas is on PATH
   cargo xtask list                                    every registered variant, one line each
+  cargo xtask report [--out DIR] [FILTER]             measure every variant on this GPU against its memcpy and
+                                                      write DIR/report.md, report.json and SVG plots
+                                                      (default DIR: target/report)
+  cargo xtask report --from FILE.json [--out DIR]     re-render a saved report.json, no GPU needed
   cargo xtask bundle [--out DIR]                      test/bench binaries, PTX and run.sh for a GPU host
                                                       without Rust (default DIR: bundle)";
 
@@ -16,6 +20,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("build-ptx") => build_ptx(&args[1..]),
         Some("list") => list(),
+        Some("report") => report(&args[1..]),
         Some("bundle") => bundle(&args[1..]),
         _ => Err(USAGE.to_string()),
     };
@@ -80,6 +85,19 @@ fn list() -> Result<(), String> {
         println!("{:<32} {}{}", v.id(), v.summary(), sweep);
     }
     Ok(())
+}
+
+/// Runs the report binary in release mode (the CPU reference rows are timed too, so a debug
+/// build would misstate them) with the user's arguments.
+fn report(args: &[String]) -> Result<(), String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .args(["run", "--quiet", "--release", "-p", "coalesce-benches", "--bin", "report", "--"])
+        .args(args)
+        .current_dir(root())
+        .status()
+        .map_err(|e| format!("cargo: {e}"))?;
+    if status.success() { Ok(()) } else { Err("report failed".into()) }
 }
 
 /// Runs cargo with `--message-format=json` and returns the executables it reports.

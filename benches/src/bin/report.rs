@@ -1,59 +1,170 @@
-//! Prints the BENCHMARKS.md tables: every registered variant's median time, GB/s (bytes read +
-//! written once) and percentage of the device-to-device memcpy measured in the same run.
-//!   report [FILTER]   (substring of `family/variant`)
+//! The lesson report: measures every registered variant on this machine's GPU against the device
+//! memcpy of the same run and writes `DIR/report.md`, `DIR/report.json` and the plots.
+//!
+//!   report [--out DIR] [FILTER]          measure (needs a GPU), then render (default DIR: target/report)
+//!   report --from FILE.json [--out DIR]  re-render a saved run, no GPU needed
+//!
+//! FILTER is a substring of `family/variant/param=value`. A progress line (run k of n, time left)
+//! goes to stderr while it measures.
+use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Instant;
 
 use coalesce_benches::measure::{Measured, measure_memcpy, measure_variant};
+use coalesce_benches::report::{Device, Measurement, Param, Report, render};
 use coalesce_benches::{open_gpu, registry};
 
-fn row(m: &Measured, memcpy_gbps: f64) -> String {
-    let tflops = if m.flops > 0 { format!("{:.2}", m.tflops()) } else { "".into() };
-    format!(
-        "| {} | {:.1} | {:.0} | {:.1}% | {} |",
-        m.id,
-        m.median.as_secs_f64() * 1e6,
-        m.gbps(),
-        100.0 * m.gbps() / memcpy_gbps,
-        tflops
-    )
+const USAGE: &str = "usage: report [--out DIR] [FILTER] | report --from FILE.json [--out DIR]";
+
+struct Args {
+    out: PathBuf,
+    from: Option<PathBuf>,
+    filter: String,
+}
+
+fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
+    let mut parsed = Args { out: PathBuf::from("target/report"), from: None, filter: String::new() };
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--out" => parsed.out = args.next().ok_or(USAGE)?.into(),
+            "--from" => parsed.from = Some(args.next().ok_or(USAGE)?.into()),
+            "-h" | "--help" => return Err(USAGE.into()),
+            flag if flag.starts_with('-') => return Err(format!("unknown option {flag}\n{USAGE}")),
+            filter => parsed.filter = filter.to_string(),
+        }
+    }
+    Ok(parsed)
+}
+
+fn measurement(m: &Measured, v: Option<(&dyn registry::Variant, u32)>) -> Measurement {
+    let (family, variant, param, summary) = match v {
+        Some((v, value)) => (
+            v.family().to_string(),
+            v.name().to_string(),
+            v.param().map(|p| Param { name: p.name.to_string(), value }),
+            v.summary().to_string(),
+        ),
+        None => ("baseline".into(), "memcpy_dtod".into(), None, "cuMemcpyDtoDAsync of 2 x 256 MiB".into()),
+    };
+    Measurement {
+        run: m.id.clone(),
+        family,
+        variant,
+        param,
+        summary,
+        median_us: m.median.as_secs_f64() * 1e6,
+        bytes: m.bytes,
+        flops: m.flops,
+        on_cpu: v.is_some_and(|(v, _)| v.kernels().is_empty()),
+        model: None,
+    }
+}
+
+fn measure(filter: &str) -> Result<Report, String> {
+    let gpu = open_gpu().map_err(|e| format!("report needs a GPU: {e}"))?;
+    let runs: Vec<(&dyn registry::Variant, u32)> = registry::all()
+        .flat_map(|v| v.sweep_values().iter().map(move |&p| (v, p)))
+        .filter(|(v, p)| v.run_id(*p).contains(filter))
+        .collect();
+    let fail = |e: coalesce::Error| e.to_string();
+    let memcpy = measurement(&measure_memcpy(&gpu).map_err(fail)?, None);
+    let start = Instant::now();
+    let mut measured = Vec::new();
+    for (k, &(v, p)) in runs.iter().enumerate() {
+        let elapsed = start.elapsed().as_secs_f64();
+        let left = if k == 0 { 0.0 } else { elapsed / k as f64 * (runs.len() - k) as f64 };
+        eprint!("\r\x1b[K[{}/{}] {} ({:.0} s left)", k + 1, runs.len(), v.run_id(p), left);
+        let _ = std::io::stderr().flush();
+        let m = measure_variant(&gpu, v, p).map_err(|e| format!("{}: {e}", v.run_id(p)))?;
+        measured.push(measurement(&m, Some((v, p))));
+    }
+    eprintln!("\r\x1b[K{} runs in {:.0} s", runs.len(), start.elapsed().as_secs_f64());
+    let info = gpu.info();
+    Ok(Report {
+        device: Device {
+            name: info.name.clone(),
+            multiprocessors: info.multiprocessors,
+            compute_capability: info.compute_capability,
+            driver: gpu.driver_version().map_err(fail)?,
+            memory_bytes: info.memory_bytes,
+        },
+        date: std::env::var("COALESCE_DATE").unwrap_or_else(|_| now_utc()),
+        commit: std::env::var("COALESCE_COMMIT").unwrap_or_else(|_| env!("COALESCE_BUILD_COMMIT").to_string()),
+        ptx_arch: coalesce::PTX_ARCH.to_string(),
+        memcpy,
+        runs: measured,
+    })
+}
+
+/// The current UTC time as RFC 3339, from the system clock (no date crate needed).
+fn now_utc() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
 fn main() -> ExitCode {
-    let filter = std::env::args().nth(1).unwrap_or_default();
-    let gpu = match open_gpu() {
-        Ok(gpu) => gpu,
+    let args = match parse(std::env::args().skip(1)) {
+        Ok(a) => a,
         Err(e) => {
-            eprintln!("SKIPPED report: {e}");
+            eprintln!("{e}");
             return ExitCode::FAILURE;
         }
     };
-    let run = || -> coalesce::Result<()> {
-        println!(
-            "device: {} ({} SMs), driver CUDA {}, PTX {}",
-            gpu.name(),
-            gpu.multiprocessors(),
-            gpu.driver_version()?,
-            coalesce::PTX_ARCH
-        );
-        let before = measure_memcpy(&gpu)?;
-        let base = before.gbps();
-        println!("\n| run | median µs | GB/s | % of memcpy | TFLOP/s |\n|---|---:|---:|---:|---:|");
-        println!("{}", row(&before, base));
-        for variant in registry::all().filter(|v| v.id().contains(&filter)) {
-            for &value in variant.sweep_values() {
-                let m = measure_variant(&gpu, variant, value)?;
-                println!("{}", row(&m, base));
-            }
-        }
-        let after = measure_memcpy(&gpu)?;
-        println!("{}", row(&Measured { id: "baseline/memcpy_dtod (again, at the end)".into(), ..after }, base));
-        Ok(())
+    let report = match &args.from {
+        Some(file) => std::fs::read_to_string(file)
+            .map_err(|e| format!("{}: {e}", file.display()))
+            .and_then(|text| Report::from_json(&text).map_err(|e| format!("{}: {e}", file.display()))),
+        None => measure(&args.filter),
     };
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
+    let report = match report {
+        Ok(r) => r,
         Err(e) => {
-            eprintln!("report failed: {e}");
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match render(&report, &args.out) {
+        Ok(files) => {
+            for f in files {
+                println!("{}", f.display());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("writing the report to {}: {e}", args.out.display());
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments() {
+        let a = parse(["--out", "x", "coalescing"].map(String::from).into_iter()).unwrap();
+        assert_eq!((a.out, a.from, a.filter), (PathBuf::from("x"), None, "coalescing".to_string()));
+        assert!(parse(["--bogus"].map(String::from).into_iter()).is_err());
+        assert!(parse(["--out"].map(String::from).into_iter()).is_err());
+    }
+
+    #[test]
+    fn dates_are_rfc3339() {
+        let d = now_utc();
+        assert_eq!(d.len(), 20);
+        assert!(d.starts_with("20") && d.ends_with('Z'));
     }
 }
