@@ -5,6 +5,8 @@ use std::time::Duration;
 use coalesce::registry::{Variant, Workload};
 use coalesce::{Gpu, Result};
 
+pub mod report;
+
 /// Warm-up runs before a median is taken.
 pub const WARMUP: u32 = 3;
 /// Timed runs a median is taken over.
