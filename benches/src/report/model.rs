@@ -157,11 +157,6 @@ impl Report {
         self.family(family).find(|m| m.variant == variant)
     }
 
-    /// The run of `family/variant` at parameter value `value`.
-    pub fn at(&self, family: &str, variant: &str, value: u32) -> Option<&Measurement> {
-        self.family(family).find(|m| m.variant == variant && m.param_value() == Some(value))
-    }
-
     /// The swept runs of `family/variant` as (parameter value, run), in registry order.
     pub fn sweep(&self, family: &str, variant: &str) -> Vec<(u32, &Measurement)> {
         self.family(family).filter(|m| m.variant == variant).filter_map(|m| Some((m.param_value()?, m))).collect()
