@@ -9,6 +9,7 @@ pub mod check;
 pub mod large;
 pub mod measure;
 pub mod registry;
+pub mod report;
 pub mod workload;
 
 pub mod coalescing;

@@ -1,0 +1,164 @@
+//! The measurements of one report run, as written to and read from `report.json`.
+//!
+//! The JSON is the record; `report.md` and the plots are views of it, so everything a view shows
+//! is computed from these fields (never typed in by hand) and a report can be re-rendered later.
+use serde::{Deserialize, Serialize};
+
+/// One run of the report binary on one GPU.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// The GPU measured.
+    pub device: Device,
+    /// When the run started, RFC 3339 UTC, e.g. `2026-11-22T14:51:11Z`.
+    pub date: String,
+    /// `git describe` of the measured tree, e.g. `8b4bbbe44da5`.
+    pub commit: String,
+    /// The architecture the embedded PTX targets, e.g. `sm_75`.
+    pub ptx_arch: String,
+    /// Device-to-device memcpy, measured first in the same run: the ceiling every
+    /// "% of memcpy" is relative to.
+    pub memcpy: Measurement,
+    /// Every variant at every swept parameter value, in registry order.
+    pub runs: Vec<Measurement>,
+}
+
+/// The GPU a report was measured on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Device {
+    /// Marketing name, e.g. `NVIDIA H100 80GB HBM3`.
+    pub name: String,
+    /// Streaming multiprocessors.
+    pub multiprocessors: u32,
+    /// (major, minor), e.g. (9, 0).
+    pub compute_capability: (u32, u32),
+    /// Driver (CUDA API) version, e.g. `13.0`.
+    pub driver: String,
+    /// Global memory in bytes.
+    pub memory_bytes: u64,
+}
+
+/// The median time of one variant at one parameter value, and what that run moves.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
+    /// `family/variant` or `family/variant/param=value`, e.g. `coalescing/offset/offset=1`.
+    pub run: String,
+    /// The family (module), e.g. `coalescing`.
+    pub family: String,
+    /// The variant inside the family, e.g. `offset`.
+    pub variant: String,
+    /// The swept parameter, if the variant has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub param: Option<Param>,
+    /// One line: the access pattern and what it costs.
+    pub summary: String,
+    /// Median time of one run, microseconds.
+    pub median_us: f64,
+    /// Bytes the run must move: each input read once plus each output written once.
+    pub bytes: u64,
+    /// Floating-point operations (0 unless the variant is compute-bound).
+    pub flops: u64,
+    /// A CPU reference timed by the host clock rather than CUDA events.
+    pub on_cpu: bool,
+    /// Predicted memory transactions, when the run carries them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<Model>,
+}
+
+/// The value of a variant's swept parameter in one run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Param {
+    /// e.g. `offset`, `stride`, `per_thread`.
+    pub name: String,
+    /// The value of this run.
+    pub value: u32,
+}
+
+/// Predicted transactions for one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Model {
+    /// 32-byte sectors per warp-wide global load request (4 is perfectly coalesced 4-byte loads).
+    pub ld_sectors_per_request: f64,
+    /// 32-byte sectors per warp-wide global store request.
+    pub st_sectors_per_request: f64,
+    /// Shared-memory load bank conflicts.
+    pub shared_ld_bank_conflicts: u64,
+    /// Shared-memory store bank conflicts.
+    pub shared_st_bank_conflicts: u64,
+    /// Bytes read from DRAM.
+    pub dram_read_bytes: u64,
+    /// Bytes written to DRAM.
+    pub dram_write_bytes: u64,
+}
+
+impl Measurement {
+    /// Effective bandwidth in GB/s (10^9 bytes per second) of the bytes the run must move.
+    pub fn gbps(&self) -> f64 {
+        self.bytes as f64 / (self.median_us * 1e-6) / 1e9
+    }
+
+    /// TFLOP/s (10^12 floating-point operations per second); 0 for memory-bound runs.
+    pub fn tflops(&self) -> f64 {
+        self.flops as f64 / (self.median_us * 1e-6) / 1e12
+    }
+
+    /// This run's bandwidth as a percentage of `memcpy`'s.
+    pub fn percent_of(&self, memcpy: &Measurement) -> f64 {
+        100.0 * self.gbps() / memcpy.gbps()
+    }
+
+    /// The swept parameter's value, if any.
+    pub fn param_value(&self) -> Option<u32> {
+        self.param.as_ref().map(|p| p.value)
+    }
+}
+
+impl Report {
+    /// Parses a report written by [`Report::to_json`].
+    pub fn from_json(json: &str) -> Result<Report, serde_json::Error> {
+        serde_json::from_str(json)
+    }
+
+    /// The report as pretty-printed JSON.
+    pub fn to_json(&self) -> String {
+        // Strings, integers, floats and booleans into a String: serde_json has no error to report
+        // (a non-finite float is written as `null`, not rejected).
+        serde_json::to_string_pretty(self).expect("a Report serializes to JSON infallibly")
+    }
+
+    /// The families present, in the order they first appear in `runs`.
+    pub fn families(&self) -> Vec<&str> {
+        let mut seen: Vec<&str> = Vec::new();
+        for m in &self.runs {
+            if !seen.contains(&m.family.as_str()) {
+                seen.push(&m.family);
+            }
+        }
+        seen
+    }
+
+    /// Every run of `family`, in registry order.
+    pub fn family<'a, 'f>(&'a self, family: &'f str) -> impl Iterator<Item = &'a Measurement> + use<'a, 'f> {
+        self.runs.iter().filter(move |m| m.family == family)
+    }
+
+    /// The variants of `family`, in the order they first appear.
+    pub fn variants(&self, family: &str) -> Vec<&str> {
+        let mut seen: Vec<&str> = Vec::new();
+        for m in self.family(family) {
+            if !seen.contains(&m.variant.as_str()) {
+                seen.push(&m.variant);
+            }
+        }
+        seen
+    }
+
+    /// The run of `family/variant` without a parameter, or its first swept run.
+    pub fn get(&self, family: &str, variant: &str) -> Option<&Measurement> {
+        self.family(family).find(|m| m.variant == variant)
+    }
+
+    /// The swept runs of `family/variant` as (parameter value, run), in registry order.
+    pub fn sweep(&self, family: &str, variant: &str) -> Vec<(u32, &Measurement)> {
+        self.family(family).filter(|m| m.variant == variant).filter_map(|m| Some((m.param_value()?, m))).collect()
+    }
+}

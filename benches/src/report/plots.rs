@@ -1,0 +1,464 @@
+//! The SVG plots: sweeps as line charts (one series per variant, the memcpy ceiling as a line),
+//! per-method comparisons as horizontal bar charts in registry order.
+//!
+//! Plots are drawn into strings (plotters' SVG backend) and only then written by
+//! [`super::render`], so a drawing error never leaves a half-written file, and a plot whose runs
+//! are absent is simply not produced. Text is emitted as SVG `<text>` elements rendered by the
+//! viewer, so no font library is needed at build or run time.
+use std::error::Error;
+use std::io;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::readings::gcd;
+use super::{Measurement, Report, gbps, short};
+
+/// One rendered plot.
+#[derive(Debug, Clone)]
+pub struct Plot {
+    /// File name, written next to `report.md` and embedded by it.
+    pub file: &'static str,
+    /// The family whose section embeds it.
+    pub family: &'static str,
+    /// Title, drawn as the caption and used as the markdown image's alt text.
+    pub title: String,
+    /// The SVG document.
+    pub svg: String,
+}
+
+/// Every plot file [`plots`] can produce, so [`super::render`] can remove stale ones.
+pub const PLOT_FILES: &[&str] = &[
+    "coalescing_offset.svg",
+    "coalescing_stride.svg",
+    "access_order.svg",
+    "layouts.svg",
+    "bank_stride.svg",
+    "reduce.svg",
+    "matmul.svg",
+    "distance.svg",
+];
+
+type DrawResult<T> = Result<T, Box<dyn Error + Send + Sync>>;
+
+/// Every plot whose runs are present in `report`, in [`PLOT_FILES`] order.
+pub fn plots(report: &Report) -> io::Result<Vec<Plot>> {
+    let specs = [
+        ("coalescing_offset.svg", "coalescing", coalescing_offset(report)),
+        ("coalescing_stride.svg", "coalescing", coalescing_stride(report)),
+        ("access_order.svg", "access_order", access_order(report)),
+        ("layouts.svg", "layouts", percent_bars(report, "layouts", "layouts: % of memcpy per layout (float3)")),
+        ("bank_stride.svg", "bank", bank_stride(report)),
+        ("reduce.svg", "reduce", reduce(report)),
+        ("matmul.svg", "matmul", matmul(report)),
+        ("distance.svg", "distance", percent_bars(report, "distance", "distance: % of memcpy per layout and access")),
+    ];
+    let mut out = Vec::new();
+    for (file, family, chart) in specs {
+        let Some(chart) = chart else { continue };
+        let svg = chart.draw().map_err(|e| io::Error::other(format!("drawing {file}: {e}")))?;
+        out.push(Plot { file, family, title: chart.title().to_string(), svg });
+    }
+    Ok(out)
+}
+
+/// A named series of (x, y) points.
+struct Series {
+    label: String,
+    points: Vec<(f64, f64)>,
+}
+
+/// A line chart: sweeps against their parameter.
+struct Lines {
+    title: String,
+    x_desc: &'static str,
+    y_desc: &'static str,
+    series: Vec<Series>,
+    /// A horizontal line across the whole x range (the memcpy ceiling), with its legend label.
+    ceiling: Option<(String, f64)>,
+    /// x holds log2 of the parameter; axis labels show the parameter itself.
+    log2_x: bool,
+}
+
+/// One bar of a bar chart.
+struct Bar {
+    name: String,
+    value: f64,
+    /// Index into [`Bars::groups`]: bars of one group share a colour and a legend entry.
+    group: usize,
+}
+
+/// A horizontal bar chart: one bar per method, top to bottom in registry order.
+struct Bars {
+    title: String,
+    value_desc: &'static str,
+    groups: Vec<String>,
+    bars: Vec<Bar>,
+    format: fn(f64) -> String,
+    /// A vertical reference line (memcpy, or 100%), with its legend label.
+    reference: Option<(String, f64)>,
+}
+
+enum Chart {
+    Lines(Lines),
+    Bars(Bars),
+}
+
+impl Chart {
+    fn title(&self) -> &str {
+        match self {
+            Chart::Lines(c) => &c.title,
+            Chart::Bars(c) => &c.title,
+        }
+    }
+
+    fn draw(&self) -> DrawResult<String> {
+        match self {
+            Chart::Lines(c) => draw_lines(c),
+            Chart::Bars(c) => draw_bars(c),
+        }
+    }
+}
+
+/// Series colours, distinguishable in print and for the common colour-vision deficiencies
+/// (Okabe–Ito).
+const PALETTE: [RGBColor; 4] =
+    [RGBColor(0, 114, 178), RGBColor(213, 94, 0), RGBColor(0, 158, 115), RGBColor(204, 121, 167)];
+const REFERENCE: RGBColor = RGBColor(110, 110, 110);
+const FONT: &str = "sans-serif";
+
+fn memcpy_label(r: &Report) -> (String, f64) {
+    (format!("memcpy ({} GB/s)", gbps(r.memcpy.gbps())), r.memcpy.gbps())
+}
+
+/// GB/s against the swept parameter for each of `variants` of `family` that has runs.
+fn gbps_series(r: &Report, family: &str, variants: &[&str], x: fn(u32) -> f64) -> Vec<Series> {
+    variants
+        .iter()
+        .map(|v| Series {
+            label: format!("{family}/{v}"),
+            // A zero time has no finite bandwidth to plot; the table shows it as n/a.
+            points: r
+                .sweep(family, v)
+                .into_iter()
+                .map(|(p, m)| (x(p), m.gbps()))
+                .filter(|(_, y)| y.is_finite())
+                .collect(),
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect()
+}
+
+fn lines(title: &str, x_desc: &'static str, y_desc: &'static str, series: Vec<Series>) -> Lines {
+    Lines { title: title.into(), x_desc, y_desc, series, ceiling: None, log2_x: false }
+}
+
+fn coalescing_offset(r: &Report) -> Option<Chart> {
+    let series = gbps_series(r, "coalescing", &["offset", "offset_cg"], f64::from);
+    (!series.is_empty()).then(|| {
+        Chart::Lines(Lines {
+            ceiling: Some(memcpy_label(r)),
+            ..lines("coalescing: bandwidth vs start offset", "offset (floats)", "GB/s", series)
+        })
+    })
+}
+
+fn coalescing_stride(r: &Report) -> Option<Chart> {
+    let series = gbps_series(r, "coalescing", &["stride"], f64::from);
+    (!series.is_empty()).then(|| {
+        Chart::Lines(Lines {
+            ceiling: Some(memcpy_label(r)),
+            ..lines("coalescing: bandwidth vs stride", "stride (floats)", "GB/s", series)
+        })
+    })
+}
+
+fn access_order(r: &Report) -> Option<Chart> {
+    let series = gbps_series(r, "access_order", &["chunked", "interleaved"], |p| f64::from(p.max(1)).log2());
+    (!series.is_empty()).then(|| {
+        Chart::Lines(Lines {
+            ceiling: Some(memcpy_label(r)),
+            log2_x: true,
+            ..lines(
+                "access_order: bandwidth vs elements per thread",
+                "elements per thread (log2 scale)",
+                "GB/s",
+                series,
+            )
+        })
+    })
+}
+
+/// Time against stride, with the conflict-degree law gcd(stride, 32) scaled to the smallest
+/// stride's time beside it: where the two curves agree, the law explains the cost.
+fn bank_stride(r: &Report) -> Option<Chart> {
+    let sweep = r.sweep("bank", "stride");
+    let &(s0, m0) = sweep.iter().min_by_key(|(s, _)| *s)?;
+    let per_degree = m0.median_us / f64::from(gcd(s0, 32));
+    let law_label = if s0 == 1 {
+        "gcd(stride, 32) × time at stride 1".to_string()
+    } else {
+        format!("gcd(stride, 32) × time at stride {s0} / {}", gcd(s0, 32))
+    };
+    let series = vec![
+        Series {
+            label: "bank/stride".into(),
+            points: sweep.iter().map(|(s, m)| (f64::from(*s), m.median_us)).collect(),
+        },
+        Series {
+            label: law_label,
+            points: sweep.iter().map(|(s, _)| (f64::from(*s), per_degree * f64::from(gcd(*s, 32)))).collect(),
+        },
+    ];
+    Some(Chart::Lines(Lines { ..lines("bank: shared-memory time vs stride", "stride (words)", "median µs", series) }))
+}
+
+fn reduce(r: &Report) -> Option<Chart> {
+    let runs: Vec<&Measurement> = r.family("reduce").collect();
+    if runs.is_empty() {
+        return None;
+    }
+    let bars = runs
+        .iter()
+        .map(|m| Bar { name: short(m).to_string(), value: m.gbps(), group: usize::from(m.on_cpu) })
+        .collect();
+    Some(Chart::Bars(Bars {
+        title: "reduce: bandwidth per method".into(),
+        value_desc: "GB/s",
+        groups: vec!["GPU GB/s".into(), "CPU GB/s".into()],
+        bars,
+        format: |v| format!("{v:.0}"),
+        reference: Some(memcpy_label(r)),
+    }))
+}
+
+fn matmul(r: &Report) -> Option<Chart> {
+    let bars: Vec<Bar> = r
+        .family("matmul")
+        .filter(|m| m.flops > 0)
+        .map(|m| Bar { name: short(m).to_string(), value: m.tflops(), group: 0 })
+        .collect();
+    (!bars.is_empty()).then(|| {
+        Chart::Bars(Bars {
+            title: "matmul: TFLOP/s per method".into(),
+            value_desc: "TFLOP/s",
+            groups: vec!["FP32 TFLOP/s".into()],
+            bars,
+            format: |v| format!("{v:.2}"),
+            reference: None,
+        })
+    })
+}
+
+/// Each run of `family` as a percentage of memcpy, with the 100% line.
+fn percent_bars(r: &Report, family: &str, title: &str) -> Option<Chart> {
+    let bars: Vec<Bar> = r
+        .family(family)
+        .map(|m| Bar { name: short(m).to_string(), value: m.percent_of(&r.memcpy), group: usize::from(m.on_cpu) })
+        .collect();
+    (!bars.is_empty()).then(|| {
+        Chart::Bars(Bars {
+            title: title.into(),
+            value_desc: "% of memcpy",
+            groups: vec!["% of memcpy".into(), "% of memcpy (CPU)".into()],
+            bars,
+            format: |v| format!("{v:.1}%"),
+            reference: Some(("memcpy = 100%".into(), 100.0)),
+        })
+    })
+}
+
+/// The upper end of a value axis starting at 0: a little above the largest value, so points
+/// and labels at the top are not clipped.
+fn axis_top(values: impl Iterator<Item = f64>) -> f64 {
+    let top = values.filter(|v| v.is_finite()).fold(0.0, f64::max);
+    if top > 0.0 { top * 1.12 } else { 1.0 }
+}
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
+/// What a legend entry shows beside its label.
+#[derive(Clone, Copy)]
+enum Swatch {
+    Line(RGBColor),
+    Box(RGBColor),
+}
+
+const LEGEND_FONT: u32 = 14;
+const LEGEND_ROW: u32 = 22;
+/// Swatch width plus the gap before the label, and the gap after the label.
+const SWATCH: i32 = 32;
+const ENTRY_GAP: i32 = 28;
+
+/// Width of `label` in pixels: SVG text is laid out by the viewer, so this estimates it from the
+/// character count (plotters' own estimate for fonts it cannot measure).
+fn text_width(label: &str) -> i32 {
+    (label.chars().count() as f64 * f64::from(LEGEND_FONT) * 0.55).ceil() as i32
+}
+
+/// The legend entries laid out in rows no wider than `width`: (entry index, x offset) per row.
+fn legend_rows(entries: &[(String, Swatch)], width: i32) -> Vec<Vec<(usize, i32)>> {
+    let mut rows: Vec<Vec<(usize, i32)>> = vec![Vec::new()];
+    let mut x = 0;
+    for (i, (label, _)) in entries.iter().enumerate() {
+        let w = SWATCH + text_width(label);
+        if x > 0 && x + w > width {
+            rows.push(Vec::new());
+            x = 0;
+        }
+        if let Some(row) = rows.last_mut() {
+            row.push((i, x));
+        }
+        x += w + ENTRY_GAP;
+    }
+    rows
+}
+
+/// Clears `root`, draws `title` at its top and the legend at its bottom, and returns the area
+/// left between them for the chart. The legend gets its own strip so it never hides data.
+fn frame<'a>(root: &Area<'a>, title: &str, legend: &[(String, Swatch)]) -> DrawResult<Area<'a>> {
+    root.fill(&WHITE)?;
+    let area = root.titled(title, (FONT, 22))?;
+    let (width, height) = area.dim_in_pixel();
+    let rows = legend_rows(legend, width as i32 - 32);
+    let strip = rows.len() as u32 * LEGEND_ROW + 12;
+    let (chart, key) = area.split_vertically(height.saturating_sub(strip));
+    let font = TextStyle::from((FONT, LEGEND_FONT).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    for (r, row) in rows.iter().enumerate() {
+        let row_width = row.last().map_or(0, |&(i, x)| x + SWATCH + text_width(&legend[i].0));
+        let left = (width as i32 - row_width) / 2;
+        let y = (r as u32 * LEGEND_ROW + LEGEND_ROW / 2) as i32;
+        for &(i, x) in row {
+            let (label, swatch) = &legend[i];
+            let x = left + x;
+            match *swatch {
+                Swatch::Line(c) => key.draw(&PathElement::new(vec![(x, y), (x + 24, y)], c.stroke_width(3)))?,
+                Swatch::Box(c) => key.draw(&Rectangle::new([(x + 4, y - 7), (x + 20, y + 7)], c.filled()))?,
+            }
+            key.draw(&Text::new(label.clone(), (x + SWATCH, y), font.clone()))?;
+        }
+    }
+    Ok(chart)
+}
+
+fn draw_lines(c: &Lines) -> DrawResult<String> {
+    let mut legend: Vec<(String, Swatch)> =
+        c.series.iter().enumerate().map(|(i, s)| (s.label.clone(), Swatch::Line(PALETTE[i % PALETTE.len()]))).collect();
+    legend.extend(c.ceiling.iter().map(|(label, _)| (label.clone(), Swatch::Line(REFERENCE))));
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (820, 500)).into_drawing_area();
+        let area = frame(&root, &c.title, &legend)?;
+        let xs = c.series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+        let (mut x0, mut x1) = xs.fold((f64::MAX, f64::MIN), |(lo, hi), x| (lo.min(x), hi.max(x)));
+        if x1 <= x0 {
+            (x0, x1) = (x0 - 1.0, x0 + 1.0);
+        }
+        let ys = c.series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
+        let y1 = axis_top(ys.chain(c.ceiling.iter().map(|(_, y)| *y)));
+        let mut chart = ChartBuilder::on(&area)
+            .margin(16)
+            .x_label_area_size(48)
+            .y_label_area_size(72)
+            .build_cartesian_2d(x0..x1, 0.0..y1)?;
+        let log2_x = c.log2_x;
+        let x_label = move |v: &f64| {
+            if !log2_x {
+                format!("{v}")
+            } else if v.fract() == 0.0 {
+                format!("{}", 2f64.powf(*v))
+            } else {
+                String::new()
+            }
+        };
+        let mut mesh = chart.configure_mesh();
+        mesh.max_light_lines(1)
+            .axis_desc_style((FONT, 15))
+            .label_style((FONT, 13))
+            .x_desc(c.x_desc)
+            .y_desc(c.y_desc)
+            .x_label_formatter(&x_label)
+            .y_label_formatter(&|v| format!("{v:.0}"));
+        if log2_x {
+            // One label per power of two.
+            mesh.x_labels((x1 - x0) as usize + 1);
+        }
+        mesh.draw()?;
+        if let Some((_, y)) = &c.ceiling {
+            chart.draw_series(LineSeries::new([(x0, *y), (x1, *y)], REFERENCE.stroke_width(2)))?;
+        }
+        for (i, s) in c.series.iter().enumerate() {
+            let color = PALETTE[i % PALETTE.len()];
+            chart.draw_series(LineSeries::new(s.points.iter().copied(), color.stroke_width(2)))?;
+            chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+        }
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+fn draw_bars(c: &Bars) -> DrawResult<String> {
+    let n = c.bars.len();
+    let longest = c.bars.iter().map(|b| b.name.chars().count()).max().unwrap_or(0);
+    let present = |g: &usize| c.bars.iter().any(|b| b.group == *g);
+    let mut legend: Vec<(String, Swatch)> = (0..c.groups.len())
+        .filter(present)
+        .map(|g| (c.groups[g].clone(), Swatch::Box(PALETTE[g % PALETTE.len()])))
+        .collect();
+    legend.extend(c.reference.iter().map(|(label, _)| (label.clone(), Swatch::Line(REFERENCE))));
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (820, 170 + 34 * n as u32)).into_drawing_area();
+        let area = frame(&root, &c.title, &legend)?;
+        // Room to the right of the longest bar for its value label.
+        let top = axis_top(c.bars.iter().map(|b| b.value).chain(c.reference.iter().map(|(_, v)| *v))) * 1.05;
+        // Bar i sits in segment n-1-i, so registry order reads top to bottom.
+        let last = n as i32 - 1;
+        let mut chart = ChartBuilder::on(&area)
+            .margin(16)
+            .x_label_area_size(48)
+            .y_label_area_size(24 + 8 * longest as u32)
+            .build_cartesian_2d(0.0..top, (0..last).into_segmented())?;
+        let name_at = |v: &SegmentValue<i32>| match v {
+            SegmentValue::CenterOf(p) => {
+                usize::try_from(last - p).ok().and_then(|i| c.bars.get(i)).map_or(String::new(), |b| b.name.clone())
+            }
+            _ => String::new(),
+        };
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .max_light_lines(1)
+            .axis_desc_style((FONT, 15))
+            .label_style((FONT, 13))
+            .x_desc(c.value_desc)
+            .y_labels(n + 1)
+            .y_label_formatter(&name_at)
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .draw()?;
+        if let Some((_, x)) = &c.reference {
+            let line = [(*x, SegmentValue::Exact(0)), (*x, SegmentValue::Last)];
+            chart.draw_series(LineSeries::new(line, REFERENCE.stroke_width(2)))?;
+        }
+        let at = |i: usize| last - i as i32;
+        // A run with a zero time has no meaningful bar: it keeps its row, labelled n/a.
+        let drawn = || c.bars.iter().enumerate().filter(|(_, b)| b.value.is_finite());
+        chart.draw_series(drawn().map(|(i, b)| {
+            let color = PALETTE[b.group % PALETTE.len()];
+            let mut bar = Rectangle::new(
+                [(0.0, SegmentValue::Exact(at(i))), (b.value, SegmentValue::Exact(at(i) + 1))],
+                color.filled(),
+            );
+            bar.set_margin(5, 5, 0, 0);
+            bar
+        }))?;
+        let font = TextStyle::from((FONT, 13).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+        chart.draw_series(c.bars.iter().enumerate().map(|(i, b)| {
+            let (x, text) = if b.value.is_finite() { (b.value, (c.format)(b.value)) } else { (0.0, "n/a".into()) };
+            EmptyElement::at((x, SegmentValue::CenterOf(at(i)))) + Text::new(text, (6, 0), font.clone())
+        }))?;
+        root.present()?;
+    }
+    Ok(svg)
+}

@@ -1,0 +1,267 @@
+//! One reading per family: the few comparisons a lesson is about, as sentences whose every number
+//! is computed from the report.
+//!
+//! Hand-written readings go stale the moment a kernel or a GPU changes; these are recomputed on
+//! every render. Each sentence needs particular runs: when one is missing the sentence is left out
+//! (never a panic, never a guessed number), so a partial report gets a shorter reading.
+use super::{Measurement, Report, gbps, pct, ratio, short, signed_pct, tflops, us};
+
+/// The reading of `family`: sentences, each computed from `report` alone. Empty when the runs it
+/// compares are absent. Families without a reading of their own get the fastest and slowest run.
+pub fn readings(report: &Report, family: &str) -> Vec<String> {
+    // A run with no positive time has no bandwidth to compare: the table shows it as n/a and the
+    // reading treats it as missing rather than as infinitely fast.
+    let mut timed = report.clone();
+    timed.runs.retain(|m| m.median_us > 0.0 && m.median_us.is_finite());
+    let report = &timed;
+    let sentences = match family {
+        "coalescing" => coalescing(report),
+        "access_order" => access_order(report),
+        "transpose" => transpose(report),
+        "bank" => bank(report),
+        "reduce" => reduce(report),
+        "matmul" => matmul(report),
+        "distance" => distance(report),
+        // layouts and any family added later: which variant wins, which loses.
+        _ => extremes(report, family),
+    };
+    sentences.into_iter().flatten().collect()
+}
+
+/// The run with the highest bandwidth.
+fn fastest<'a>(runs: impl IntoIterator<Item = &'a Measurement>) -> Option<&'a Measurement> {
+    runs.into_iter().max_by(|a, b| a.gbps().total_cmp(&b.gbps()))
+}
+
+/// The run with the lowest bandwidth.
+fn slowest<'a>(runs: impl IntoIterator<Item = &'a Measurement>) -> Option<&'a Measurement> {
+    runs.into_iter().min_by(|a, b| a.gbps().total_cmp(&b.gbps()))
+}
+
+/// "`a` is N× faster than `b`", the winner named first whichever it is (bandwidth ratio, which is
+/// the time ratio when both move the same bytes).
+fn faster(a: &Measurement, b: &Measurement) -> String {
+    let (win, lose) = if a.gbps() >= b.gbps() { (a, b) } else { (b, a) };
+    format!("`{}` is {} faster than `{}`", short(win), ratio(win.gbps() / lose.gbps()), short(lose))
+}
+
+/// `name` with ` (CPU)` when it was timed on the host.
+fn label(m: &Measurement) -> String {
+    if m.on_cpu { format!("`{}` (CPU)", short(m)) } else { format!("`{}`", short(m)) }
+}
+
+fn coalescing(r: &Report) -> Vec<Option<String>> {
+    // Misaligned: a warp's 32 floats do not start on a 128-byte line (offset not a multiple of 32).
+    let offset = |variant: &str, what: &str| {
+        let sweep = r.sweep("coalescing", variant);
+        let base = sweep.iter().find(|(v, _)| *v == 0)?.1;
+        let (k, worst) = sweep.iter().filter(|(v, _)| v % 32 != 0).min_by(|a, b| a.1.gbps().total_cmp(&b.1.gbps()))?;
+        let cost = 100.0 * (1.0 - worst.gbps() / base.gbps());
+        Some(format!(
+            "{what} the worst misaligned offset (offset={k}, {} GB/s) costs {} against offset=0 ({} GB/s).",
+            gbps(worst.gbps()),
+            pct(cost),
+            gbps(base.gbps())
+        ))
+    };
+    let stride = || {
+        let sweep = r.sweep("coalescing", "stride");
+        let (s, widest) = sweep.iter().max_by_key(|(v, _)| *v)?;
+        let unit = sweep.iter().find(|(v, _)| *v == 1).filter(|(v, _)| v != s);
+        let against =
+            unit.map_or(String::new(), |(_, m)| format!(", against {} at stride 1", pct(m.percent_of(&r.memcpy))));
+        Some(format!("Stride {s} runs at {} of memcpy{against}.", pct(widest.percent_of(&r.memcpy))))
+    };
+    let vec4 = || {
+        let best = fastest(r.family("coalescing").filter(|m| m.variant.starts_with("vec4")))?;
+        Some(format!("The best vec4 grid (`{}`) reaches {} of memcpy.", short(best), pct(best.percent_of(&r.memcpy))))
+    };
+    vec![offset("offset", "Plain loads:"), offset("offset_cg", "L2-only `.cg` loads:"), stride(), vec4()]
+}
+
+fn access_order(r: &Report) -> Vec<Option<String>> {
+    let orders = || {
+        let chunked = r.sweep("access_order", "chunked");
+        let interleaved = r.sweep("access_order", "interleaved");
+        let (n, c) = chunked.iter().filter(|(n, _)| interleaved.iter().any(|(v, _)| v == n)).max_by_key(|(n, _)| *n)?;
+        let i = interleaved.iter().find(|(v, _)| v == n)?.1;
+        Some(format!(
+            "At per_thread={n}, interleaved runs at {} of memcpy and chunked at {}: {}.",
+            pct(i.percent_of(&r.memcpy)),
+            pct(c.percent_of(&r.memcpy)),
+            faster(i, c)
+        ))
+    };
+    let blocks = || {
+        let (x, y) = (r.get("access_order", "block_x")?, r.get("access_order", "block_y")?);
+        Some(format!(
+            "In 2-D, lanes along a row (block_x) run at {} of memcpy and lanes down a column (block_y) at {}: {}.",
+            pct(x.percent_of(&r.memcpy)),
+            pct(y.percent_of(&r.memcpy)),
+            faster(x, y)
+        ))
+    };
+    vec![orders(), blocks()]
+}
+
+/// The fastest and the slowest run of a family, relative to memcpy.
+fn extremes(r: &Report, family: &str) -> Vec<Option<String>> {
+    let best = fastest(r.family(family));
+    let worst = slowest(r.family(family)).filter(|w| best.is_some_and(|b| b.run != w.run));
+    vec![
+        best.map(|b| format!("Fastest: {} at {} of memcpy.", label(b), pct(b.percent_of(&r.memcpy)))),
+        worst.zip(best).map(|(w, b)| {
+            format!("Slowest: {} at {} of memcpy ({}).", label(w), pct(w.percent_of(&r.memcpy)), faster(b, w))
+        }),
+    ]
+}
+
+fn transpose(r: &Report) -> Vec<Option<String>> {
+    let variants: Vec<&str> = r.variants("transpose").into_iter().filter(|v| *v != "copy").collect();
+    let copies: Vec<&Measurement> = r.family("transpose").filter(|m| m.variant == "copy").collect();
+    copies
+        .into_iter()
+        .map(|copy| {
+            let same_shape = |v: &str| r.family("transpose").find(|m| m.variant == v && m.param == copy.param);
+            let parts: Vec<String> = variants
+                .iter()
+                .filter_map(|v| same_shape(v))
+                .map(|m| format!("{} {}", m.variant, pct(100.0 * m.gbps() / copy.gbps())))
+                .collect();
+            let shape = copy.param.as_ref().map_or(String::new(), |p| format!("{}={}: ", p.name, p.value));
+            (!parts.is_empty()).then(|| {
+                format!("{shape}{} of the tiled copy of the same shape ({} µs).", parts.join(", "), us(copy.median_us))
+            })
+        })
+        .collect()
+}
+
+/// gcd(a, b), for the bank-conflict degree of a stride.
+pub(crate) fn gcd(a: u32, b: u32) -> u32 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// Strides sharing a conflict degree may differ by this much and still count as "the same time".
+const SAME_DEGREE_TOLERANCE: f64 = 0.10;
+
+fn bank(r: &Report) -> Vec<Option<String>> {
+    let rows = r.get("bank", "rows");
+    let cols = rows.zip(r.get("bank", "cols")).map(|(rows, cols)| {
+        format!(
+            "Reading a 32 × 32 tile down columns takes {} the time of reading it along rows ({} vs {} µs).",
+            ratio(cols.median_us / rows.median_us),
+            us(cols.median_us),
+            us(rows.median_us)
+        )
+    });
+    let padded = rows.zip(r.get("bank", "cols_padded")).map(|(rows, padded)| {
+        format!(
+            "Padded columns are {} against rows ({} vs {} µs).",
+            signed_pct(100.0 * (padded.median_us / rows.median_us - 1.0)),
+            us(padded.median_us),
+            us(rows.median_us)
+        )
+    });
+    vec![cols, padded, stride_law(&r.sweep("bank", "stride"))]
+}
+
+/// Whether the stride sweep's time follows the conflict degree gcd(stride, 32): strides of one
+/// degree within [`SAME_DEGREE_TOLERANCE`] of each other, and a higher degree always slower.
+fn stride_law(sweep: &[(u32, &Measurement)]) -> Option<String> {
+    // (degree, times), ascending degree.
+    let mut groups: Vec<(u32, Vec<f64>)> = Vec::new();
+    for (s, m) in sweep {
+        let g = gcd(*s, 32);
+        match groups.iter_mut().find(|(d, _)| *d == g) {
+            Some((_, times)) => times.push(m.median_us),
+            None => groups.push((g, vec![m.median_us])),
+        }
+    }
+    groups.sort_by_key(|(g, _)| *g);
+    if groups.len() < 2 {
+        return None;
+    }
+    let mean = |t: &[f64]| t.iter().sum::<f64>() / t.len() as f64;
+    let spread =
+        |t: &[f64]| t.iter().cloned().fold(f64::MIN, f64::max) / t.iter().cloned().fold(f64::MAX, f64::min) - 1.0;
+    let worst_spread = groups.iter().map(|(_, t)| spread(t)).fold(0.0, f64::max);
+    let means: Vec<f64> = groups.iter().map(|(_, t)| mean(t)).collect();
+    let rising = means.windows(2).all(|w| w[1] > w[0]);
+    let (base_degree, base) = (groups[0].0, means[0]);
+    let costs: Vec<String> =
+        groups.iter().zip(&means).skip(1).map(|((g, _), m)| format!("{g}-way {}", ratio(m / base))).collect();
+    let verdict = if rising && worst_spread <= SAME_DEGREE_TOLERANCE { "tracks" } else { "does not track" };
+    Some(format!(
+        "The stride sweep's time {verdict} gcd(stride, 32): strides of one conflict degree agree within {}, \
+         and against the {base_degree}-way time the {} (mean per degree).",
+        pct(100.0 * worst_spread),
+        costs.join(", ")
+    ))
+}
+
+fn reduce(r: &Report) -> Vec<Option<String>> {
+    let best = fastest(r.family("reduce").filter(|m| !m.on_cpu));
+    let headline = best.map(|b| {
+        format!(
+            "The best GPU method, `{}`, reads {} GB/s: {} of memcpy.",
+            short(b),
+            gbps(b.gbps()),
+            pct(b.percent_of(&r.memcpy))
+        )
+    });
+    let seed = best.zip(r.get("reduce", "seed")).filter(|(b, s)| b.run != s.run).map(|(b, seed)| {
+        format!(
+            "It is {} faster than the seed ({} → {} µs).",
+            ratio(b.gbps() / seed.gbps()),
+            us(seed.median_us),
+            us(b.median_us)
+        )
+    });
+    let cpu = best.zip(fastest(r.family("reduce").filter(|m| m.on_cpu))).map(|(b, cpu)| {
+        format!(
+            "The fastest CPU reference, `{}` ({} GB/s), is {} slower than `{}`.",
+            short(cpu),
+            gbps(cpu.gbps()),
+            ratio(b.gbps() / cpu.gbps()),
+            short(b)
+        )
+    });
+    vec![headline, seed, cpu]
+}
+
+fn matmul(r: &Report) -> Vec<Option<String>> {
+    let methods: Vec<&Measurement> = r.family("matmul").filter(|m| m.flops > 0).collect();
+    let list = (!methods.is_empty()).then(|| {
+        let parts: Vec<String> = methods.iter().map(|m| format!("{} {}", short(m), tflops(m.tflops()))).collect();
+        format!("TFLOP/s: {}.", parts.join(", "))
+    });
+    let best = methods.iter().copied().max_by(|a, b| a.tflops().total_cmp(&b.tflops()));
+    let naive = best.zip(r.get("matmul", "naive")).filter(|(b, n)| b.run != n.run && n.flops > 0).map(|(b, naive)| {
+        format!("The best, `{}`, reaches {} the naive kernel's TFLOP/s.", short(b), ratio(b.tflops() / naive.tflops()))
+    });
+    vec![list, naive]
+}
+
+fn distance(r: &Report) -> Vec<Option<String>> {
+    let pair = |what: &str, aos: &str, soa: &str| {
+        let (a, s) = (r.get("distance", aos)?, r.get("distance", soa)?);
+        Some(format!(
+            "{what}: AoS {} vs SoA {} of memcpy; {}.",
+            pct(a.percent_of(&r.memcpy)),
+            pct(s.percent_of(&r.memcpy)),
+            faster(a, s)
+        ))
+    };
+    vec![pair("All points", "aos_all", "soa_all"), pair("Gathers", "aos_gather", "soa_gather")]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gcd_of_strides_with_32() {
+        let degrees: Vec<u32> = [1, 2, 3, 4, 6, 8, 12, 16, 24, 31, 32].iter().map(|s| gcd(*s, 32)).collect();
+        assert_eq!(degrees, [1, 2, 1, 4, 2, 8, 4, 16, 8, 1, 32]);
+    }
+}

@@ -1,0 +1,418 @@
+//! Renders the committed sample report (numbers from the H100 run in BENCHMARKS.md) and checks
+//! the output against the JSON: every table cell and reading number is recomputed here from the
+//! raw fields (bytes, median µs, flops), independently of the renderer's own arithmetic.
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use coalesce_benches::report::{self, Measurement, PLOT_FILES, Report};
+
+const SAMPLE: &str = include_str!("data/sample-report.json");
+
+fn sample() -> Report {
+    Report::from_json(SAMPLE).expect("the committed sample parses")
+}
+
+/// A fresh, empty folder for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("report_render-{name}"));
+    if dir.exists() {
+        fs::remove_dir_all(&dir).expect("remove the previous run's folder");
+    }
+    fs::create_dir_all(&dir).expect("create the test folder");
+    dir
+}
+
+fn render(report: &Report, name: &str) -> (PathBuf, String) {
+    let dir = scratch(name);
+    report::render(report, &dir).expect("render");
+    let md = fs::read_to_string(dir.join("report.md")).expect("report.md written");
+    (dir, md)
+}
+
+// Independent recomputations from the raw fields.
+
+fn gbps(m: &Measurement) -> f64 {
+    m.bytes as f64 / m.median_us / 1e3
+}
+
+fn pct(r: &Report, m: &Measurement) -> f64 {
+    100.0 * gbps(m) / gbps(&r.memcpy)
+}
+
+fn tflops(m: &Measurement) -> f64 {
+    m.flops as f64 / m.median_us / 1e6
+}
+
+fn run<'a>(r: &'a Report, id: &str) -> &'a Measurement {
+    r.runs.iter().find(|m| m.run == id).unwrap_or_else(|| panic!("{id} is in the sample"))
+}
+
+fn gcd(a: u32, b: u32) -> u32 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// The sweep of `family/variant` as (value, run).
+fn sweep<'a>(r: &'a Report, family: &str, variant: &str) -> Vec<(u32, &'a Measurement)> {
+    r.runs
+        .iter()
+        .filter(|m| m.family == family && m.variant == variant)
+        .map(|m| (m.param.as_ref().expect("swept").value, m))
+        .collect()
+}
+
+/// The markdown section of `family`: from its `## family` heading to the next heading.
+fn section<'a>(md: &'a str, family: &str) -> &'a str {
+    let start = md.find(&format!("\n## {family}\n")).unwrap_or_else(|| panic!("section {family}"));
+    let rest = &md[start + 1..];
+    let end = rest[3..].find("\n## ").map_or(rest.len(), |e| e + 3);
+    &rest[..end]
+}
+
+/// The reading bullets of `family`'s section.
+fn reading(md: &str, family: &str) -> Vec<String> {
+    let s = section(md, family);
+    let Some(start) = s.find("**Reading.**") else { return Vec::new() };
+    s[start..].lines().filter_map(|l| l.strip_prefix("- ")).map(str::to_string).collect()
+}
+
+/// Every table in `md` whose header starts with `run`, as rows of column name → cell.
+fn table_rows(md: &str) -> Vec<HashMap<String, String>> {
+    let cells = |line: &str| -> Vec<String> {
+        line.trim().trim_start_matches('|').trim_end_matches('|').split('|').map(|c| c.trim().to_string()).collect()
+    };
+    let lines: Vec<&str> = md.lines().collect();
+    let mut rows = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if lines[i].starts_with("| run |") {
+            let header = cells(lines[i]);
+            assert!(lines[i + 1].starts_with("|---"), "rule under the header: {}", lines[i + 1]);
+            i += 2;
+            while i < lines.len() && lines[i].starts_with('|') {
+                let row = cells(lines[i]);
+                assert_eq!(row.len(), header.len(), "cells in {}", lines[i]);
+                rows.push(header.iter().cloned().zip(row).collect());
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    rows
+}
+
+/// The text of every `<text>` element of a parsed SVG, after checking it is an `<svg>` document.
+fn svg_texts(path: &Path) -> Vec<String> {
+    let xml = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let doc = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{} is not XML: {e}", path.display()));
+    assert_eq!(doc.root_element().tag_name().name(), "svg", "{} root", path.display());
+    doc.descendants().filter(|n| n.has_tag_name("text")).map(|n| n.text().unwrap_or("").trim().to_string()).collect()
+}
+
+#[test]
+fn every_plot_is_an_svg_with_title_and_legend() {
+    let r = sample();
+    let dir = scratch("plots");
+    let written = report::render(&r, &dir).expect("render");
+    let memcpy = format!("memcpy ({:.0} GB/s)", gbps(&r.memcpy));
+    let expected: [(&str, Vec<String>); 8] = [
+        ("coalescing_offset.svg", vec!["coalescing/offset".into(), "coalescing/offset_cg".into(), memcpy.clone()]),
+        ("coalescing_stride.svg", vec!["coalescing/stride".into(), memcpy.clone()]),
+        ("access_order.svg", vec!["access_order/chunked".into(), "access_order/interleaved".into(), memcpy.clone()]),
+        ("layouts.svg", vec!["% of memcpy".into(), "memcpy = 100%".into()]),
+        ("bank_stride.svg", vec!["bank/stride".into(), "gcd(stride, 32) × time at stride 1".into()]),
+        ("reduce.svg", vec!["GPU GB/s".into(), "CPU GB/s".into(), memcpy.clone()]),
+        ("matmul.svg", vec!["FP32 TFLOP/s".into()]),
+        ("distance.svg", vec!["% of memcpy".into(), "memcpy = 100%".into()]),
+    ];
+    for (file, labels) in &expected {
+        let path = dir.join(file);
+        assert!(written.contains(&path), "render returned {file}");
+        let texts = svg_texts(&path);
+        for label in labels {
+            assert!(texts.contains(label), "{file}: legend label {label:?} missing from {texts:?}");
+        }
+        let family = file.trim_end_matches(".svg").split('_').next().expect("family prefix");
+        assert!(texts.iter().any(|t| t.contains(':') && t.starts_with(family)), "{file}: no title in {texts:?}");
+    }
+    // Bar charts name every method on the category axis and print its value at the bar.
+    let texts = svg_texts(&dir.join("reduce.svg"));
+    for m in r.runs.iter().filter(|m| m.family == "reduce") {
+        assert!(texts.contains(&m.variant), "reduce.svg: no category {}", m.variant);
+        assert!(texts.contains(&format!("{:.0}", gbps(m))), "reduce.svg: no value for {}", m.variant);
+    }
+    let texts = svg_texts(&dir.join("matmul.svg"));
+    for m in r.runs.iter().filter(|m| m.family == "matmul") {
+        assert!(texts.contains(&format!("{:.2}", tflops(m))), "matmul.svg: no TFLOP/s for {}", m.variant);
+    }
+    // Axis labels.
+    for (file, axis) in [("coalescing_offset.svg", "offset (floats)"), ("bank_stride.svg", "median µs")] {
+        assert!(svg_texts(&dir.join(file)).iter().any(|t| t == axis), "{file}: axis label {axis:?}");
+    }
+    // Nothing else was written, and every plot is embedded in the markdown.
+    assert_eq!(written.len(), 2 + expected.len(), "{written:?}");
+    let md = fs::read_to_string(dir.join("report.md")).expect("report.md");
+    for (file, _) in &expected {
+        assert!(md.contains(&format!("]({file})")), "{file} embedded");
+    }
+}
+
+#[test]
+fn table_cells_equal_the_json() {
+    let r = sample();
+    let (_, md) = render(&r, "tables");
+    let rows = table_rows(&md);
+    assert_eq!(rows.len(), r.runs.len(), "one row per run");
+    for row in &rows {
+        let (id, cpu) = match row["run"].strip_suffix(" (CPU)") {
+            Some(id) => (id, true),
+            None => (row["run"].as_str(), false),
+        };
+        let m = run(&r, id);
+        assert_eq!(cpu, m.on_cpu, "{id}: (CPU) mark");
+        assert_eq!(row["median µs"], format!("{:.1}", m.median_us), "{id}: median");
+        assert_eq!(row["GB/s"], format!("{:.0}", gbps(m)), "{id}: GB/s");
+        assert_eq!(row["% of memcpy"], format!("{:.1}%", pct(&r, m)), "{id}: % of memcpy");
+        // TFLOP/s only in families with flops, filled only where a run has them.
+        let family_flops = r.runs.iter().any(|o| o.family == m.family && o.flops > 0);
+        assert_eq!(row.contains_key("TFLOP/s"), family_flops, "{id}: TFLOP/s column");
+        if m.flops > 0 {
+            assert_eq!(row["TFLOP/s"], format!("{:.2}", tflops(m)), "{id}: TFLOP/s");
+        }
+        let family_model = r.runs.iter().any(|o| o.family == m.family && o.model.is_some());
+        assert_eq!(row.contains_key("ld sectors/req"), family_model, "{id}: model columns");
+        if let Some(model) = &m.model {
+            assert_eq!(row["ld sectors/req"], format!("{:.2}", model.ld_sectors_per_request), "{id}: ld");
+            assert_eq!(row["st sectors/req"], format!("{:.2}", model.st_sectors_per_request), "{id}: st");
+            let conflicts = (model.shared_ld_bank_conflicts + model.shared_st_bank_conflicts).to_string();
+            assert_eq!(row["bank conflicts"].replace(',', ""), conflicts, "{id}: conflicts");
+        } else if family_model {
+            assert_eq!(row["ld sectors/req"], "", "{id}: no model, empty cell");
+        }
+    }
+    // Spot values straight from BENCHMARKS.md, so a consistent-but-wrong formula also fails.
+    let cell = |id: &str, col: &str| rows.iter().find(|row| row["run"] == id).map(|row| row[col].clone());
+    assert_eq!(cell("coalescing/offset/offset=0", "GB/s").as_deref(), Some("2365"));
+    assert_eq!(cell("layouts/aos", "% of memcpy").as_deref(), Some("101.1%"));
+    assert_eq!(cell("matmul/regblock", "TFLOP/s").as_deref(), Some("44.19"));
+    assert_eq!(cell("reduce/cpu_single (CPU)", "median µs").as_deref(), Some("103063.6"));
+    assert_eq!(cell("bank/cols", "bank conflicts").as_deref(), Some("1,072,693,248"));
+    // The header.
+    let d = &r.device;
+    for (key, value) in [
+        ("device", d.name.clone()),
+        ("SMs", d.multiprocessors.to_string()),
+        ("compute capability", format!("{}.{}", d.compute_capability.0, d.compute_capability.1)),
+        ("driver", d.driver.clone()),
+        ("PTX arch", r.ptx_arch.clone()),
+        ("date", r.date.clone()),
+        ("commit", r.commit.clone()),
+        ("memcpy", format!("{:.0} GB/s", gbps(&r.memcpy))),
+    ] {
+        assert!(md.contains(&format!("\n| {key} | {value} |\n")), "header row {key} = {value}");
+    }
+}
+
+#[test]
+fn readings_match_a_recomputation() {
+    let r = sample();
+    let (_, md) = render(&r, "readings");
+    let has = |family: &str, text: &str| {
+        let sentences = reading(&md, family);
+        assert!(sentences.iter().any(|s| s.contains(text)), "{family} reading lacks {text:?}: {sentences:#?}");
+    };
+    let families = ["coalescing", "access_order", "layouts", "transpose", "bank", "reduce", "matmul", "distance"];
+    for family in families {
+        assert!(!reading(&md, family).is_empty(), "{family} has a reading");
+    }
+    let ratio = |x: f64| format!("{x:.2}×");
+
+    // coalescing: the worst misaligned offset (not a multiple of 32) against offset 0, the widest
+    // stride, the best vec4 grid.
+    let offsets = sweep(&r, "coalescing", "offset");
+    let base = offsets.iter().find(|(v, _)| *v == 0).expect("offset 0").1;
+    let (k, worst) =
+        offsets.iter().filter(|(v, _)| v % 32 != 0).min_by(|a, b| gbps(a.1).total_cmp(&gbps(b.1))).unwrap();
+    assert_eq!(*k, 17, "the sample's slowest offset");
+    has(
+        "coalescing",
+        &format!("(offset={k}, {:.0} GB/s) costs {:.1}%", gbps(worst), 100.0 * (1.0 - gbps(worst) / gbps(base))),
+    );
+    has("coalescing", &format!("Stride 32 runs at {:.1}% of memcpy", pct(&r, run(&r, "coalescing/stride/stride=32"))));
+    let best_vec4 =
+        r.runs.iter().filter(|m| m.variant.starts_with("vec4")).max_by(|a, b| gbps(a).total_cmp(&gbps(b))).unwrap();
+    has("coalescing", &format!("(`vec4/blocks_per_sm=0`) reaches {:.1}% of memcpy", pct(&r, best_vec4)));
+
+    // access_order: interleaved vs chunked at the largest per_thread; block_x vs block_y.
+    let (c, i) = (run(&r, "access_order/chunked/per_thread=128"), run(&r, "access_order/interleaved/per_thread=128"));
+    let (pi, pc) = (pct(&r, i), pct(&r, c));
+    has("access_order", &format!("At per_thread=128, interleaved runs at {pi:.1}% of memcpy and chunked at {pc:.1}%"));
+    has("access_order", &format!("`interleaved/per_thread=128` is {} faster", ratio(gbps(i) / gbps(c))));
+    let (x, y) = (run(&r, "access_order/block_x"), run(&r, "access_order/block_y"));
+    has("access_order", &format!("`block_x` is {} faster than `block_y`", ratio(gbps(x) / gbps(y))));
+
+    // layouts: best and slowest.
+    has("layouts", &format!("Fastest: `aos` at {:.1}% of memcpy", pct(&r, run(&r, "layouts/aos"))));
+    has("layouts", &format!("Slowest: `aligned16` at {:.1}% of memcpy", pct(&r, run(&r, "layouts/aligned16"))));
+
+    // transpose: every method as % of the copy of the same shape.
+    for shape in [0, 1] {
+        let copy = run(&r, &format!("transpose/copy/shape={shape}"));
+        for method in ["naive", "shared", "padded"] {
+            let m = run(&r, &format!("transpose/{method}/shape={shape}"));
+            has("transpose", &format!("{method} {:.1}%", 100.0 * gbps(m) / gbps(copy)));
+        }
+        has("transpose", &format!("shape={shape}: naive"));
+    }
+
+    // bank: cols vs rows, padded vs rows, the gcd law.
+    let (rows, cols, padded) = (run(&r, "bank/rows"), run(&r, "bank/cols"), run(&r, "bank/cols_padded"));
+    has("bank", &format!("takes {} the time", ratio(cols.median_us / rows.median_us)));
+    has("bank", &format!("Padded columns are {:+.1}% against rows", 100.0 * (padded.median_us / rows.median_us - 1.0)));
+    let strides = sweep(&r, "bank", "stride");
+    let mean = |degree: u32| {
+        let t: Vec<f64> = strides.iter().filter(|(s, _)| gcd(*s, 32) == degree).map(|(_, m)| m.median_us).collect();
+        t.iter().sum::<f64>() / t.len() as f64
+    };
+    has("bank", "time tracks gcd(stride, 32)");
+    for degree in [2, 4, 8, 16, 32] {
+        has("bank", &format!("{degree}-way {}", ratio(mean(degree) / mean(1))));
+    }
+
+    // reduce: best GPU method, speedup over the seed, the CPU.
+    let best =
+        r.runs.iter().filter(|m| m.family == "reduce" && !m.on_cpu).max_by(|a, b| gbps(a).total_cmp(&gbps(b))).unwrap();
+    assert_eq!(best.variant, "shuffle_vec4");
+    has("reduce", &format!("`shuffle_vec4`, reads {:.0} GB/s: {:.1}% of memcpy", gbps(best), pct(&r, best)));
+    let seed = run(&r, "reduce/seed");
+    has("reduce", &format!("It is {} faster than the seed", ratio(seed.median_us / best.median_us)));
+    let cpu = run(&r, "reduce/cpu_threads");
+    has("reduce", &format!("`cpu_threads` ({:.0} GB/s), is {} slower", gbps(cpu), ratio(gbps(best) / gbps(cpu))));
+
+    // matmul: TFLOP/s per method, best vs naive.
+    for method in ["naive", "tiled", "prefetch", "regblock"] {
+        has("matmul", &format!("{method} {:.2}", tflops(run(&r, &format!("matmul/{method}")))));
+    }
+    let (regblock, naive) = (run(&r, "matmul/regblock"), run(&r, "matmul/naive"));
+    has("matmul", &format!("`regblock`, reaches {} the naive", ratio(tflops(regblock) / tflops(naive))));
+
+    // distance: AoS vs SoA, all points and gathers.
+    for (what, aos, soa) in [("All points", "aos_all", "soa_all"), ("Gathers", "aos_gather", "soa_gather")] {
+        let (a, s) = (run(&r, &format!("distance/{aos}")), run(&r, &format!("distance/{soa}")));
+        has("distance", &format!("{what}: AoS {:.1}% vs SoA {:.1}% of memcpy", pct(&r, a), pct(&r, s)));
+        let (win, lose, x) =
+            if gbps(a) >= gbps(s) { (aos, soa, gbps(a) / gbps(s)) } else { (soa, aos, gbps(s) / gbps(a)) };
+        has("distance", &format!("`{win}` is {} faster than `{lose}`", ratio(x)));
+    }
+}
+
+#[test]
+fn report_json_round_trips() {
+    let r = sample();
+    assert_eq!(Report::from_json(&r.to_json()).expect("to_json parses"), r);
+    let (dir, _) = render(&r, "round-trip");
+    let written = fs::read_to_string(dir.join("report.json")).expect("report.json written");
+    assert_eq!(Report::from_json(&written).expect("report.json parses"), r);
+    // Absent optional fields stay absent rather than becoming nulls.
+    let memcpy = &r.memcpy;
+    assert!(memcpy.param.is_none() && memcpy.model.is_none());
+    assert!(!written.contains("null"), "no null fields written");
+    // The accessors agree with the raw fields.
+    let m = run(&r, "matmul/regblock");
+    assert!((m.gbps() - gbps(m)).abs() < 1e-9 && (m.tflops() - tflops(m)).abs() < 1e-12);
+    assert!((m.percent_of(memcpy) - pct(&r, m)).abs() < 1e-9);
+}
+
+#[test]
+fn a_missing_family_loses_its_section_and_plot() {
+    let full = sample();
+    let dir = scratch("missing-family");
+    // A full render first: the partial one below must also remove the plot it no longer draws.
+    report::render(&full, &dir).expect("render the full sample");
+    assert!(dir.join("bank_stride.svg").exists());
+
+    let mut r = full.clone();
+    r.runs.retain(|m| m.family != "bank");
+    let written = report::render(&r, &dir).expect("render without bank");
+    let md = fs::read_to_string(dir.join("report.md")).expect("report.md");
+    assert!(!dir.join("bank_stride.svg").exists(), "stale bank plot removed");
+    assert!(!written.iter().any(|p| p.ends_with("bank_stride.svg")));
+    assert!(!md.contains("## bank") && !md.contains("bank_stride.svg"));
+    for file in PLOT_FILES.iter().filter(|f| **f != "bank_stride.svg") {
+        assert!(dir.join(file).exists(), "{file} still drawn");
+    }
+
+    // One of two offset variants missing: the plot keeps the other; both missing: no plot.
+    let mut r = full.clone();
+    r.runs.retain(|m| !(m.family == "coalescing" && m.variant == "offset"));
+    let dir = scratch("missing-variant");
+    report::render(&r, &dir).expect("render without coalescing/offset");
+    let texts = svg_texts(&dir.join("coalescing_offset.svg"));
+    assert!(texts.iter().any(|t| t == "coalescing/offset_cg") && !texts.iter().any(|t| t == "coalescing/offset"));
+    r.runs.retain(|m| !(m.family == "coalescing" && m.variant == "offset_cg"));
+    report::render(&r, &dir).expect("render without any offset sweep");
+    assert!(!dir.join("coalescing_offset.svg").exists());
+    assert!(dir.join("coalescing_stride.svg").exists());
+}
+
+#[test]
+fn partial_and_odd_reports_render_without_panicking() {
+    let full = sample();
+    // The runs each reading leans on removed: shorter readings, no panic, no made-up numbers.
+    let mut r = full.clone();
+    let anchors = [
+        "coalescing/offset/offset=0",
+        "coalescing/offset_cg/offset=0",
+        "bank/rows",
+        "reduce/seed",
+        "matmul/naive",
+        "transpose/copy/shape=0",
+        "transpose/copy/shape=1",
+        "distance/soa_all",
+        "access_order/block_y",
+    ];
+    r.runs.retain(|m| !anchors.contains(&m.run.as_str()));
+    let (_, md) = render(&r, "partial");
+    assert!(!reading(&md, "coalescing").iter().any(|s| s.contains("offset=0")));
+    assert!(reading(&md, "transpose").is_empty());
+    assert!(!reading(&md, "bank").iter().any(|s| s.contains("rows")));
+    assert!(reading(&md, "bank").iter().any(|s| s.contains("gcd(stride, 32)")));
+    assert!(!reading(&md, "reduce").iter().any(|s| s.contains("seed")));
+    assert!(!reading(&md, "distance").iter().any(|s| s.starts_with("All points")));
+    assert!(reading(&md, "distance").iter().any(|s| s.starts_with("Gathers")));
+
+    // No runs at all: the header alone, no plots.
+    let mut empty = full.clone();
+    empty.runs.clear();
+    let dir = scratch("empty");
+    let written = report::render(&empty, &dir).expect("render an empty report");
+    assert_eq!(written.len(), 2, "only report.md and report.json: {written:?}");
+
+    // A family the renderer does not know, and a zero time: rendered, generic reading, n/a.
+    let mut odd = full.clone();
+    let mut extra = full.runs[0].clone();
+    extra.run = "histogram/atomic".into();
+    extra.family = "histogram".into();
+    extra.variant = "atomic".into();
+    extra.param = None;
+    extra.model = None;
+    let mut zero = extra.clone();
+    zero.run = "histogram/zero_time".into();
+    zero.variant = "zero_time".into();
+    zero.median_us = 0.0;
+    odd.runs.extend([extra, zero]);
+    // Zero times inside plotted families too: a bar labelled n/a, a point left out.
+    for m in odd.runs.iter_mut().filter(|m| m.run == "reduce/seed" || m.run == "coalescing/offset/offset=2") {
+        m.median_us = 0.0;
+    }
+    let (dir, md) = render(&odd, "odd");
+    assert!(reading(&md, "histogram").iter().any(|s| s.starts_with("Fastest:")));
+    assert!(section(&md, "histogram").contains("| histogram/zero_time | 0.0 | n/a | n/a |"));
+    assert!(svg_texts(&dir.join("reduce.svg")).iter().any(|t| t == "n/a"));
+    assert!(!md.contains("n/a of memcpy") && !md.contains("n/a faster"), "readings skip zero times");
+    assert!(reading(&md, "reduce").iter().any(|s| s.contains("`shuffle_vec4`")));
+    for file in PLOT_FILES {
+        svg_texts(&dir.join(file));
+    }
+}
