@@ -11,7 +11,9 @@ pub mod measure;
 pub mod registry;
 pub mod workload;
 
+pub mod access_order;
 pub mod coalescing;
+pub mod transpose;
 
 use coalesce::{Gpu, Result};
 
