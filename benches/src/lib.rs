@@ -12,7 +12,9 @@ pub mod registry;
 pub mod report;
 pub mod workload;
 
+pub mod access_order;
 pub mod coalescing;
+pub mod transpose;
 
 use coalesce::{Gpu, Result};
 

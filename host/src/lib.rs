@@ -18,10 +18,12 @@
 //! # Ok(()) }
 //! ```
 
+pub mod access_order;
 pub mod coalescing;
 pub mod error;
 pub mod gpu;
 pub mod launch;
+pub mod transpose;
 pub mod util;
 
 pub use coalesce_kernels as kernels;

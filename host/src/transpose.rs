@@ -1,21 +1,19 @@
-//! Matrix transpose: launchers, CPU reference and registry entries for
-//! `kernels-gpu/src/transpose.rs` (tiled copy baseline, naive, shared tile, padded tile).
-//! Any `rows × cols` works: edge tiles are bounds-checked in the kernels.
+//! Matrix transpose: plans, launchers and the CPU reference for `kernels-gpu/src/transpose.rs`
+//! (tiled copy baseline, naive, shared tile, padded tile).
+//!
+//! Any `rows × cols` whose dimensions fit a `u32` works, past 2^31 elements and for tall or
+//! wide shapes alike: the kernels launch one block per 32 × 32 tile on a 1-D grid and index in
+//! 64 bits; edge tiles are bounds-checked in the kernels.
 use cust::memory::DeviceSlice;
 
-use crate::check::{Rng, check_f32};
-use crate::error::{Result, elements, exactly, in_range};
-use crate::gpu::{Gpu, Launch, kernel_args};
-use crate::registry::{Param, Variant, Workload, variant};
-use crate::util::random_pair;
+use crate::error::{Error, Result, dim32, exactly, in_range};
+use crate::gpu::Gpu;
+use crate::launch::{Call, In, Kernel, Launch, Out};
+use coalesce_kernels::launch::MAX_GRID_X;
 pub use coalesce_kernels::transpose::*;
 
-/// Shapes checked: single element, single row/column, odd sizes around a tile, non-square,
-/// and large square and non-square matrices.
-pub const CHECK_SHAPES: [(usize, usize); 9] =
-    [(1, 1), (1, 37), (37, 1), (31, 33), (33, 31), (1000, 1003), (4096, 4096), (2048, 8192), (8191, 4097)];
-/// Benchmarked shapes (256 MiB each way), selected by the `shape` parameter.
-pub const BENCH_SHAPES: [(usize, usize); 2] = [(8192, 8192), (4096, 16384)];
+/// Parameter list of every transpose kernel: input, output, rows, cols.
+pub type TransposeSig = fn(*const f32, *mut f32, u32, u32);
 
 /// The four ways of moving a matrix this family compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,34 +29,67 @@ pub enum Method {
 }
 
 impl Method {
-    const fn kernel(self) -> &'static str {
+    /// The kernel that implements it.
+    pub const fn kernel(self) -> Kernel<TransposeSig> {
         match self {
-            Method::Copy => "transpose_copy",
-            Method::Naive => "transpose_naive",
-            Method::Shared => "transpose_shared",
-            Method::Padded => "transpose_padded",
+            Method::Copy => transpose_copy,
+            Method::Naive => transpose_naive,
+            Method::Shared => transpose_shared,
+            Method::Padded => transpose_padded,
         }
     }
 
-    fn shared_bytes(self) -> u32 {
+    /// Row pitch of its shared tile in floats (0: no tile).
+    pub const fn pitch(self) -> u32 {
         match self {
-            Method::Shared => TILE * PITCH * 4,
-            Method::Padded => TILE * PITCH_PADDED * 4,
-            _ => 0,
+            Method::Shared => PITCH,
+            Method::Padded => PITCH_PADDED,
+            Method::Copy | Method::Naive => 0,
         }
+    }
+
+    /// Dynamic shared memory a block of it needs: one `TILE × pitch` tile of floats.
+    pub const fn shared_bytes(self) -> u32 {
+        TILE * self.pitch() * 4
     }
 }
 
-/// Validates a `rows × cols` transpose (or copy) and returns its launch.
-pub fn plan(method: Method, rows: usize, cols: usize, input_len: usize, output_len: usize) -> Result<Launch> {
-    elements("rows", rows)?;
-    elements("cols", cols)?;
-    elements("rows * cols", rows.saturating_mul(cols))?;
-    exactly("transpose input", input_len, rows * cols)?;
-    exactly("transpose output", output_len, rows * cols)?;
-    let grid = grid(rows as u32, cols as u32);
-    in_range("row tiles", grid.1.into(), 1, 65_535)?;
-    Ok(Launch { grid, block: (TILE, BLOCK_ROWS), shared_bytes: method.shared_bytes() })
+/// Validates a `rows × cols` transpose (or, for [`Method::Copy`], a copy) of `input` into
+/// `output` and returns its launch: one `(TILE, BLOCK_ROWS)` block per tile on a 1-D grid.
+///
+/// Errors: [`Error::Empty`] for a zero dimension, [`Error::OutOfRange`] for a dimension past
+/// `u32::MAX` or more tiles than `gridDim.x` takes (2^31 - 1), [`Error::LengthMismatch`] unless
+/// both buffers hold exactly `rows * cols` floats.
+pub fn plan<'a>(
+    method: Method,
+    input: &'a DeviceSlice<f32>,
+    output: &'a mut DeviceSlice<f32>,
+    rows: usize,
+    cols: usize,
+) -> Result<Call<'a, TransposeSig>> {
+    let rows32 = dim32("transpose rows", rows)?;
+    let cols32 = dim32("transpose cols", cols)?;
+    let blocks = tiles(rows32, cols32);
+    in_range("transpose tiles", blocks, 1, MAX_GRID_X.into())?;
+    // Both factors are below 2^32, so the product fits a u64; it fits a usize on 64-bit hosts.
+    let product = u64::from(rows32) * u64::from(cols32);
+    let n = usize::try_from(product).map_err(|_| Error::OutOfRange {
+        what: "transpose rows * cols",
+        value: product,
+        min: 1,
+        max: usize::MAX as u64,
+    })?;
+    exactly("transpose input", input.len(), n)?;
+    exactly("transpose output", output.len(), n)?;
+    let launch = Launch { grid: (blocks as u32, 1), block: (TILE, BLOCK_ROWS), shared_bytes: method.shared_bytes() };
+    // SAFETY: block `b < blocks` handles the tile at `tile_origin(b, col_tiles(cols))`, whose
+    // coordinates plus at most TILE - 1 stay in u32 (the tiles round rows and cols, both
+    // <= u32::MAX, up to a multiple of TILE). Every global access is guarded by `r < rows` and
+    // `c < cols`, so `row_major_index` and `transposed_index` are < rows * cols = n, the exact
+    // length of both buffers (checked above). Tile slots are `tile_slot(a, b, pitch)` with
+    // a, b < TILE, so < TILE * pitch floats = `shared_bytes`, launched with the
+    // `(TILE, BLOCK_ROWS)` block the kernels assume.
+    Ok(unsafe { Call::new(method.kernel(), launch, (In::of(input), Out::of(output), rows32, cols32)) })
 }
 
 /// `output (cols × rows) = inputᵀ` with `method` (for [`Method::Copy`], `output = input`).
@@ -70,12 +101,11 @@ pub fn run(
     rows: usize,
     cols: usize,
 ) -> Result<()> {
-    let launch = plan(method, rows, cols, input.len(), output.len())?;
-    let (src, dst, rows, cols) = (input.as_device_ptr(), output.as_device_ptr(), rows as u32, cols as u32);
-    gpu.launch(method.kernel(), launch, kernel_args![src, dst, rows, cols])
+    gpu.launch(plan(method, input, output, rows, cols)?)
 }
 
-/// The library's transpose: the padded shared-memory tile.
+/// The library's transpose (the padded shared-memory tile): `output (cols × rows) = inputᵀ` for
+/// a row-major `input (rows × cols)`, any shape that fits in device memory.
 pub fn transpose(
     gpu: &Gpu,
     input: &DeviceSlice<f32>,
@@ -95,74 +125,54 @@ pub fn transpose_cpu(input: &[f32], output: &mut [f32], rows: usize, cols: usize
     }
 }
 
-fn check(gpu: &Gpu, rng: &mut Rng, method: Method, _shape: u32) -> Result<String> {
-    for (r, c) in CHECK_SHAPES {
-        let reference = |i: &[f32], o: &mut [f32]| match method {
-            Method::Copy => o.copy_from_slice(i),
-            _ => transpose_cpu(i, o, r, c),
-        };
-        check_f32(gpu, rng, &format!("{r}x{c}"), (r * c, r * c), |i, o| run(gpu, method, i, o, r, c), reference)?;
-    }
-    Ok(format!("shapes {CHECK_SHAPES:?}"))
-}
-
-fn bench(gpu: &Gpu, method: Method, shape: u32) -> Result<Workload> {
-    let (r, c) = BENCH_SHAPES[shape as usize];
-    let (input, mut output) = random_pair(gpu, r * c, r * c)?;
-    Ok(Workload::new(8 * (r * c) as u64, move |gpu| run(gpu, method, &input, &mut output, r, c)))
-}
-
-const SHAPE: Param = Param { name: "shape", sweep: &[0, 1], check: &[0] };
-
-/// The transpose family, in teaching order (`shape` 0 = 8192 × 8192, 1 = 4096 × 16384).
-pub const VARIANTS: &[Variant] = &[
-    variant!(
-        "transpose",
-        "copy",
-        Method::Copy.kernel(),
-        Method::Copy,
-        "tiled copy of the same shape: coalesced both ways, the ceiling",
-        SHAPE
-    ),
-    variant!(
-        "transpose",
-        "naive",
-        Method::Naive.kernel(),
-        Method::Naive,
-        "coalesced reads, column writes: 32 sectors per warp store",
-        SHAPE
-    ),
-    variant!(
-        "transpose",
-        "shared",
-        Method::Shared.kernel(),
-        Method::Shared,
-        "32x32 shared tile: coalesced both ways, 32-way bank conflicts",
-        SHAPE
-    ),
-    variant!(
-        "transpose",
-        "padded",
-        Method::Padded.kernel(),
-        Method::Padded,
-        "32x33 shared tile: coalesced both ways, conflict-free",
-        SHAPE
-    ),
-];
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::Error;
+    use crate::launch::testing::slice_at;
+
+    /// Plans `method` over descriptors of `a` and `b` floats (nothing is launched).
+    fn plan_for(method: Method, rows: usize, cols: usize, a: usize, b: usize) -> Result<(Launch, u32, u32)> {
+        // SAFETY: descriptors only; the planned call is dropped unlaunched.
+        let (input, mut output) = unsafe { (slice_at::<f32>(0x1_0000_0000, a), slice_at::<f32>(0x9_0000_0000, b)) };
+        plan(method, &input, &mut output, rows, cols).map(|c| (c.launch(), c.args().2, c.args().3))
+    }
 
     #[test]
-    fn plan_rejects_bad_shapes() {
-        assert!(matches!(plan(Method::Naive, 0, 4, 0, 0), Err(Error::Empty(_))));
-        assert!(matches!(plan(Method::Naive, 4, 5, 20, 19), Err(Error::LengthMismatch { .. })));
-        assert!(matches!(plan(Method::Naive, 4, 5, 21, 20), Err(Error::LengthMismatch { .. })));
-        assert!(matches!(plan(Method::Padded, 1 << 22, 1, 1 << 22, 1 << 22), Err(Error::OutOfRange { .. })));
-        let l = plan(Method::Padded, 33, 65, 33 * 65, 33 * 65).unwrap();
-        assert_eq!((l.grid, l.block, l.shared_bytes), ((3, 2), (32, 8), 32 * 33 * 4));
+    fn plan_rejects_bad_shapes_with_their_errors() {
+        assert!(matches!(plan_for(Method::Naive, 0, 4, 0, 0), Err(Error::Empty("transpose rows"))));
+        assert!(matches!(plan_for(Method::Naive, 4, 0, 0, 0), Err(Error::Empty("transpose cols"))));
+        assert!(matches!(
+            plan_for(Method::Copy, 1 << 32, 1, 1 << 32, 1 << 32),
+            Err(Error::OutOfRange { what: "transpose rows", .. })
+        ));
+        // u32::MAX × u32::MAX: 2^54 tiles, more than gridDim.x takes.
+        let max = u32::MAX as usize;
+        assert!(matches!(
+            plan_for(Method::Padded, max, max, usize::MAX, usize::MAX),
+            Err(Error::OutOfRange { what: "transpose tiles", .. })
+        ));
+        assert!(matches!(
+            plan_for(Method::Naive, 4, 5, 20, 19),
+            Err(Error::LengthMismatch { what: "transpose output", expected: 20, got: 19 })
+        ));
+        assert!(matches!(plan_for(Method::Naive, 4, 5, 21, 20), Err(Error::LengthMismatch { .. })));
+    }
+
+    #[test]
+    fn plan_launches_one_block_per_tile_on_a_1d_grid() {
+        let (l, rows, cols) = plan_for(Method::Padded, 33, 65, 33 * 65, 33 * 65).unwrap();
+        assert_eq!((l.grid, l.block, l.shared_bytes, rows, cols), ((6, 1), (32, 8), 32 * 33 * 4, 33, 65));
+        assert_eq!(plan_for(Method::Shared, 1, 1, 1, 1).unwrap().0.shared_bytes, 32 * 32 * 4);
+        assert_eq!(plan_for(Method::Copy, 1, 1, 1, 1).unwrap().0.shared_bytes, 0);
+        // Tall and wide shapes past the old gridDim.y cap of 65 535 row tiles, and past 2^31
+        // elements: accepted, one block per tile.
+        for (r, c, blocks) in
+            [(4_194_304, 8, 131_072), (8, 4_194_304, 131_072), (2_100_000, 3, 65_625), (32_768, 65_537, 2049 * 1024)]
+        {
+            let (l, rows, cols) = plan_for(Method::Padded, r, c, r * c, r * c).unwrap();
+            assert_eq!((l.grid, rows as usize, cols as usize), ((blocks, 1), r, c), "{r}x{c}");
+            assert!(l.check_limits().is_ok());
+        }
     }
 
     #[test]

@@ -2,6 +2,17 @@
 //! tiles processed by (32, 8) blocks (each thread handles 4 rows of its tile). The progression:
 //! a tiled copy of the same shape (the ceiling), the naive transpose, a shared-memory tile, and
 //! the same tile padded to 33 columns.
+//!
+//! All four kernels launch a 1-D grid with one block per tile: block `b` takes row tile
+//! `b / col_tiles` and column tile `b % col_tiles` ([`tile_origin`]). Consecutive blocks walk
+//! along a row of tiles, the order a 2-D `(col tiles, row tiles)` grid would run them in, but the
+//! number of row tiles is no longer capped by `gridDim.y` (65 535): any shape whose tile count
+//! fits `gridDim.x` runs. Coordinates are `u32`, element indices 64-bit: any size.
+
+use crate::kernel;
+use crate::launch::DEFAULT_SHARED_BYTES;
+#[cfg(target_arch = "nvptx64")]
+use crate::prelude::{shared, thread};
 
 /// Tile side.
 pub const TILE: u32 = 32;
@@ -12,104 +23,254 @@ pub const PITCH: u32 = TILE;
 /// Row pitch of the padded tile: column `c` of row `r` lands in bank `(r + c) % 32`.
 pub const PITCH_PADDED: u32 = TILE + 1;
 
-/// Grid of a `rows × cols` input: one block per tile, x along columns.
-pub const fn grid(rows: u32, cols: u32) -> (u32, u32) {
-    (cols.div_ceil(TILE), rows.div_ceil(TILE))
+// A tile row is one warp (lanes = tx), so every global access of a warp is one 128-byte row
+// segment of the input or of the output.
+const _: () = assert!(TILE == crate::WARP_SIZE, "a warp is one tile row");
+// Each thread takes rows ty, ty + BLOCK_ROWS, ... of its tile: they must cover it exactly.
+const _: () = assert!(TILE.is_multiple_of(BLOCK_ROWS), "the block's rows step through the tile evenly");
+const _: () = assert!(TILE * BLOCK_ROWS <= crate::launch::MAX_BLOCK_THREADS);
+// The padded tile fits the dynamic shared memory a block gets without opting in.
+const _: () = assert!(TILE * PITCH_PADDED * 4 <= DEFAULT_SHARED_BYTES);
+// The padding is what spreads a tile column over the banks: pitch 33 is coprime to 32.
+const _: () = assert!(PITCH == TILE && PITCH_PADDED % crate::WARP_SIZE == 1);
+
+/// Tiles across a row of the matrix (`cols / TILE` rounded up).
+pub const fn col_tiles(cols: u32) -> u32 {
+    cols.div_ceil(TILE)
 }
 
-/// Where element (r, c) of the input lands in the output.
+/// Blocks of the launch over a `rows × cols` input: one per tile (may exceed `u32` for absurd
+/// shapes; the plan checks it against `MAX_GRID_X`).
+pub const fn tiles(rows: u32, cols: u32) -> u64 {
+    col_tiles(cols) as u64 * rows.div_ceil(TILE) as u64
+}
+
+/// Origin `(x0, y0)` = (first column, first row) of the tile block `block` handles, with
+/// `col_tiles` tiles per row: consecutive blocks run along a row of tiles (x fastest).
+///
+/// `col_tiles == 0` (a matrix without columns, never launched) is taken as 1 so the function is
+/// total and the kernels carry no division-by-zero path.
+#[inline(always)]
+pub const fn tile_origin(block: u32, col_tiles: u32) -> (u32, u32) {
+    let col_tiles = if col_tiles == 0 { 1 } else { col_tiles };
+    ((block % col_tiles) * TILE, (block / col_tiles) * TILE)
+}
+
+/// `(row, col)` of the input element thread `(tx, ty)` of the tile at `origin` reads at step `j`
+/// (`j = 0, BLOCK_ROWS, ..`): row `ty + j` of the tile, column `tx`, so a warp reads along a row.
+#[inline(always)]
+pub const fn load_coords(origin: (u32, u32), thread: (u32, u32), j: u32) -> (u32, u32) {
+    (origin.1 + thread.1 + j, origin.0 + thread.0)
+}
+
+/// `(row, col)` of the input element the same thread stores at step `j` of the shared-tile
+/// kernels' second phase: the lanes (`tx`) walk down an input column, which is along a row of
+/// the output.
+#[inline(always)]
+pub const fn store_coords(origin: (u32, u32), thread: (u32, u32), j: u32) -> (u32, u32) {
+    (origin.1 + thread.0, origin.0 + thread.1 + j)
+}
+
+/// Where element `(r, c)` of a row-major `? × cols` matrix lives (64-bit: any size).
+#[inline(always)]
+pub const fn row_major_index(r: u32, c: u32, cols: u32) -> u64 {
+    r as u64 * cols as u64 + c as u64
+}
+
+/// Where element `(r, c)` of the input lands in the output (`cols × rows`, row-major).
 #[inline(always)]
 pub const fn transposed_index(r: u32, c: u32, rows: u32) -> u64 {
     c as u64 * rows as u64 + r as u64
 }
 
+/// Shared-memory slot of tile element `(row, col)` (both `< TILE`) in a tile of row pitch `pitch`.
+#[inline(always)]
+pub const fn tile_slot(row: u32, col: u32, pitch: u32) -> u32 {
+    row * pitch + col
+}
+
+kernel! {
+    /// Tiled copy, `out = in`, with the transpose's tiling and grid: each warp reads and writes
+    /// 128 contiguous bytes of one row (4 sectors per access). The bandwidth a transpose can at
+    /// best reach.
+    pub unsafe fn transpose_copy(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+        device::for_my_tile_elements(rows, cols, |r, c, _| {
+            let i = row_major_index(r, c, cols) as usize;
+            // SAFETY: r < rows, c < cols, so i < rows * cols, which both buffers hold exactly
+            // (checked by the plan).
+            unsafe { *output.add(i) = *input.add(i) };
+        });
+    }
+}
+
+kernel! {
+    /// Naive transpose: changes the copy's store to the transposed position. Reads along rows
+    /// (4 sectors per warp) but writes down an output column, each lane `4 * rows` bytes from the
+    /// next: 32 sectors per warp store for 128 useful bytes.
+    pub unsafe fn transpose_naive(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+        device::for_my_tile_elements(rows, cols, |r, c, _| {
+            let (i, o) = (row_major_index(r, c, cols) as usize, transposed_index(r, c, rows) as usize);
+            // SAFETY: r < rows, c < cols, so both indices are < rows * cols, which both buffers
+            // hold exactly (checked by the plan).
+            unsafe { *output.add(o) = *input.add(i) };
+        });
+    }
+}
+
+kernel! {
+    /// Shared-memory tile: stages the tile so the store also runs along an output row. Global
+    /// reads and writes both take 4 sectors per warp, but the tile's column read (lane stride
+    /// 32 words) hits one bank 32 times: a 32-way bank conflict per warp load.
+    pub unsafe fn transpose_shared(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+        // SAFETY: forwarded plan guarantees (TILE * PITCH floats of shared memory).
+        unsafe { device::through_shared::<PITCH>(input, output, rows, cols) }
+    }
+}
+
+kernel! {
+    /// Padded tile (33 floats a row): changes only the tile's pitch, so the column read spreads
+    /// over all 32 banks, conflict-free, for 128 extra bytes of shared memory. Global traffic as
+    /// `transpose_shared`: 4 sectors per warp access. The library's transpose.
+    pub unsafe fn transpose_padded(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+        // SAFETY: forwarded plan guarantees (TILE * PITCH_PADDED floats of shared memory).
+        unsafe { device::through_shared::<PITCH_PADDED>(input, output, rows, cols) }
+    }
+}
+
 #[cfg(target_arch = "nvptx64")]
 mod device {
     use super::*;
-    use crate::prelude::{shared, thread};
 
-    /// Tile origin and this thread's lane/row inside it.
+    /// This block's tile origin and this thread's `(tx, ty)` (the launch's block is
+    /// `(TILE, BLOCK_ROWS)`).
     #[inline(always)]
-    fn coords() -> (u32, u32, u32, u32) {
-        (thread::block_idx_x() * TILE, thread::block_idx_y() * TILE, thread::thread_idx_x(), thread::thread_idx_y())
+    fn coords(cols: u32) -> ((u32, u32), (u32, u32)) {
+        (tile_origin(thread::block_idx_x(), col_tiles(cols)), (thread::thread_idx_x(), thread::thread_idx_y()))
     }
 
-    /// Calls `f(r, c)` for each element (r, c) of the input that this thread handles in its
-    /// block's tile (TILE / BLOCK_ROWS rows, one column), skipping those outside the matrix.
+    /// Calls `f(r, c, j)` for each element `(r, c)` of the input this thread reads from its
+    /// block's tile (`load_coords` at steps `j = 0, BLOCK_ROWS, ..`), skipping those outside
+    /// the matrix.
     #[inline(always)]
-    fn for_my_tile_elements(rows: u32, cols: u32, mut f: impl FnMut(u32, u32)) {
-        let (x0, y0, tx, ty) = coords();
-        let c = x0 + tx;
+    pub(super) fn for_my_tile_elements(rows: u32, cols: u32, mut f: impl FnMut(u32, u32, u32)) {
+        let (origin, t) = coords(cols);
         let mut j = 0;
         while j < TILE {
-            let r = y0 + ty + j;
+            let (r, c) = load_coords(origin, t, j);
             if r < rows && c < cols {
-                f(r, c);
+                f(r, c, j);
             }
             j += BLOCK_ROWS;
         }
     }
 
-    /// Tiled copy, `out = in`, with the transpose's tiling: reads and writes both coalesced
-    /// (4 sectors per warp access). The bandwidth a transpose can at best reach.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn transpose_copy(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
-        for_my_tile_elements(rows, cols, |r, c| {
-            let i = r as usize * cols as usize + c as usize;
-            // SAFETY: r < rows, c < cols; the launcher checked both buffers hold rows*cols.
-            unsafe { *output.add(i) = *input.add(i) };
-        });
-    }
-
-    /// Naive transpose: reads along rows (coalesced), writes down columns, so each warp store
-    /// scatters over 32 rows of the output: 32 sectors for 128 useful bytes.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn transpose_naive(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
-        for_my_tile_elements(rows, cols, |r, c| {
-            let i = r as usize * cols as usize + c as usize;
-            // SAFETY: r < rows, c < cols; the launcher checked both buffers hold rows*cols.
-            unsafe { *output.add(transposed_index(r, c, rows) as usize) = *input.add(i) };
-        });
-    }
-
     /// # Safety
-    /// Both buffers hold `rows * cols` floats and the launch has `TILE * P` floats of
-    /// dynamic shared memory (checked by the launcher).
+    /// Both buffers hold `rows * cols` floats and the launch has `TILE * P` floats of dynamic
+    /// shared memory and `(TILE, BLOCK_ROWS)` threads a block (checked by the plan).
     #[inline(always)]
-    unsafe fn through_shared<const P: u32>(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+    pub(super) unsafe fn through_shared<const P: u32>(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
         let tile = shared::dynamic::<f32>();
-        let (x0, y0, tx, ty) = coords();
-        for_my_tile_elements(rows, cols, |r, c| {
-            let at = (r - y0) * P + (c - x0);
-            // SAFETY: r < rows, c < cols; at < TILE * P, the shared memory launched.
-            unsafe { *tile.add(at as usize) = *input.add(r as usize * cols as usize + c as usize) };
+        let (origin, (tx, ty)) = coords(cols);
+        for_my_tile_elements(rows, cols, |r, c, j| {
+            let i = row_major_index(r, c, cols) as usize;
+            // SAFETY: r < rows, c < cols; the slot is < TILE * P (ty + j, tx < TILE), the shared
+            // memory launched.
+            unsafe { *tile.add(tile_slot(ty + j, tx, P) as usize) = *input.add(i) };
         });
         thread::sync_threads();
         let mut j = 0;
         while j < TILE {
-            // Output row = input column x0 + ty + j; output column = input row y0 + tx.
-            let (r, c) = (y0 + tx, x0 + ty + j);
+            let (r, c) = store_coords(origin, (tx, ty), j);
             if r < rows && c < cols {
-                // SAFETY: in bounds as above; tx * P + ty + j < TILE * P.
-                unsafe { *output.add(transposed_index(r, c, rows) as usize) = *tile.add((tx * P + ty + j) as usize) };
+                // SAFETY: r < rows, c < cols as above; the slot is < TILE * P (tx, ty + j < TILE).
+                // The slot was filled in the first phase by the thread of this block whose
+                // `load_coords` gave this same (r, c), so it passed the same guard, and the
+                // barrier made it visible (see the test `a_thread_stores_only_what_its_block_staged`).
+                unsafe {
+                    *output.add(transposed_index(r, c, rows) as usize) = *tile.add(tile_slot(tx, ty + j, P) as usize)
+                };
             }
             j += BLOCK_ROWS;
         }
     }
+}
 
-    /// Shared-memory tile: global reads and writes both coalesced, but the column read of the
-    /// tile (lane stride 32 words) is a 32-way bank conflict.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn transpose_shared(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
-        // SAFETY: forwarded launcher guarantees (TILE * PITCH floats of shared memory).
-        unsafe { through_shared::<PITCH>(input, output, rows, cols) }
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every (block, thread, step) of the launch over `rows × cols`: what the load phase reads
+    /// and the store phase writes.
+    fn visit(rows: u32, cols: u32, mut load: impl FnMut(u32, u32), mut store: impl FnMut(u32, u32)) {
+        for b in 0..tiles(rows, cols) as u32 {
+            let origin = tile_origin(b, col_tiles(cols));
+            for tx in 0..TILE {
+                for ty in 0..BLOCK_ROWS {
+                    for j in (0..TILE).step_by(BLOCK_ROWS as usize) {
+                        let (r, c) = load_coords(origin, (tx, ty), j);
+                        if r < rows && c < cols {
+                            load(r, c);
+                        }
+                        let (r, c) = store_coords(origin, (tx, ty), j);
+                        if r < rows && c < cols {
+                            store(r, c);
+                        }
+                    }
+                }
+            }
+        }
     }
 
-    /// Padded tile (33 floats a row): the column read spreads over all 32 banks, conflict-free,
-    /// for 128 extra bytes of shared memory.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn transpose_padded(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
-        // SAFETY: forwarded launcher guarantees (TILE * PITCH_PADDED floats of shared memory).
-        unsafe { through_shared::<PITCH_PADDED>(input, output, rows, cols) }
+    #[test]
+    fn one_block_per_tile_covers_every_element_once_both_ways() {
+        for (rows, cols) in [(1, 1), (1, 37), (37, 1), (31, 33), (33, 31), (70, 65), (3, 200), (200, 3)] {
+            let n = (rows * cols) as usize;
+            let (mut read, mut written) = (vec![0u8; n], vec![0u8; n]);
+            visit(
+                rows,
+                cols,
+                |r, c| read[row_major_index(r, c, cols) as usize] += 1,
+                |r, c| written[transposed_index(r, c, rows) as usize] += 1,
+            );
+            assert!(read.iter().all(|&h| h == 1), "{rows}x{cols} reads");
+            assert!(written.iter().all(|&h| h == 1), "{rows}x{cols} writes");
+        }
+    }
+
+    #[test]
+    fn a_thread_stores_only_what_its_block_staged() {
+        // The store phase reads slot (tx, ty + j); the thread of the same block whose load phase
+        // wrote that slot, (tx', ty') at step j', has ty' + j' = tx and tx' = ty + j. It must
+        // have loaded the very element the store phase writes out.
+        let origin = tile_origin(5, 3);
+        for tx in 0..TILE {
+            for ty in 0..BLOCK_ROWS {
+                for j in (0..TILE).step_by(BLOCK_ROWS as usize) {
+                    let (loader, j_load) = ((ty + j, tx % BLOCK_ROWS), tx - tx % BLOCK_ROWS);
+                    for pitch in [PITCH, PITCH_PADDED] {
+                        assert_eq!(tile_slot(loader.1 + j_load, loader.0, pitch), tile_slot(tx, ty + j, pitch));
+                    }
+                    assert_eq!(load_coords(origin, loader, j_load), store_coords(origin, (tx, ty), j));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn tiles_run_x_fastest_and_take_any_row_count() {
+        assert_eq!(tile_origin(0, 3), (0, 0));
+        assert_eq!(tile_origin(1, 3), (32, 0));
+        assert_eq!(tile_origin(3, 3), (0, 32));
+        assert_eq!(tile_origin(7, 0), (0, 7 * 32), "no columns: taken as one tile per row");
+        // 4_194_304 × 8: 131 072 row tiles, twice what gridDim.y allowed.
+        assert_eq!(tiles(4_194_304, 8), 131_072);
+        assert_eq!(tile_origin(131_071, col_tiles(8)), (0, 4_194_304 - 32));
+        // 32768 × 65537: 2^31 + 32768 elements, 2049 × 1024 tiles.
+        assert_eq!(tiles(32_768, 65_537), 2049 * 1024);
+        assert_eq!(row_major_index(32_767, 65_536, 65_537), (1 << 31) + 32_767);
+        assert_eq!(transposed_index(32_767, 65_536, 32_768), (1 << 31) + 32_767);
+        // The largest coordinates stay in u32.
+        let (x0, y0) = tile_origin(col_tiles(u32::MAX) - 1, col_tiles(u32::MAX));
+        assert_eq!(load_coords((x0, y0), (TILE - 1, BLOCK_ROWS - 1), TILE - BLOCK_ROWS), (31, u32::MAX));
     }
 }

@@ -1,0 +1,143 @@
+//! Access-order lessons: the registry entries, checks and workloads for
+//! `coalesce::access_order`.
+use coalesce::access_order::{self as lib, Lanes, Order, plus_one_cpu};
+use coalesce::{Gpu, Result};
+
+use crate::check::{CheckResult, Rng, check_f32};
+use crate::registry::{Family, Param};
+use crate::workload::{Workload, random_pair};
+
+/// Elements of the 1-D benchmarks (256 MiB each way).
+pub const BENCH_N: usize = 1 << 26;
+/// Matrix of the 2-D benchmarks (256 MiB each way).
+pub const BENCH_SHAPE: (usize, usize) = (8192, 8192);
+/// Thread counts the 1-D walks are checked at (`n = threads * per_thread`, capped at 2^26):
+/// one thread, a warp and one, a few blocks, and a large odd count.
+pub const CHECK_THREADS: [usize; 4] = [1, 33, 1000, 1_000_003];
+/// Largest 1-D check size (256 MiB).
+pub const CHECK_MAX_N: usize = 1 << 26;
+/// Shapes the 2-D variants are checked at: single element, odd, non-multiples of the block.
+pub const CHECK_SHAPES: [(usize, usize); 5] = [(1, 1), (31, 33), (33, 31), (1000, 1003), (4096, 4100)];
+
+/// The access-order variants, in teaching order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccessOrder {
+    /// 1-D, each thread a contiguous chunk.
+    Chunked,
+    /// 1-D, threads interleaved.
+    Interleaved,
+    /// 2-D, lanes along a row.
+    BlockX,
+    /// 2-D, lanes down a column.
+    BlockY,
+}
+
+const PER_THREAD: Param = Param { name: "per_thread", sweep: &[1, 2, 4, 8, 16, 32, 64, 128], check: &[1, 3, 8, 128] };
+
+/// What a variant walks.
+enum Walk {
+    OneD(Order),
+    TwoD(Lanes),
+}
+
+impl Family for AccessOrder {
+    const NAME: &'static str = "access_order";
+    const VARIANTS: &'static [Self] =
+        &[AccessOrder::Chunked, AccessOrder::Interleaved, AccessOrder::BlockX, AccessOrder::BlockY];
+
+    fn name(self) -> &'static str {
+        match self {
+            AccessOrder::Chunked => "chunked",
+            AccessOrder::Interleaved => "interleaved",
+            AccessOrder::BlockX => "block_x",
+            AccessOrder::BlockY => "block_y",
+        }
+    }
+
+    fn summary(self) -> &'static str {
+        match self {
+            AccessOrder::Chunked => "each thread walks its own contiguous chunk: lanes 4*per_thread bytes apart",
+            AccessOrder::Interleaved => "threads interleave: each step the warp reads 128 contiguous bytes",
+            AccessOrder::BlockX => "2-D block, lanes along a row: 4 sectors a warp",
+            AccessOrder::BlockY => "2-D block, lanes down a column: 32 sectors a warp",
+        }
+    }
+
+    fn kernels(self) -> &'static [&'static str] {
+        use coalesce::access_order::*;
+        match self {
+            AccessOrder::Chunked => const { &[access_order_chunked.name()] },
+            AccessOrder::Interleaved => const { &[access_order_interleaved.name()] },
+            AccessOrder::BlockX => const { &[access_order_block_x.name()] },
+            AccessOrder::BlockY => const { &[access_order_block_y.name()] },
+        }
+    }
+
+    fn param(self) -> Option<Param> {
+        match self.walk() {
+            Walk::OneD(_) => Some(PER_THREAD),
+            Walk::TwoD(_) => None,
+        }
+    }
+
+    fn check(self, gpu: &Gpu, rng: &mut Rng, per_thread: u32) -> CheckResult<String> {
+        match self.walk() {
+            Walk::OneD(order) => {
+                let mut sizes = Vec::new();
+                for threads in CHECK_THREADS {
+                    let n = (threads * per_thread as usize).min(CHECK_MAX_N);
+                    let n = n - n % per_thread as usize;
+                    sizes.push(n);
+                    check_f32(
+                        gpu,
+                        rng,
+                        &format!("n={n}"),
+                        (n, n),
+                        |i, o| lib::walk_1d(gpu, order, i, o, n, per_thread),
+                        plus_one_cpu,
+                    )?;
+                }
+                Ok(format!("n in {sizes:?}"))
+            }
+            Walk::TwoD(lanes) => {
+                for (r, c) in CHECK_SHAPES {
+                    check_f32(
+                        gpu,
+                        rng,
+                        &format!("{r}x{c}"),
+                        (r * c, r * c),
+                        |i, o| lib::walk_2d(gpu, lanes, i, o, r, c),
+                        plus_one_cpu,
+                    )?;
+                }
+                Ok(format!("shapes {CHECK_SHAPES:?}"))
+            }
+        }
+    }
+
+    fn bench(self, gpu: &Gpu, per_thread: u32) -> Result<Workload> {
+        match self.walk() {
+            Walk::OneD(order) => {
+                let n = BENCH_N;
+                let (input, mut output) = random_pair(gpu, n, n)?;
+                Ok(Workload::new(8 * n as u64, move |gpu| lib::walk_1d(gpu, order, &input, &mut output, n, per_thread)))
+            }
+            Walk::TwoD(lanes) => {
+                let (r, c) = BENCH_SHAPE;
+                let (input, mut output) = random_pair(gpu, r * c, r * c)?;
+                Ok(Workload::new(8 * (r * c) as u64, move |gpu| lib::walk_2d(gpu, lanes, &input, &mut output, r, c)))
+            }
+        }
+    }
+}
+
+impl AccessOrder {
+    fn walk(self) -> Walk {
+        match self {
+            AccessOrder::Chunked => Walk::OneD(Order::Chunked),
+            AccessOrder::Interleaved => Walk::OneD(Order::Interleaved),
+            AccessOrder::BlockX => Walk::TwoD(Lanes::AlongX),
+            AccessOrder::BlockY => Walk::TwoD(Lanes::AlongY),
+        }
+    }
+}

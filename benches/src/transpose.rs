@@ -1,0 +1,159 @@
+//! Transpose lessons: the registry entries, checks and workloads for `coalesce::transpose`, and
+//! the library transpose's check past 2^31 elements ([`check_large`]).
+use coalesce::transpose::{self as lib, Method};
+use coalesce::util::{Fill, fill_value};
+use coalesce::{DeviceBuffer, DeviceSlice, Gpu, Result};
+
+use crate::check::{CheckResult, POISON_BITS, Rng, check_f32};
+use crate::large::compare_with;
+use crate::registry::{Family, Param};
+use crate::workload::{Workload, random_buffer, random_pair};
+
+/// Shapes checked: single element, single row/column, odd sizes around a tile, non-square,
+/// large square and non-square matrices, and a tall and a wide one with more than 65 535 row
+/// (or column) tiles, past what a 2-D grid's `gridDim.y` could hold.
+pub const CHECK_SHAPES: [(usize, usize); 11] = [
+    (1, 1),
+    (1, 37),
+    (37, 1),
+    (31, 33),
+    (33, 31),
+    (1000, 1003),
+    (4096, 4096),
+    (2048, 8192),
+    (8191, 4097),
+    (2_100_000, 3),
+    (3, 2_100_000),
+];
+/// Benchmarked shapes (256 MiB each way), selected by the `shape` parameter.
+pub const BENCH_SHAPES: [(usize, usize); 2] = [(8192, 8192), (4096, 16384)];
+/// Shape of [`check_large`]: 2^31 + 32768 elements (8.6 GB a buffer), a column count that is
+/// not a multiple of the tile.
+pub const LARGE_SHAPE: (usize, usize) = (32_768, 65_537);
+
+/// The transpose variants, in teaching order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transpose {
+    /// Tiled copy of the same shape: the ceiling.
+    Copy,
+    /// Coalesced reads, column writes.
+    Naive,
+    /// 32 × 32 shared tile (bank conflicts).
+    Shared,
+    /// 32 × 33 shared tile (conflict-free): the library's transpose.
+    Padded,
+}
+
+/// `shape` 0 = 8192 × 8192, 1 = 4096 × 16384 (an index into [`BENCH_SHAPES`]).
+const SHAPE: Param = Param { name: "shape", sweep: &[0, 1], check: &[0] };
+
+impl Family for Transpose {
+    const NAME: &'static str = "transpose";
+    const VARIANTS: &'static [Self] = &[Transpose::Copy, Transpose::Naive, Transpose::Shared, Transpose::Padded];
+
+    fn name(self) -> &'static str {
+        match self {
+            Transpose::Copy => "copy",
+            Transpose::Naive => "naive",
+            Transpose::Shared => "shared",
+            Transpose::Padded => "padded",
+        }
+    }
+
+    fn summary(self) -> &'static str {
+        match self {
+            Transpose::Copy => "tiled copy of the same shape: coalesced both ways, the ceiling",
+            Transpose::Naive => "coalesced reads, column writes: 32 sectors per warp store",
+            Transpose::Shared => "32x32 shared tile: coalesced both ways, 32-way bank conflicts",
+            Transpose::Padded => "32x33 shared tile: coalesced both ways, conflict-free",
+        }
+    }
+
+    fn kernels(self) -> &'static [&'static str] {
+        use coalesce::transpose::*;
+        match self {
+            Transpose::Copy => const { &[transpose_copy.name()] },
+            Transpose::Naive => const { &[transpose_naive.name()] },
+            Transpose::Shared => const { &[transpose_shared.name()] },
+            Transpose::Padded => const { &[transpose_padded.name()] },
+        }
+    }
+
+    fn param(self) -> Option<Param> {
+        Some(SHAPE)
+    }
+
+    fn check(self, gpu: &Gpu, rng: &mut Rng, _shape: u32) -> CheckResult<String> {
+        for (r, c) in CHECK_SHAPES {
+            check_f32(
+                gpu,
+                rng,
+                &format!("{r}x{c}"),
+                (r * c, r * c),
+                |input, output| self.run(gpu, input, output, r, c),
+                |input, want| self.reference(input, want, r, c),
+            )?;
+        }
+        Ok(format!("shapes {CHECK_SHAPES:?}"))
+    }
+
+    fn bench(self, gpu: &Gpu, shape: u32) -> Result<Workload> {
+        let (r, c) = BENCH_SHAPES[shape as usize];
+        let (input, mut output) = random_pair(gpu, r * c, r * c)?;
+        Ok(Workload::new(8 * (r * c) as u64, move |gpu| self.run(gpu, &input, &mut output, r, c)))
+    }
+}
+
+impl Transpose {
+    /// The library method the variant runs.
+    pub const fn method(self) -> Method {
+        match self {
+            Transpose::Copy => Method::Copy,
+            Transpose::Naive => Method::Naive,
+            Transpose::Shared => Method::Shared,
+            Transpose::Padded => Method::Padded,
+        }
+    }
+
+    /// One launch through the library.
+    fn run(self, gpu: &Gpu, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>, r: usize, c: usize) -> Result<()> {
+        lib::run(gpu, self.method(), input, output, r, c)
+    }
+
+    /// The CPU reference of one launch.
+    fn reference(self, input: &[f32], output: &mut [f32], r: usize, c: usize) {
+        match self {
+            Transpose::Copy => output.copy_from_slice(input),
+            _ => lib::transpose_cpu(input, output, r, c),
+        }
+    }
+}
+
+/// `transpose::transpose` of a [`LARGE_SHAPE`] matrix (2^31 + 32768 floats): the input is filled
+/// on the GPU with `fill_value(i, seed, Bits)`, the output poisoned, and every output element's
+/// bits are compared with what the CPU recomputes from the same hash. SKIPPED on a device without
+/// room for both buffers plus 1 GiB.
+pub fn check_large(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
+    let (rows, cols) = LARGE_SHAPE;
+    let n = rows * cols;
+    let need = 2 * 4 * n as u64 + (1 << 30);
+    let have = gpu.info().memory_bytes;
+    if have < need {
+        return Ok(format!("SKIPPED (needs {:.1} GiB, the device has {:.1})", need as f64 / 1e9, have as f64 / 1e9));
+    }
+    let seed = rng.next_u64() as u32;
+    let input: DeviceBuffer<f32> = random_buffer(gpu, n, Fill::Bits, seed)?;
+    let mut output = gpu.poisoned::<f32>(n, POISON_BITS)?;
+    lib::transpose(gpu, &input, &mut output, rows, cols)?;
+    gpu.synchronize()?;
+    drop(input);
+    let got = output.as_host_vec()?;
+    // Arbitrary bit patterns (NaNs too) must arrive unchanged: compare the words. Output element
+    // `c * rows + r` is input element `r * cols + c`.
+    let got: &[u32] = bytemuck::cast_slice(&got);
+    compare_with(&format!("transpose of {rows}x{cols}"), got, |i| {
+        let (c, r) = (i / rows, i % rows);
+        fill_value((r * cols + c) as u64, seed, Fill::Bits)
+    })?;
+    Ok(format!("{rows}x{cols} ({n} floats), every element against the CPU"))
+}
