@@ -47,7 +47,12 @@ fn families(c: &mut Criterion) {
         }
     };
     let mut baseline = c.benchmark_group("baseline");
-    bench_workload(&mut baseline, &gpu, BenchmarkId::new("memcpy_dtod", 0), coalescing::bench_memcpy(&gpu).expect("memcpy"));
+    bench_workload(
+        &mut baseline,
+        &gpu,
+        BenchmarkId::new("memcpy_dtod", 0),
+        coalescing::bench_memcpy(&gpu).expect("memcpy"),
+    );
     baseline.finish();
     // Groups in registry order, each holding every variant that shares its name.
     let mut names: Vec<String> = Vec::new();

@@ -20,13 +20,20 @@ pub struct LargeCheck {
 pub const LARGE_N: usize = (1 << 31) + 5;
 
 /// The checks, in order.
-pub const CHECKS: &[LargeCheck] = &[LargeCheck { id: "library/copy/n=2^31+5", run: copy }];
+pub const CHECKS: &[LargeCheck] = &[
+    LargeCheck { id: "library/copy/n=2^31+5", run: copy },
+    LargeCheck { id: "library/transpose/32768x65537", run: crate::transpose::check_large },
+];
 
 /// SKIPPED unless the device has `bytes` plus a margin free.
 fn room(gpu: &Gpu, bytes: u64) -> Option<String> {
     let need = bytes + (1 << 30);
     (gpu.info().memory_bytes < need).then(|| {
-        format!("SKIPPED (needs {:.1} GiB, the device has {:.1})", need as f64 / 1e9, gpu.info().memory_bytes as f64 / 1e9)
+        format!(
+            "SKIPPED (needs {:.1} GiB, the device has {:.1})",
+            need as f64 / 1e9,
+            gpu.info().memory_bytes as f64 / 1e9
+        )
     })
 }
 
@@ -44,7 +51,9 @@ pub fn compare_with<T: Copy + PartialEq + std::fmt::Display + Sync>(
             .enumerate()
             .map(|(c, part)| {
                 let want = &want;
-                s.spawn(move || part.iter().enumerate().find(|&(i, &g)| g != want(c * chunk + i)).map(|(i, _)| c * chunk + i))
+                s.spawn(move || {
+                    part.iter().enumerate().find(|&(i, &g)| g != want(c * chunk + i)).map(|(i, _)| c * chunk + i)
+                })
             })
             .collect();
         parts.into_iter().filter_map(|h| h.join().expect("compare thread")).min()

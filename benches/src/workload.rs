@@ -51,7 +51,12 @@ impl Workload {
 }
 
 /// A device buffer of `len` elements (`len >= 1`) filled on the GPU with pseudo-random words.
-pub fn random_buffer<T: DeviceCopy + bytemuck::Pod>(gpu: &Gpu, len: usize, kind: Fill, seed: u32) -> Result<DeviceBuffer<T>> {
+pub fn random_buffer<T: DeviceCopy + bytemuck::Pod>(
+    gpu: &Gpu,
+    len: usize,
+    kind: Fill,
+    seed: u32,
+) -> Result<DeviceBuffer<T>> {
     // SAFETY: the fill below writes every word before the buffer is returned, and every bit
     // pattern is a valid `Pod` value.
     let mut buffer = unsafe { DeviceBuffer::<T>::uninitialized(len)? };

@@ -6,8 +6,8 @@ use cust::memory::DeviceSlice;
 use crate::error::{Result, aligned16, at_least, elements32, exactly, in_range, non_empty};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Launch, Out};
-use coalesce_kernels::launch::{MAX_GRID_X, grid_stride_blocks};
 pub use coalesce_kernels::coalescing::*;
+use coalesce_kernels::launch::{MAX_GRID_X, grid_stride_blocks};
 
 /// Parameter list of the one-element-per-thread copies: input, output, n, offset or stride.
 pub type OffsetSig = fn(*const f32, *mut f32, u32, u32);

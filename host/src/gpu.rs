@@ -6,10 +6,10 @@ use std::time::Duration;
 use cust::context::Context;
 use cust::device::{Device, DeviceAttribute};
 use cust::event::{Event, EventFlags};
+use cust::function::Function;
 use cust::memory::{AsyncCopyDestination, DeviceBuffer, DeviceCopy, DeviceSlice};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
-use cust::function::Function;
 
 use crate::error::{Error, Result, exactly, words};
 use crate::launch::{Call, Signature};
@@ -78,7 +78,8 @@ impl Gpu {
             // until after `functions` is dropped (fields drop in declaration order), and no
             // `Function` ever leaves the `Gpu`. Moving the `Module` value does not move the
             // driver's module.
-            let function: Function<'static> = unsafe { std::mem::transmute::<Function<'_>, Function<'static>>(function) };
+            let function: Function<'static> =
+                unsafe { std::mem::transmute::<Function<'_>, Function<'static>>(function) };
             functions.insert(name.to_string(), function);
         }
         let stream = Stream::new(StreamFlags::DEFAULT, None)?;

@@ -32,7 +32,12 @@ pub fn plan_fill<'a, T: DeviceCopy + bytemuck::Pod>(
 }
 
 /// Queues filling `buffer` with `fill_value(i, seed, fill)` for each 32-bit word `i`.
-pub fn fill<T: DeviceCopy + bytemuck::Pod>(gpu: &Gpu, buffer: &mut DeviceSlice<T>, fill: Fill, seed: u32) -> Result<()> {
+pub fn fill<T: DeviceCopy + bytemuck::Pod>(
+    gpu: &Gpu,
+    buffer: &mut DeviceSlice<T>,
+    fill: Fill,
+    seed: u32,
+) -> Result<()> {
     if buffer.is_empty() {
         return Ok(());
     }

@@ -3,8 +3,8 @@
 //! functions and guards) lies inside the buffers; rejected inputs return their documented error.
 use coalesce::Error;
 use coalesce::coalescing::*;
-use coalesce::launch::testing::slice_at;
 use coalesce::kernels::launch::MAX_ELEMENTS_32;
+use coalesce::launch::testing::slice_at;
 use cust::memory::DeviceSlice;
 use proptest::prelude::*;
 
@@ -16,7 +16,11 @@ fn slices(a: usize, b: usize) -> (DeviceSlice<f32>, DeviceSlice<f32>) {
 
 /// Sizes from tiny to the 32-bit limit, the limit itself more often than chance would pick it.
 fn size32() -> impl Strategy<Value = usize> {
-    prop_oneof![1usize..5000, (MAX_ELEMENTS_32 as usize - 5000)..=MAX_ELEMENTS_32 as usize, 1usize..=MAX_ELEMENTS_32 as usize]
+    prop_oneof![
+        1usize..5000,
+        (MAX_ELEMENTS_32 as usize - 5000)..=MAX_ELEMENTS_32 as usize,
+        1usize..=MAX_ELEMENTS_32 as usize
+    ]
 }
 
 proptest! {
