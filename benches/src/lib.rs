@@ -11,7 +11,10 @@ pub mod measure;
 pub mod registry;
 pub mod workload;
 
+pub mod bank;
 pub mod coalescing;
+pub mod distance;
+pub mod layouts;
 
 use coalesce::{Gpu, Result};
 

@@ -18,10 +18,13 @@
 //! # Ok(()) }
 //! ```
 
+pub mod bank;
 pub mod coalescing;
+pub mod distance;
 pub mod error;
 pub mod gpu;
 pub mod launch;
+pub mod layouts;
 pub mod util;
 
 pub use coalesce_kernels as kernels;
