@@ -67,6 +67,9 @@ fn check_buffers(table: &DeviceSlice<i32>, output: &DeviceSlice<i32>) -> Result<
 }
 
 /// Validates a tile read and returns its launch.
+///
+/// Errors: `LengthMismatch` ("bank table" / "bank output") unless the table holds `WORDS`
+/// words and the output `OUTPUTS`.
 pub fn plan_tile<'a>(
     tile: Tile,
     table: &'a DeviceSlice<i32>,
@@ -82,6 +85,8 @@ pub fn plan_tile<'a>(
 }
 
 /// Validates a stride read (`1 <= stride <= MAX_STRIDE`) and returns its launch.
+///
+/// Errors: `OutOfRange` ("bank stride") outside `1..=MAX_STRIDE`, then as [`plan_tile`].
 pub fn plan_stride<'a>(
     table: &'a DeviceSlice<i32>,
     output: &'a mut DeviceSlice<i32>,

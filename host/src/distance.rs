@@ -116,6 +116,9 @@ fn gathered(n: u32, indices: &IndexSlice<'_>, out_len: usize) -> Result<u32> {
 }
 
 /// Validates `out[i] = |points[i]|` for every AoS point and returns its launch.
+///
+/// Errors: `Empty` / `OutOfRange` ("points") for no points or more than `MAX_ELEMENTS_32`,
+/// `LengthMismatch` ("distance output") unless `out` has one element a point.
 pub fn plan_aos<'a>(points: &'a DeviceSlice<Float3>, out: &'a mut DeviceSlice<f32>) -> Result<Call<'a, AosSig>> {
     let n = elements32("points", points.len())?;
     exactly("distance output", out.len(), points.len())?;
@@ -125,6 +128,9 @@ pub fn plan_aos<'a>(points: &'a DeviceSlice<Float3>, out: &'a mut DeviceSlice<f3
 }
 
 /// Validates `out[i] = |point i|` for every SoA point and returns its launch.
+///
+/// Errors: as [`plan_aos`], and `LengthMismatch` ("SoA points y" / "z") when the three arrays
+/// differ in length.
 pub fn plan_soa<'a>(points: Soa3<'a>, out: &'a mut DeviceSlice<f32>) -> Result<Call<'a, SoaSig>> {
     let n = soa_points(&points)?;
     exactly("distance output", out.len(), points.x.len())?;
@@ -134,8 +140,12 @@ pub fn plan_soa<'a>(points: Soa3<'a>, out: &'a mut DeviceSlice<f32>) -> Result<C
     Ok(unsafe { Call::new(distance_soa, launch_for(n), (x, y, z, Out::of(out), n)) })
 }
 
-/// Validates `out[j] = |points[indices[j]]|` (AoS) and returns its launch. Every index must be
-/// below the number of points (`OutOfRange` otherwise).
+/// Validates `out[j] = |points[indices[j]]|` (AoS) and returns its launch.
+///
+/// Errors: as [`plan_aos`] for the points; `Empty` / `OutOfRange` ("indices") for no indices or
+/// more than `MAX_ELEMENTS_32`; `OutOfRange` ("point index") when the largest index is not below
+/// the number of points; `LengthMismatch` ("distance output") unless `out` has one element an
+/// index.
 pub fn plan_aos_gather<'a>(
     points: &'a DeviceSlice<Float3>,
     indices: IndexSlice<'a>,
@@ -151,8 +161,9 @@ pub fn plan_aos_gather<'a>(
     })
 }
 
-/// Validates `out[j] = |point indices[j]|` (SoA) and returns its launch. Every index must be
-/// below the number of points (`OutOfRange` otherwise).
+/// Validates `out[j] = |point indices[j]|` (SoA) and returns its launch.
+///
+/// Errors: as [`plan_soa`] for the points and [`plan_aos_gather`] for the indices and output.
 pub fn plan_soa_gather<'a>(
     points: Soa3<'a>,
     indices: IndexSlice<'a>,

@@ -80,6 +80,9 @@ fn launch_for(n: u32) -> Launch {
 
 /// Validates an AoS update of all of `input` into `output` (equal lengths) and returns its
 /// launch; the staged method also gets the shared memory it stages in.
+///
+/// Errors: `Empty` for no elements, `OutOfRange` past `MAX_ELEMENTS_32`, `LengthMismatch`
+/// ("float3 output") when the lengths differ.
 pub fn plan_aos<'a>(
     method: AosMethod,
     input: &'a DeviceSlice<Float3>,
@@ -101,6 +104,10 @@ pub fn plan_aos<'a>(
 
 /// Validates an SoA update of `input`'s three arrays into `output`'s (all six of one length)
 /// and returns its launch.
+///
+/// Errors: `LengthMismatch` naming the first array whose length differs from `input.x`'s
+/// ("SoA input y", ..., "SoA output z"), `Empty` for no elements, `OutOfRange` past
+/// `MAX_ELEMENTS_32`.
 pub fn plan_soa<'a>(input: Soa3<'a>, output: Soa3Mut<'a>) -> Result<Call<'a, SoaSig>> {
     let len = input.common_len(["SoA input y", "SoA input z"])?;
     let n = elements32("float3 elements", len)?;
@@ -116,6 +123,8 @@ pub fn plan_soa<'a>(input: Soa3<'a>, output: Soa3Mut<'a>) -> Result<Call<'a, Soa
 
 /// Validates an update of all of `input` into `output` (equal lengths, 16-byte aligned
 /// elements) and returns its launch.
+///
+/// Errors: as [`plan_aos`], and `Misaligned` for a slice not on a 16-byte boundary.
 pub fn plan_aligned16<'a>(
     input: &'a DeviceSlice<Float3A16>,
     output: &'a mut DeviceSlice<Float3A16>,

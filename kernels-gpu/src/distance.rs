@@ -40,7 +40,8 @@ kernel! {
 }
 
 kernel! {
-    /// Selected points, AoS: thread `j` reads index `idx[j]` (coalesced) and then point
+    /// Selected points, AoS: changes the work, not the layout: `m` points chosen by index
+    /// instead of all of them. Thread `j` reads index `idx[j]` (coalesced) and then point
     /// `idx[j]`'s 12 bytes, which sit together: one sector a point (two when they straddle a
     /// sector boundary). Unlike the full pass, no neighbour shares those sectors.
     pub unsafe fn distance_aos_gather(points: *const Float3, idx: *const u32, out: *mut f32, m: u32) {
@@ -57,8 +58,9 @@ kernel! {
 }
 
 kernel! {
-    /// Selected points, SoA: x, y and z of one point live in three arrays, so each selected
-    /// point costs three sectors of which 4 bytes each are used.
+    /// Selected points, SoA: the gather on the SoA layout. x, y and z of one point live in three
+    /// arrays, so each selected point costs three sectors (after the coalesced index load) of
+    /// which 4 bytes each are used.
     pub unsafe fn distance_soa_gather(
         x: *const f32,
         y: *const f32,
