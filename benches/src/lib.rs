@@ -13,7 +13,10 @@ pub mod report;
 pub mod workload;
 
 pub mod access_order;
+pub mod bank;
 pub mod coalescing;
+pub mod distance;
+pub mod layouts;
 pub mod transpose;
 
 use coalesce::{Gpu, Result};

@@ -121,7 +121,10 @@ pub fn families() -> Vec<(&'static str, Vec<&'static dyn Variant>)> {
     vec![
         family::<crate::coalescing::Coalescing>(),
         family::<crate::access_order::AccessOrder>(),
+        family::<crate::layouts::Layouts>(),
         family::<crate::transpose::Transpose>(),
+        family::<crate::bank::Bank>(),
+        family::<crate::distance::Distance>(),
     ]
 }
 

@@ -1,21 +1,33 @@
 //! Distances to the origin from AoS and SoA points, for all points and for a gathered few:
-//! launchers, CPU reference and registry entries for `kernels-gpu/src/distance.rs`.
-//! AoS buffers hold x, y, z per point; SoA buffers hold all x, then all y, then all z.
+//! plans, launchers and CPU reference for `kernels-gpu/src/distance.rs`.
+//!
+//! AoS points are a slice of [`Float3`]; SoA points are three `f32` slices ([`Soa3`]). Point
+//! indices for gathers are uploaded once as [`Indices`], which remembers their largest value.
 use cust::memory::{DeviceBuffer, DeviceSlice};
 
-use crate::check::{POISON_BITS, Rng, same_bits};
-use crate::error::{Error, Result, elements, exactly};
-use crate::gpu::{Gpu, Launch, kernel_args};
-use crate::registry::{Variant, Workload, variant};
-use crate::util::{Fill, random_buffer};
+use crate::error::{Error, Result, elements32, exactly, in_range};
+use crate::gpu::Gpu;
+use crate::launch::{Call, In, Launch, Out};
+pub use crate::layouts::Soa3;
 pub use coalesce_kernels::distance::*;
 
-/// Point counts checked.
-pub const CHECK_SIZES: [usize; 4] = [1, 31, 1_000_003, 1 << 24];
-/// Points of the benchmarks (768 MiB of coordinates).
-pub const BENCH_N: usize = 1 << 26;
-/// Points gathered in the gather benchmarks (1 in 64).
-pub const BENCH_M: usize = 1 << 20;
+/// Parameter list of `distance_aos`: points, out, n.
+pub type AosSig = fn(*const Float3, *mut f32, u32);
+/// Parameter list of `distance_soa`: x, y, z, out, n.
+pub type SoaSig = fn(*const f32, *const f32, *const f32, *mut f32, u32);
+/// Parameter list of `distance_aos_gather`: points, idx, out, m.
+pub type AosGatherSig = fn(*const Float3, *const u32, *mut f32, u32);
+/// Parameter list of `distance_soa_gather`: x, y, z, idx, out, m.
+pub type SoaGatherSig = fn(*const f32, *const f32, *const f32, *const u32, *mut f32, u32);
+
+/// Points in either layout.
+#[derive(Debug, Clone, Copy)]
+pub enum Points<'a> {
+    /// x, y, z together, one `Float3` a point.
+    Aos(&'a DeviceSlice<Float3>),
+    /// All x, all y, all z, in three arrays of equal length.
+    Soa(Soa3<'a>),
+}
 
 /// Point indices on the device, validated once: `max` is the largest, so a gather only has to
 /// compare it with the point count.
@@ -45,171 +57,197 @@ impl Indices {
     pub fn max(&self) -> u32 {
         self.max
     }
+
+    /// The indices as the plans take them.
+    pub fn view(&self) -> IndexSlice<'_> {
+        IndexSlice { slice: &self.buffer, max: self.max }
+    }
 }
 
-/// Where the coordinates are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Layout {
-    Aos,
-    Soa,
+/// A borrowed list of point indices and a bound on them: what a gather plan takes.
+#[derive(Debug, Clone, Copy)]
+pub struct IndexSlice<'a> {
+    slice: &'a DeviceSlice<u32>,
+    max: u32,
 }
 
-/// Validates `n` points in `points` (3n floats either layout) and `out_len` outputs; for a
-/// gather, `indices` gives their count and largest value, which must be < n.
-pub fn plan(n: usize, points_len: usize, out_len: usize, indices: Option<(usize, u32)>) -> Result<Launch> {
-    elements("points", n)?;
-    exactly("points (3 floats each)", points_len, 3 * n)?;
-    let work = match indices {
-        None => n,
-        Some((count, max)) => {
-            if max as usize >= n {
-                return Err(Error::Unsupported(format!("index {max} is past the {n} points")));
-            }
-            count
-        }
-    };
-    let work32 = elements("distances", work)?;
-    exactly("distance output", out_len, work)?;
-    Ok(Launch::linear(work32.div_ceil(BLOCK), BLOCK))
+impl<'a> IndexSlice<'a> {
+    /// Indices whose largest value is taken on trust (for tests of plans on slice descriptors;
+    /// [`Indices::view`] is the safe way).
+    ///
+    /// # Safety
+    /// Every element of `slice` is at most `max`. (Nothing can write it while it is borrowed.)
+    pub unsafe fn assume_max(slice: &'a DeviceSlice<u32>, max: u32) -> Self {
+        IndexSlice { slice, max }
+    }
+
+    /// Number of indices.
+    pub fn len(&self) -> usize {
+        self.slice.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.slice.is_empty()
+    }
+
+    /// The bound on every index.
+    pub fn max(&self) -> u32 {
+        self.max
+    }
 }
 
-fn soa_parts(points: &DeviceSlice<f32>, n: usize) -> [cust::memory::DevicePointer<f32>; 3] {
-    std::array::from_fn(|k| points.index(k * n..(k + 1) * n).as_device_ptr())
+/// One thread per distance, `BLOCK` threads a block.
+fn launch_for(work: u32) -> Launch {
+    Launch::linear(work.div_ceil(BLOCK), BLOCK)
 }
 
-/// `out[i] = |point i|` for all `n` points.
-pub fn all(gpu: &Gpu, layout: Layout, points: &DeviceSlice<f32>, out: &mut DeviceSlice<f32>, n: usize) -> Result<()> {
-    let launch = plan(n, points.len(), out.len(), None)?;
-    let (o, n32) = (out.as_device_ptr(), n as u32);
-    match layout {
-        Layout::Aos => {
-            let p = points.as_device_ptr();
-            gpu.launch("distance_aos", launch, kernel_args![p, o, n32])
-        }
-        Layout::Soa => {
-            let [x, y, z] = soa_parts(points, n);
-            gpu.launch("distance_soa", launch, kernel_args![x, y, z, o, n32])
-        }
+/// The number of SoA points: the arrays' common length.
+fn soa_points(points: &Soa3<'_>) -> Result<u32> {
+    elements32("points", points.common_len(["SoA points y", "SoA points z"])?)
+}
+
+/// Validates a gather of `indices` from `n` points into `out` and returns the index count.
+fn gathered(n: u32, indices: &IndexSlice<'_>, out_len: usize) -> Result<u32> {
+    let m = elements32("indices", indices.len())?;
+    in_range("point index", indices.max.into(), 0, u64::from(n) - 1)?;
+    exactly("distance output", out_len, indices.len())?;
+    Ok(m)
+}
+
+/// Validates `out[i] = |points[i]|` for every AoS point and returns its launch.
+///
+/// Errors: `Empty` / `OutOfRange` ("points") for no points or more than `MAX_ELEMENTS_32`,
+/// `LengthMismatch` ("distance output") unless `out` has one element a point.
+pub fn plan_aos<'a>(points: &'a DeviceSlice<Float3>, out: &'a mut DeviceSlice<f32>) -> Result<Call<'a, AosSig>> {
+    let n = elements32("points", points.len())?;
+    exactly("distance output", out.len(), points.len())?;
+    // SAFETY: the kernel reads point `i` and writes `out[i]` only for `i < n`; both hold
+    // exactly `n` elements (checked above).
+    Ok(unsafe { Call::new(distance_aos, launch_for(n), (In::of(points), Out::of(out), n)) })
+}
+
+/// Validates `out[i] = |point i|` for every SoA point and returns its launch.
+///
+/// Errors: as [`plan_aos`], and `LengthMismatch` ("SoA points y" / "z") when the three arrays
+/// differ in length.
+pub fn plan_soa<'a>(points: Soa3<'a>, out: &'a mut DeviceSlice<f32>) -> Result<Call<'a, SoaSig>> {
+    let n = soa_points(&points)?;
+    exactly("distance output", out.len(), points.x.len())?;
+    let (x, y, z) = (In::of(points.x), In::of(points.y), In::of(points.z));
+    // SAFETY: the kernel touches index `i` of each array only for `i < n`; all four hold
+    // exactly `n` floats (checked above).
+    Ok(unsafe { Call::new(distance_soa, launch_for(n), (x, y, z, Out::of(out), n)) })
+}
+
+/// Validates `out[j] = |points[indices[j]]|` (AoS) and returns its launch.
+///
+/// Errors: as [`plan_aos`] for the points; `Empty` / `OutOfRange` ("indices") for no indices or
+/// more than `MAX_ELEMENTS_32`; `OutOfRange` ("point index") when the largest index is not below
+/// the number of points; `LengthMismatch` ("distance output") unless `out` has one element an
+/// index.
+pub fn plan_aos_gather<'a>(
+    points: &'a DeviceSlice<Float3>,
+    indices: IndexSlice<'a>,
+    out: &'a mut DeviceSlice<f32>,
+) -> Result<Call<'a, AosGatherSig>> {
+    let n = elements32("points", points.len())?;
+    let m = gathered(n, &indices, out.len())?;
+    // SAFETY: the kernel reads `idx[j]` and writes `out[j]` only for `j < m`, and both hold
+    // exactly `m` elements; it reads point `idx[j] <= indices.max < n` (every index is at most
+    // `max`: `IndexSlice`'s invariant), and `points` holds `n` (checked above).
+    Ok(unsafe {
+        Call::new(distance_aos_gather, launch_for(m), (In::of(points), In::of(indices.slice), Out::of(out), m))
+    })
+}
+
+/// Validates `out[j] = |point indices[j]|` (SoA) and returns its launch.
+///
+/// Errors: as [`plan_soa`] for the points and [`plan_aos_gather`] for the indices and output.
+pub fn plan_soa_gather<'a>(
+    points: Soa3<'a>,
+    indices: IndexSlice<'a>,
+    out: &'a mut DeviceSlice<f32>,
+) -> Result<Call<'a, SoaGatherSig>> {
+    let n = soa_points(&points)?;
+    let m = gathered(n, &indices, out.len())?;
+    let (x, y, z) = (In::of(points.x), In::of(points.y), In::of(points.z));
+    // SAFETY: as `plan_aos_gather`: `j < m`, the length of `idx` and `out`; every index is at
+    // most `indices.max < n`, and the three arrays hold `n` floats each (checked above).
+    Ok(unsafe { Call::new(distance_soa_gather, launch_for(m), (x, y, z, In::of(indices.slice), Out::of(out), m)) })
+}
+
+/// `out[i] = |point i|` for all points.
+pub fn all(gpu: &Gpu, points: Points<'_>, out: &mut DeviceSlice<f32>) -> Result<()> {
+    match points {
+        Points::Aos(p) => gpu.launch(plan_aos(p, out)?),
+        Points::Soa(p) => gpu.launch(plan_soa(p, out)?),
     }
 }
 
 /// `out[j] = |point indices[j]|`.
-pub fn gather(
-    gpu: &Gpu,
-    layout: Layout,
-    points: &DeviceSlice<f32>,
-    indices: &Indices,
-    out: &mut DeviceSlice<f32>,
-    n: usize,
-) -> Result<()> {
-    let launch = plan(n, points.len(), out.len(), Some((indices.len(), indices.max)))?;
-    let (idx, o, m) = (indices.buffer.as_device_ptr(), out.as_device_ptr(), indices.len() as u32);
-    match layout {
-        Layout::Aos => {
-            let p = points.as_device_ptr();
-            gpu.launch("distance_aos_gather", launch, kernel_args![p, idx, o, m])
-        }
-        Layout::Soa => {
-            let [x, y, z] = soa_parts(points, n);
-            gpu.launch("distance_soa_gather", launch, kernel_args![x, y, z, idx, o, m])
-        }
+pub fn gather(gpu: &Gpu, points: Points<'_>, indices: &Indices, out: &mut DeviceSlice<f32>) -> Result<()> {
+    match points {
+        Points::Aos(p) => gpu.launch(plan_aos_gather(p, indices.view(), out)?),
+        Points::Soa(p) => gpu.launch(plan_soa_gather(p, indices.view(), out)?),
     }
 }
 
-/// CPU reference: `|point i|` in f32 with the GPU's rounding (no fused multiply-add).
-pub fn distance_cpu(layout: Layout, points: &[f32], n: usize, i: usize) -> f32 {
-    let (x, y, z) = match layout {
-        Layout::Aos => (points[3 * i], points[3 * i + 1], points[3 * i + 2]),
-        Layout::Soa => (points[i], points[n + i], points[2 * n + i]),
-    };
-    (x * x + y * y + z * z).sqrt()
+/// CPU reference: `|p|` in f32 with the GPU's rounding (no fused multiply-add).
+pub fn distance_cpu(p: Float3) -> f32 {
+    (p.x * p.x + p.y * p.y + p.z * p.z).sqrt()
 }
-
-fn check(gpu: &Gpu, rng: &mut Rng, (layout, gathered): (Layout, bool)) -> Result<String> {
-    for n in CHECK_SIZES {
-        let points = rng.f32s(3 * n);
-        let d_points = gpu.upload(&points)?;
-        let selected: Vec<usize> = if gathered {
-            (0..(n / 7).max(1)).map(|_| rng.below(n as u64) as usize).collect()
-        } else {
-            (0..n).collect()
-        };
-        let mut d_out = gpu.poisoned::<f32>(selected.len(), POISON_BITS)?;
-        if gathered {
-            let idx: Vec<u32> = selected.iter().map(|&i| i as u32).collect();
-            gather(gpu, layout, &d_points, &Indices::upload(gpu, &idx)?, &mut d_out, n)?;
-        } else {
-            all(gpu, layout, &d_points, &mut d_out, n)?;
-        }
-        gpu.synchronize()?;
-        let want: Vec<f32> = selected.iter().map(|&i| distance_cpu(layout, &points, n, i)).collect();
-        same_bits(&format!("n={n}"), &d_out.as_host_vec()?, &want)?;
-    }
-    Ok(format!("n in {CHECK_SIZES:?}{}", if gathered { ", n/7 random indices" } else { "" }))
-}
-
-fn bench(gpu: &Gpu, (layout, gathered): (Layout, bool)) -> Result<Workload> {
-    let n = BENCH_N;
-    let points = random_buffer::<f32>(gpu, 3 * n, Fill::Unit, 12)?;
-    if !gathered {
-        let mut out = random_buffer::<f32>(gpu, n, Fill::Unit, 13)?;
-        return Ok(Workload::new(16 * n as u64, move |gpu| all(gpu, layout, &points, &mut out, n)));
-    }
-    let mut rng = Rng::new(14);
-    let idx: Vec<u32> = (0..BENCH_M).map(|_| rng.below(n as u64) as u32).collect();
-    let idx = Indices::upload(gpu, &idx)?;
-    let mut out = random_buffer::<f32>(gpu, BENCH_M, Fill::Unit, 15)?;
-    // Useful bytes: an index, 12 bytes of point and a result per selected point.
-    Ok(Workload::new(20 * BENCH_M as u64, move |gpu| gather(gpu, layout, &points, &idx, &mut out, n)))
-}
-
-/// The distance family: all points and a gathered 1-in-64, from each layout.
-pub const VARIANTS: &[Variant] = &[
-    variant!(
-        "distance",
-        "aos_all",
-        "distance_aos",
-        (Layout::Aos, false),
-        "every point, AoS: 12-byte stride, lines shared by neighbours"
-    ),
-    variant!("distance", "soa_all", "distance_soa", (Layout::Soa, false), "every point, SoA: three coalesced streams"),
-    variant!(
-        "distance",
-        "aos_gather",
-        "distance_aos_gather",
-        (Layout::Aos, true),
-        "1 in 64 points by index, AoS: one sector a point"
-    ),
-    variant!(
-        "distance",
-        "soa_gather",
-        "distance_soa_gather",
-        (Layout::Soa, true),
-        "1 in 64 points by index, SoA: three sectors a point"
-    ),
-];
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::launch::testing::slice_at;
 
-    #[test]
-    fn plan_rejects_bad_input() {
-        assert!(matches!(plan(0, 0, 0, None), Err(Error::Empty(_))));
-        assert!(matches!(plan(4, 11, 4, None), Err(Error::LengthMismatch { .. })));
-        assert!(matches!(plan(4, 12, 3, None), Err(Error::LengthMismatch { .. })));
-        assert!(matches!(plan(4, 12, 2, Some((2, 4))), Err(Error::Unsupported(_))));
-        assert!(matches!(plan(4, 12, 0, Some((0, 0))), Err(Error::Empty(_))));
-        assert_eq!(plan(4, 12, 2, Some((2, 3))).unwrap(), Launch::linear(1, 256));
+    /// A descriptor of `len` elements at a made-up address.
+    fn at<T: cust::memory::DeviceCopy>(address: u64, len: usize) -> DeviceSlice<T> {
+        // SAFETY: descriptors only; no planned call is launched.
+        unsafe { slice_at(address, len) }
     }
 
     #[test]
-    fn reference_reads_both_layouts() {
-        let aos = [1.0, 2.0, 2.0, 0.0, 3.0, 4.0];
-        let soa = [1.0, 0.0, 2.0, 3.0, 2.0, 4.0];
-        for i in 0..2 {
-            assert_eq!(distance_cpu(Layout::Aos, &aos, 2, i), distance_cpu(Layout::Soa, &soa, 2, i));
-        }
-        assert_eq!(distance_cpu(Layout::Aos, &aos, 2, 1), 5.0);
+    fn all_plans_reject_bad_input() {
+        let plan = |n, o| plan_aos(&at(0x1000, n), &mut at(0x9000, o)).map(|c| (c.launch(), c.args().2));
+        assert!(matches!(plan(0, 0), Err(Error::Empty("points"))));
+        assert!(matches!(plan(4, 3), Err(Error::LengthMismatch { what: "distance output", .. })));
+        assert!(matches!(plan(1 << 31, 1 << 31), Err(Error::OutOfRange { .. })));
+        assert_eq!(plan(257, 257).unwrap(), (Launch::linear(2, 256), 257));
+        let (x, y, z) = (at(0x1000, 4), at(0x2000, 4), at(0x3000, 5));
+        assert!(matches!(plan_soa(Soa3::new(&x, &y, &z), &mut at(0x9000, 4)), Err(Error::LengthMismatch { .. })));
+        let z = at(0x3000, 4);
+        assert!(matches!(plan_soa(Soa3::new(&x, &y, &z), &mut at(0x9000, 5)), Err(Error::LengthMismatch { .. })));
+        assert_eq!(plan_soa(Soa3::new(&x, &y, &z), &mut at(0x9000, 4)).unwrap().args().4, 4);
+    }
+
+    #[test]
+    fn gather_plans_reject_indices_past_the_points() {
+        let idx = at::<u32>(0x5000, 2);
+        let plan = |n, max, o| {
+            // SAFETY: a descriptor whose contents no one reads.
+            let indices = unsafe { IndexSlice::assume_max(&idx, max) };
+            plan_aos_gather(&at(0x1000, n), indices, &mut at(0x9000, o)).map(|c| (c.launch(), c.args().3))
+        };
+        assert!(matches!(plan(4, 4, 2), Err(Error::OutOfRange { what: "point index", value: 4, max: 3, .. })));
+        assert!(matches!(plan(0, 0, 2), Err(Error::Empty("points"))));
+        assert!(matches!(plan(4, 3, 3), Err(Error::LengthMismatch { .. })));
+        assert_eq!(plan(4, 3, 2).unwrap(), (Launch::linear(1, 256), 2));
+        let empty = at::<u32>(0x5000, 0);
+        // SAFETY: as above.
+        let none = unsafe { IndexSlice::assume_max(&empty, 0) };
+        let (x, y, z) = (at(0x1000, 4), at(0x2000, 4), at(0x3000, 4));
+        assert!(matches!(
+            plan_soa_gather(Soa3::new(&x, &y, &z), none, &mut at(0x9000, 0)),
+            Err(Error::Empty("indices"))
+        ));
+    }
+
+    #[test]
+    fn reference_is_the_euclidean_norm() {
+        assert_eq!(distance_cpu(Float3::new(3.0, 4.0, 0.0)), 5.0);
+        assert_eq!(distance_cpu(Float3::new(1.0, 2.0, 2.0)), 3.0);
     }
 }

@@ -1,139 +1,231 @@
-//! float3 layouts (AoS, AoS staged through shared memory, SoA, 16-byte aligned struct):
-//! launchers, CPU references and registry entries for `kernels-gpu/src/layouts.rs`.
-//! AoS buffers hold 3 floats per element (x, y, z), aligned ones 4 (x, y, z, pad).
+//! float3 layouts: plans, launchers and CPU references for `kernels-gpu/src/layouts.rs` (AoS,
+//! AoS staged through shared memory, SoA, and the 16-byte aligned struct).
+//!
+//! Buffers are typed: AoS ones hold [`Float3`], aligned ones [`Float3A16`], and a structure of
+//! arrays is three `f32` slices ([`Soa3`]); a length is always a count of elements.
 use cust::memory::DeviceSlice;
 
-use crate::check::{Rng, check_f32};
-use crate::error::{Result, check_aligned16, elements, exactly};
-use crate::gpu::{Gpu, Launch, kernel_args};
-use crate::registry::{Variant, Workload, variant};
-use crate::util::random_pair;
+use crate::error::{self, Result, elements32, exactly};
+use crate::gpu::Gpu;
+use crate::launch::{Call, In, Kernel, Launch, Out};
 pub use coalesce_kernels::layouts::*;
 
-/// Elements every layout is checked at: one, a warp less one, a block plus one (the staged
-/// kernel's partial block), a prime, and 2^25.
-pub const CHECK_SIZES: [usize; 5] = [1, 31, 257, 1_000_003, 1 << 25];
-/// Elements of the benchmarks: 384 MiB of float3 each way.
-pub const BENCH_N: usize = 1 << 25;
+/// Parameter list of the AoS kernels (plain and staged): input, output, n.
+pub type AosSig = fn(*const Float3, *mut Float3, u32);
+/// Parameter list of the SoA kernel: x, y, z in, x, y, z out, n.
+pub type SoaSig = fn(*const f32, *const f32, *const f32, *mut f32, *mut f32, *mut f32, u32);
+/// Parameter list of the aligned-struct kernel: input, output, n.
+pub type AlignedSig = fn(*const Float3A16, *mut Float3A16, u32);
 
-/// Validates `n` elements of `floats_per_element` floats in `input` and `output`.
-pub fn plan(n: usize, floats_per_element: usize, input_len: usize, output_len: usize) -> Result<Launch> {
-    let n32 = elements("float3 elements", n)?;
-    exactly("float3 input", input_len, floats_per_element * n)?;
-    exactly("float3 output", output_len, floats_per_element * n)?;
-    Ok(Launch::linear(n32.div_ceil(BLOCK), BLOCK))
+/// How the AoS kernel moves its 12-byte elements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AosMethod {
+    /// One `Float3` per thread, loaded and stored as three 4-byte accesses at a 12-byte stride.
+    Element,
+    /// Staged through shared memory with three coalesced 4-byte loads and stores per thread.
+    Staged,
 }
 
-/// AoS: `output[i] = input[i] + 2` on each component, 12-byte elements (3n floats each).
-pub fn aos(gpu: &Gpu, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>, n: usize) -> Result<()> {
-    let launch = plan(n, 3, input.len(), output.len())?;
-    let (src, dst, n) = (input.as_device_ptr(), output.as_device_ptr(), n as u32);
-    gpu.launch("layouts_aos", launch, kernel_args![src, dst, n])
-}
-
-/// [`aos`] staged through shared memory with coalesced 4-byte loads and stores ("3-step").
-pub fn aos_staged(gpu: &Gpu, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>, n: usize) -> Result<()> {
-    let launch = plan(n, 3, input.len(), output.len())?.with_shared(3 * BLOCK * 4);
-    let (src, dst, n) = (input.as_device_ptr(), output.as_device_ptr(), n as u32);
-    gpu.launch("layouts_aos_staged", launch, kernel_args![src, dst, n])
-}
-
-/// SoA: `input` and `output` hold all x, then all y, then all z (3n floats each).
-pub fn soa(gpu: &Gpu, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>, n: usize) -> Result<()> {
-    let launch = plan(n, 3, input.len(), output.len())?;
-    let at = |s: &DeviceSlice<f32>, k: usize| s.index(k * n..(k + 1) * n).as_device_ptr();
-    let (x, y, z) = (at(input, 0), at(input, 1), at(input, 2));
-    let (ox, oy, oz) = (at(output, 0), at(output, 1), at(output, 2));
-    let n = n as u32;
-    gpu.launch("layouts_soa", launch, kernel_args![x, y, z, ox, oy, oz, n])
-}
-
-/// 16-byte aligned elements (x, y, z, pad; 4n floats each); the pad is copied through.
-pub fn aligned16(gpu: &Gpu, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>, n: usize) -> Result<()> {
-    let launch = plan(n, 4, input.len(), output.len())?;
-    let (src, dst, n) = (input.as_device_ptr(), output.as_device_ptr(), n as u32);
-    check_aligned16("aligned float3 input", src.as_raw())?;
-    check_aligned16("aligned float3 output", dst.as_raw())?;
-    gpu.launch("layouts_aligned16", launch, kernel_args![src, dst, n])
-}
-
-/// CPU reference for every layout: add 2 to the first 3 of each `width` floats (the pad of
-/// an aligned element is copied). SoA uses width 1 (every float is a component).
-pub fn add_cpu(input: &[f32], output: &mut [f32], width: usize) {
-    for (k, (o, &i)) in output.iter_mut().zip(input).enumerate() {
-        *o = if width == 1 || k % width < 3 { i + ADD } else { i };
+impl AosMethod {
+    /// The kernel that runs it.
+    pub const fn kernel(self) -> Kernel<AosSig> {
+        match self {
+            AosMethod::Element => layouts_aos,
+            AosMethod::Staged => layouts_aos_staged,
+        }
     }
 }
 
-type Launcher = fn(&Gpu, &DeviceSlice<f32>, &mut DeviceSlice<f32>, usize) -> Result<()>;
+/// Three device arrays of equal length, the x, y and z of a structure of arrays (read).
+#[derive(Debug, Clone, Copy)]
+pub struct Soa3<'a> {
+    pub x: &'a DeviceSlice<f32>,
+    pub y: &'a DeviceSlice<f32>,
+    pub z: &'a DeviceSlice<f32>,
+}
 
-/// (launcher, floats per element, reference width) of a variant.
-fn layout(name: &str) -> (Launcher, usize, usize) {
-    match name {
-        "aos" => (aos, 3, 3),
-        "aos_staged" => (aos_staged, 3, 3),
-        "soa" => (soa, 3, 1),
-        _ => (aligned16, 4, 4),
+impl<'a> Soa3<'a> {
+    /// The three arrays of one structure of arrays.
+    pub fn new(x: &'a DeviceSlice<f32>, y: &'a DeviceSlice<f32>, z: &'a DeviceSlice<f32>) -> Self {
+        Soa3 { x, y, z }
+    }
+
+    /// Their common length: `LengthMismatch` (naming `what`) unless y and z have x's length.
+    pub(crate) fn common_len(&self, what: [&'static str; 2]) -> Result<usize> {
+        exactly(what[0], self.y.len(), self.x.len())?;
+        exactly(what[1], self.z.len(), self.x.len())?;
+        Ok(self.x.len())
     }
 }
 
-fn check(gpu: &Gpu, rng: &mut Rng, name: &str) -> Result<String> {
-    let (launcher, floats, width) = layout(name);
-    for n in CHECK_SIZES {
-        let len = floats * n;
-        check_f32(gpu, rng, &format!("n={n}"), (len, len), |i, o| launcher(gpu, i, o, n), |i, o| add_cpu(i, o, width))?;
+/// Three device arrays of equal length, the x, y and z of a structure of arrays (written).
+#[derive(Debug)]
+pub struct Soa3Mut<'a> {
+    pub x: &'a mut DeviceSlice<f32>,
+    pub y: &'a mut DeviceSlice<f32>,
+    pub z: &'a mut DeviceSlice<f32>,
+}
+
+impl<'a> Soa3Mut<'a> {
+    /// The three arrays of one structure of arrays.
+    pub fn new(x: &'a mut DeviceSlice<f32>, y: &'a mut DeviceSlice<f32>, z: &'a mut DeviceSlice<f32>) -> Self {
+        Soa3Mut { x, y, z }
     }
-    Ok(format!("n in {CHECK_SIZES:?}"))
 }
 
-fn bench(gpu: &Gpu, name: &str) -> Result<Workload> {
-    let (launcher, floats, _) = layout(name);
-    let n = BENCH_N;
-    let (input, mut output) = random_pair(gpu, floats * n, floats * n)?;
-    // Useful bytes: 12 read + 12 written per element, whatever the padding costs.
-    Ok(Workload::new(24 * n as u64, move |gpu| launcher(gpu, &input, &mut output, n)))
+/// One thread per element, `BLOCK` threads a block.
+fn launch_for(n: u32) -> Launch {
+    Launch::linear(n.div_ceil(BLOCK), BLOCK)
 }
 
-/// The float3 layouts family, in teaching order.
-pub const VARIANTS: &[Variant] = &[
-    variant!("layouts", "aos", "layouts_aos", "aos", "float3 AoS: three 4-byte loads per thread at a 12-byte stride"),
-    variant!(
-        "layouts",
-        "aos_staged",
-        "layouts_aos_staged",
-        "aos_staged",
-        "AoS staged through shared memory: 3 coalesced loads, float3 work in shared"
-    ),
-    variant!("layouts", "soa", "layouts_soa", "soa", "SoA: x, y, z arrays, every access 128 contiguous bytes a warp"),
-    variant!(
-        "layouts",
-        "aligned16",
-        "layouts_aligned16",
-        "aligned16",
-        "16-byte aligned struct: one 16-byte load per element, 33% padding moved"
-    ),
-];
+/// Validates an AoS update of all of `input` into `output` (equal lengths) and returns its
+/// launch; the staged method also gets the shared memory it stages in.
+///
+/// Errors: `Empty` for no elements, `OutOfRange` past `MAX_ELEMENTS_32`, `LengthMismatch`
+/// ("float3 output") when the lengths differ.
+pub fn plan_aos<'a>(
+    method: AosMethod,
+    input: &'a DeviceSlice<Float3>,
+    output: &'a mut DeviceSlice<Float3>,
+) -> Result<Call<'a, AosSig>> {
+    let n = elements32("float3 elements", input.len())?;
+    exactly("float3 output", output.len(), input.len())?;
+    let launch = match method {
+        AosMethod::Element => launch_for(n),
+        AosMethod::Staged => launch_for(n).with_shared(STAGED_SHARED_BYTES),
+    };
+    // SAFETY: both buffers hold exactly `n` Float3 (checked above), `floats(n)` floats. The
+    // element kernel touches element `i` only for `i < n`. The staged kernel touches float
+    // `staged_index(b, t, k)` only when it is `< floats(n)`, and shared slots `staged_slot(t, k)`
+    // and `staged_component_slot(t, c)`, both `< STAGED_FLOATS` for `t < BLOCK`: the launch has
+    // `BLOCK` threads a block and `STAGED_SHARED_BYTES` of shared memory.
+    Ok(unsafe { Call::new(method.kernel(), launch, (In::of(input), Out::of(output), n)) })
+}
+
+/// Validates an SoA update of `input`'s three arrays into `output`'s (all six of one length)
+/// and returns its launch.
+///
+/// Errors: `LengthMismatch` naming the first array whose length differs from `input.x`'s
+/// ("SoA input y", ..., "SoA output z"), `Empty` for no elements, `OutOfRange` past
+/// `MAX_ELEMENTS_32`.
+pub fn plan_soa<'a>(input: Soa3<'a>, output: Soa3Mut<'a>) -> Result<Call<'a, SoaSig>> {
+    let len = input.common_len(["SoA input y", "SoA input z"])?;
+    let n = elements32("float3 elements", len)?;
+    exactly("SoA output x", output.x.len(), len)?;
+    exactly("SoA output y", output.y.len(), len)?;
+    exactly("SoA output z", output.z.len(), len)?;
+    let (x, y, z) = (In::of(input.x), In::of(input.y), In::of(input.z));
+    let (ox, oy, oz) = (Out::of(output.x), Out::of(output.y), Out::of(output.z));
+    // SAFETY: the kernel touches index `i` of each array only for `i < n`, and all six hold
+    // exactly `n` floats (checked above).
+    Ok(unsafe { Call::new(layouts_soa, launch_for(n), (x, y, z, ox, oy, oz, n)) })
+}
+
+/// Validates an update of all of `input` into `output` (equal lengths, 16-byte aligned
+/// elements) and returns its launch.
+///
+/// Errors: as [`plan_aos`], and `Misaligned` for a slice not on a 16-byte boundary.
+pub fn plan_aligned16<'a>(
+    input: &'a DeviceSlice<Float3A16>,
+    output: &'a mut DeviceSlice<Float3A16>,
+) -> Result<Call<'a, AlignedSig>> {
+    let n = elements32("aligned float3 elements", input.len())?;
+    exactly("aligned float3 output", output.len(), input.len())?;
+    // A safely made slice of `Float3A16` is always aligned; one made from raw parts may not be,
+    // and the kernel's 16-byte accesses would fault.
+    error::aligned16("aligned float3 input", input.as_device_ptr().as_raw())?;
+    error::aligned16("aligned float3 output", output.as_device_ptr().as_raw())?;
+    // SAFETY: the kernel touches element `i` only for `i < n`; both buffers hold exactly `n`
+    // elements and start on 16-byte boundaries (checked above).
+    Ok(unsafe { Call::new(layouts_aligned16, launch_for(n), (In::of(input), Out::of(output), n)) })
+}
+
+/// `output[i] = input[i] + 2` on each component, 12-byte elements, with `method`.
+pub fn aos(gpu: &Gpu, method: AosMethod, input: &DeviceSlice<Float3>, output: &mut DeviceSlice<Float3>) -> Result<()> {
+    gpu.launch(plan_aos(method, input, output)?)
+}
+
+/// The same update on a structure of arrays.
+pub fn soa(gpu: &Gpu, input: Soa3<'_>, output: Soa3Mut<'_>) -> Result<()> {
+    gpu.launch(plan_soa(input, output)?)
+}
+
+/// The same update on 16-byte aligned elements; the pad is copied through.
+pub fn aligned16(gpu: &Gpu, input: &DeviceSlice<Float3A16>, output: &mut DeviceSlice<Float3A16>) -> Result<()> {
+    gpu.launch(plan_aligned16(input, output)?)
+}
+
+/// CPU reference of one element of every layout: 2 added to each component.
+pub fn add_cpu(p: Float3) -> Float3 {
+    Float3::new(p.x + ADD, p.y + ADD, p.z + ADD)
+}
+
+/// CPU reference of one aligned element: 2 added to each component, the pad unchanged.
+pub fn add_cpu_aligned(p: Float3A16) -> Float3A16 {
+    Float3A16::new(p.x + ADD, p.y + ADD, p.z + ADD, p.pad)
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::error::Error;
+    use crate::launch::testing::slice_at;
 
-    #[test]
-    fn plans_reject_bad_lengths() {
-        assert!(matches!(plan(0, 3, 0, 0), Err(Error::Empty(_))));
-        assert!(matches!(plan(10, 3, 29, 30), Err(Error::LengthMismatch { expected: 30, got: 29, .. })));
-        assert!(matches!(plan(10, 4, 40, 30), Err(Error::LengthMismatch { .. })));
-        assert_eq!(plan(257, 3, 771, 771).unwrap(), Launch::linear(2, 256));
+    /// Slice descriptors at made-up addresses: plans are checked without a GPU.
+    fn slices<T: cust::memory::DeviceCopy>(a: usize, b: usize) -> (DeviceSlice<T>, DeviceSlice<T>) {
+        // SAFETY: descriptors only; no planned call is launched.
+        unsafe { (slice_at(0x10_0000, a), slice_at(0x20_0000, b)) }
     }
 
     #[test]
-    fn reference_keeps_the_pad() {
-        let mut out = [0.0; 8];
-        add_cpu(&[1.0, 2.0, 3.0, 9.0, 4.0, 5.0, 6.0, 9.0], &mut out, 4);
-        assert_eq!(out, [3.0, 4.0, 5.0, 9.0, 6.0, 7.0, 8.0, 9.0]);
-        let mut out = [0.0; 2];
-        add_cpu(&[1.0, 2.0], &mut out, 1);
-        assert_eq!(out, [3.0, 4.0]);
+    fn aos_plans_reject_bad_lengths_and_size_the_staging() {
+        for method in [AosMethod::Element, AosMethod::Staged] {
+            let plan = |a, b| {
+                let (i, mut o) = slices::<Float3>(a, b);
+                plan_aos(method, &i, &mut o).map(|c| (c.launch(), c.args().2))
+            };
+            assert!(matches!(plan(0, 0), Err(Error::Empty(_))));
+            assert!(matches!(plan(10, 9), Err(Error::LengthMismatch { expected: 10, got: 9, .. })));
+            assert!(matches!(plan(1 << 31, 1 << 31), Err(Error::OutOfRange { .. })));
+            let (launch, n) = plan(257, 257).unwrap();
+            assert_eq!((launch.grid, launch.block, n), ((2, 1), (256, 1), 257));
+            let shared = if method == AosMethod::Staged { STAGED_SHARED_BYTES } else { 0 };
+            assert_eq!(launch.shared_bytes, shared);
+        }
+        assert_eq!(STAGED_SHARED_BYTES, 3 * 256 * 4);
+    }
+
+    #[test]
+    fn soa_plan_needs_six_equal_arrays() {
+        let plan = |lens: [usize; 6]| {
+            // SAFETY: descriptors only.
+            let [x, y, z] = [0, 1, 2].map(|k| unsafe { slice_at::<f32>(0x10_0000 * (k + 1), lens[k as usize]) });
+            // SAFETY: as above.
+            let [mut ox, mut oy, mut oz] =
+                [3, 4, 5].map(|k| unsafe { slice_at::<f32>(0x10_0000 * (k + 1), lens[k as usize]) });
+            plan_soa(Soa3::new(&x, &y, &z), Soa3Mut::new(&mut ox, &mut oy, &mut oz)).map(|c| (c.launch(), c.args().6))
+        };
+        assert!(matches!(plan([0; 6]), Err(Error::Empty(_))));
+        assert!(matches!(plan([5, 4, 5, 5, 5, 5]), Err(Error::LengthMismatch { what: "SoA input y", .. })));
+        assert!(matches!(plan([5, 5, 6, 5, 5, 5]), Err(Error::LengthMismatch { what: "SoA input z", .. })));
+        assert!(matches!(plan([5, 5, 5, 5, 5, 4]), Err(Error::LengthMismatch { what: "SoA output z", .. })));
+        assert_eq!(plan([300; 6]).unwrap(), (Launch::linear(2, 256), 300));
+    }
+
+    #[test]
+    fn aligned_plan_checks_lengths_and_alignment() {
+        let (i, mut o) = slices::<Float3A16>(10, 11);
+        assert!(matches!(plan_aligned16(&i, &mut o), Err(Error::LengthMismatch { .. })));
+        // SAFETY: descriptors only.
+        let (i, mut o) = unsafe { (slice_at::<Float3A16>(0x10_0004, 8), slice_at::<Float3A16>(0x20_0000, 8)) };
+        assert!(matches!(plan_aligned16(&i, &mut o), Err(Error::Misaligned { what: "aligned float3 input", .. })));
+        let (i, mut o) = slices::<Float3A16>(8, 8);
+        assert_eq!(plan_aligned16(&i, &mut o).unwrap().launch(), Launch::linear(1, 256));
+    }
+
+    #[test]
+    fn references_add_two_and_keep_the_pad() {
+        assert_eq!(add_cpu(Float3::new(1.0, -2.0, 0.5)), Float3::new(3.0, 0.0, 2.5));
+        assert_eq!(add_cpu_aligned(Float3A16::new(1.0, 2.0, 3.0, 9.0)), Float3A16::new(3.0, 4.0, 5.0, 9.0));
     }
 }

@@ -19,10 +19,13 @@
 //! ```
 
 pub mod access_order;
+pub mod bank;
 pub mod coalescing;
+pub mod distance;
 pub mod error;
 pub mod gpu;
 pub mod launch;
+pub mod layouts;
 pub mod transpose;
 pub mod util;
 

@@ -3,16 +3,44 @@
 //! A warp access takes as many shared-memory cycles as the most lanes hitting one bank
 //! (with different addresses).
 
+use crate::kernel;
+#[cfg(target_arch = "nvptx64")]
+use crate::prelude::{shared, thread};
+
 /// Words of the shared table (8 KiB).
 pub const WORDS: u32 = 2048;
 /// Reads per thread.
 pub const ITERS: u32 = 4096;
-/// Threads per block.
+/// Threads per block. The kernels depend on it: the table copy strides by `BLOCK` (so a smaller
+/// block would leave words uncopied) and each thread's output is `output_index(block, t)`; the
+/// plans launch exactly `BLOCKS` blocks of `BLOCK`.
 pub const BLOCK: u32 = 256;
 /// Blocks per launch.
 pub const BLOCKS: u32 = 1056;
+/// Sums one launch writes: one per thread.
+pub const OUTPUTS: u32 = BLOCKS * BLOCK;
+/// Dynamic shared memory of every launch: the table.
+pub const SHARED_BYTES: u32 = WORDS * 4;
 /// Largest stride of the stride sweep.
 pub const MAX_STRIDE: u32 = 32;
+
+const _: () = assert!(BLOCK.is_multiple_of(crate::WARP_SIZE), "every warp is full, lanes 0..32");
+const _: () = assert!(SHARED_BYTES <= crate::launch::DEFAULT_SHARED_BYTES, "no opt-in for more shared memory");
+// The tile patterns take `k % 32` and a lane < 32, and grow with both: their largest word is
+// at lane 31, step 31, and lies inside the table. (`strided` wraps modulo `WORDS` itself.)
+const _: () = assert!(rows(31, 31) < WORDS && cols(31, 31) < WORDS && cols_padded(31, 31) < WORDS);
+
+/// Lane (within its warp) of thread `t` of the block: the `l` of the index patterns.
+#[inline(always)]
+pub const fn lane(t: u32) -> u32 {
+    t % crate::WARP_SIZE
+}
+
+/// Output thread `t` of block `block` writes its sum to.
+#[inline(always)]
+pub const fn output_index(block: u32, t: u32) -> u32 {
+    block * BLOCK + t
+}
 
 /// Along rows of a 32 × 32 tile: lane `l` reads column `l` of row `k % 32`. One bank per lane.
 #[inline(always)]
@@ -49,66 +77,77 @@ pub const fn conflict_degree(stride: u32) -> u32 {
     a
 }
 
+kernel! {
+    /// Row reads of a 32 x 32 tile: lane `l` reads word `(k % 32) * 32 + l`, 32 consecutive
+    /// words in 32 different banks: conflict-free, one shared-memory cycle per warp access.
+    pub unsafe fn bank_rows(table: *const i32, out: *mut i32) {
+        // SAFETY: forwarded plan guarantees (see `walk`); `rows` stays below `WORDS`.
+        unsafe { device::walk(table, out, 0, |l, k, _| rows(l, k)) }
+    }
+}
+
+kernel! {
+    /// Column reads of the same unpadded tile: changes rows to columns, so lane `l` reads word
+    /// `l * 32 + k % 32` and all 32 lanes hit bank `k % 32`: a 32-way conflict, 32 cycles per
+    /// warp access.
+    pub unsafe fn bank_cols(table: *const i32, out: *mut i32) {
+        // SAFETY: forwarded plan guarantees (see `walk`); `cols` stays below `WORDS`.
+        unsafe { device::walk(table, out, 0, |l, k, _| cols(l, k)) }
+    }
+}
+
+kernel! {
+    /// Column reads of a tile padded to 33 words a row: changes only the row pitch, so lane `l`
+    /// lands in bank `(l + k) % 32` and the columns are conflict-free again (one cycle).
+    pub unsafe fn bank_cols_padded(table: *const i32, out: *mut i32) {
+        // SAFETY: forwarded plan guarantees (see `walk`); `cols_padded` stays below `WORDS`.
+        unsafe { device::walk(table, out, 0, |l, k, _| cols_padded(l, k)) }
+    }
+}
+
+kernel! {
+    /// Stride sweep: generalises the column read, lane `l` reads word `l * stride + k`, so
+    /// `gcd(stride, 32)` lanes share each bank: a `gcd(stride, 32)`-way conflict.
+    pub unsafe fn bank_stride(table: *const i32, out: *mut i32, stride: u32) {
+        // SAFETY: forwarded plan guarantees (see `walk`); `strided` wraps below `WORDS`.
+        unsafe { device::walk(table, out, stride, strided) }
+    }
+}
+
 #[cfg(target_arch = "nvptx64")]
 mod device {
     use super::*;
-    use crate::prelude::{shared, thread};
 
     /// # Safety
-    /// `table` holds `WORDS` i32, `out` one per thread of the grid, and the launch has
-    /// `WORDS * 4` bytes of shared memory (checked by the launcher). `index` stays < WORDS.
+    /// `table` holds `WORDS` i32 and `out` `OUTPUTS`; the launch is `BLOCKS` blocks of `BLOCK`
+    /// threads with `SHARED_BYTES` of shared memory (the plans launch exactly that). `index`
+    /// stays below `WORDS` for every lane < 32 and step.
     #[inline(always)]
-    unsafe fn walk(table: *const i32, out: *mut i32, stride: u32, index: fn(u32, u32, u32) -> u32) {
+    pub(super) unsafe fn walk(table: *const i32, out: *mut i32, stride: u32, index: fn(u32, u32, u32) -> u32) {
         let s = shared::dynamic::<i32>();
         let t = thread::thread_idx_x();
+        // Copy the table in: thread t takes words t, t + BLOCK, ...; with BLOCK threads that is
+        // every word once.
         let mut i = t;
         while i < WORDS {
-            // SAFETY: i < WORDS.
+            // SAFETY: i < WORDS, the table's length and the shared words launched.
             unsafe { *s.add(i as usize) = *table.add(i as usize) };
             i += BLOCK;
         }
         thread::sync_threads();
-        let lane = t % 32;
+        let lane = lane(t);
         let mut acc = 0i32;
         let mut k = 0;
         while k < ITERS {
             // Volatile: one 4-byte shared load per step, as written. Otherwise ptxas merges a
             // lane's consecutive column words into 16-byte loads and the column pattern turns
             // into an 8-way conflict of wide loads instead of the 32-way one it teaches.
-            // SAFETY: index() < WORDS.
+            // SAFETY: index() < WORDS (the caller's contract).
             acc = acc.wrapping_add(unsafe { s.add(index(lane, k, stride) as usize).read_volatile() });
             k += 1;
         }
-        // SAFETY: one output per thread of the grid.
-        unsafe { *out.add(thread::index_1d() as usize) = acc };
-    }
-
-    /// Row reads: conflict-free, one shared-memory cycle per warp access.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn bank_rows(table: *const i32, out: *mut i32) {
-        // SAFETY: forwarded launcher guarantees.
-        unsafe { walk(table, out, 0, |l, k, _| rows(l, k)) }
-    }
-
-    /// Column reads of an unpadded tile: 32-way conflict, 32 cycles per warp access.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn bank_cols(table: *const i32, out: *mut i32) {
-        // SAFETY: forwarded launcher guarantees.
-        unsafe { walk(table, out, 0, |l, k, _| cols(l, k)) }
-    }
-
-    /// Column reads of a tile padded to 33 words a row: conflict-free again.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn bank_cols_padded(table: *const i32, out: *mut i32) {
-        // SAFETY: forwarded launcher guarantees.
-        unsafe { walk(table, out, 0, |l, k, _| cols_padded(l, k)) }
-    }
-
-    /// Stride sweep: `gcd(stride, 32)`-way conflicts.
-    #[unsafe(no_mangle)]
-    pub unsafe extern "gpu-kernel" fn bank_stride(table: *const i32, out: *mut i32, stride: u32) {
-        // SAFETY: forwarded launcher guarantees.
-        unsafe { walk(table, out, stride, strided) }
+        // SAFETY: block < BLOCKS and t < BLOCK, so the index is < OUTPUTS, `out`'s length.
+        unsafe { *out.add(output_index(thread::block_idx_x(), t) as usize) = acc };
     }
 }
 
@@ -136,6 +175,26 @@ mod tests {
             }
         }
         assert_eq!([1, 2, 3, 4, 6, 8, 16, 24, 32].map(conflict_degree), [1, 2, 1, 4, 2, 8, 16, 8, 32]);
+    }
+
+    #[test]
+    fn every_thread_of_the_launch_has_its_own_output_and_copies_its_words() {
+        let mut hits = vec![0u8; OUTPUTS as usize];
+        for b in 0..BLOCKS {
+            for t in 0..BLOCK {
+                hits[output_index(b, t) as usize] += 1;
+            }
+        }
+        assert!(hits.iter().all(|&h| h == 1));
+        // The copy loop: thread t takes t, t + BLOCK, ... below WORDS; together every word once.
+        let mut copied = vec![0u8; WORDS as usize];
+        for t in 0..BLOCK {
+            for i in (t..WORDS).step_by(BLOCK as usize) {
+                copied[i as usize] += 1;
+            }
+        }
+        assert!(copied.iter().all(|&c| c == 1));
+        assert_eq!((lane(0), lane(33), lane(BLOCK - 1)), (0, 1, 31));
     }
 
     #[test]

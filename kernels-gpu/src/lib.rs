@@ -35,6 +35,7 @@ pub mod layouts;
 pub mod matmul;
 pub mod reduce;
 pub mod transpose;
+pub mod types;
 pub mod util;
 
 /// Threads per warp on every NVIDIA GPU so far.

@@ -1,0 +1,98 @@
+//! Bank-conflict lessons: the registry entries, checks and workloads for `coalesce::bank`.
+use coalesce::bank::{self as lib, ITERS, MAX_STRIDE, OUTPUTS, Pattern, Tile, WORDS};
+use coalesce::util::Fill;
+use coalesce::{Gpu, Result};
+
+use crate::check::{CheckResult, POISON_BITS, Rng, same_values};
+use crate::registry::{Family, Param, range};
+use crate::workload::{Workload, random_buffer};
+
+/// The bank-conflict variants, in teaching order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bank {
+    /// A tile read along rows.
+    Rows,
+    /// The tile read down columns.
+    Cols,
+    /// A padded tile read down columns.
+    ColsPadded,
+    /// Lane `l` reads word `l * stride`, swept over the stride.
+    Stride,
+}
+
+const STRIDES: [u32; MAX_STRIDE as usize] = range(1);
+const STRIDE: Param = Param { name: "stride", sweep: &STRIDES, check: &[1, 2, 3, 8, 16, 31, 32] };
+
+impl Family for Bank {
+    const NAME: &'static str = "bank";
+    const VARIANTS: &'static [Self] = &[Bank::Rows, Bank::Cols, Bank::ColsPadded, Bank::Stride];
+
+    fn name(self) -> &'static str {
+        match self {
+            Bank::Rows => "rows",
+            Bank::Cols => "cols",
+            Bank::ColsPadded => "cols_padded",
+            Bank::Stride => "stride",
+        }
+    }
+
+    fn summary(self) -> &'static str {
+        match self {
+            Bank::Rows => "32x32 tile read along rows: one bank per lane, conflict-free",
+            Bank::Cols => "32x32 tile read down columns: all lanes in one bank, 32-way conflict",
+            Bank::ColsPadded => "32x33 (padded) tile read down columns: conflict-free again",
+            Bank::Stride => "lane l reads word l*stride: gcd(stride, 32)-way conflict",
+        }
+    }
+
+    fn kernels(self) -> &'static [&'static str] {
+        use coalesce::bank::*;
+        match self {
+            Bank::Rows => const { &[bank_rows.name()] },
+            Bank::Cols => const { &[bank_cols.name()] },
+            Bank::ColsPadded => const { &[bank_cols_padded.name()] },
+            Bank::Stride => const { &[bank_stride.name()] },
+        }
+    }
+
+    fn param(self) -> Option<Param> {
+        (self == Bank::Stride).then_some(STRIDE)
+    }
+
+    fn check(self, gpu: &Gpu, rng: &mut Rng, value: u32) -> CheckResult<String> {
+        let pattern = self.pattern(value);
+        let outputs = OUTPUTS as usize;
+        let table = rng.i32s(WORDS as usize);
+        let d_table = gpu.upload(&table)?;
+        let mut d_out = gpu.poisoned::<i32>(outputs, POISON_BITS)?;
+        lib::run(gpu, pattern, &d_table, &mut d_out)?;
+        gpu.synchronize()?;
+        // Every warp computes the same 32 sums: thread t's is lane t % 32's.
+        let sums = lib::lane_sums_cpu(pattern, &table);
+        let want: Vec<i32> = (0..OUTPUTS).map(|t| sums[lib::lane(t) as usize]).collect();
+        same_values("lane sums", &d_out.as_host_vec()?, &want)?;
+        Ok(format!("{outputs} thread sums"))
+    }
+
+    fn bench(self, gpu: &Gpu, value: u32) -> Result<Workload> {
+        let pattern = self.pattern(value);
+        let table = random_buffer::<i32>(gpu, WORDS as usize, Fill::Bits, 3)?;
+        let mut out = random_buffer::<i32>(gpu, OUTPUTS as usize, Fill::Bits, 4)?;
+        // Shared-memory bytes read: the figure this family's GB/s column reports.
+        Ok(Workload::new(u64::from(OUTPUTS) * u64::from(ITERS) * 4, move |gpu| {
+            lib::run(gpu, pattern, &table, &mut out)
+        }))
+    }
+}
+
+impl Bank {
+    /// The library's pattern for this variant at parameter `value` (the stride; else unused).
+    fn pattern(self, value: u32) -> Pattern {
+        match self {
+            Bank::Rows => Pattern::Tile(Tile::Rows),
+            Bank::Cols => Pattern::Tile(Tile::Cols),
+            Bank::ColsPadded => Pattern::Tile(Tile::ColsPadded),
+            Bank::Stride => Pattern::Stride(value),
+        }
+    }
+}
