@@ -50,7 +50,7 @@ pub const fn first_add_blocks(n: u32) -> u32 {
     n.div_ceil(2 * BLOCK)
 }
 
-/// Blocks of the seed kernel's GPU-filling grid: `blocks_per_sm` per SM, never more than one
+/// Blocks of the seed kernel's GPU-filling grid: `BLOCKS_PER_SM` per SM, never more than one
 /// per `BLOCK` elements (so the grid-stride step `BLOCK * blocks` stays at most 2^31).
 pub const fn seed_filled_blocks(n: u32, sms: u32) -> u32 {
     crate::launch::grid_stride_blocks(n as u64, BLOCK, sms, BLOCKS_PER_SM)
