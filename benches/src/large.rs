@@ -22,6 +22,7 @@ pub const LARGE_N: usize = (1 << 31) + 5;
 /// The checks, in order.
 pub const CHECKS: &[LargeCheck] = &[
     LargeCheck { id: "library/copy/n=2^31+5", run: copy },
+    LargeCheck { id: "library/reduce/n=2^31+5", run: crate::reduce::check_large },
     LargeCheck { id: "library/transpose/32768x65537", run: crate::transpose::check_large },
 ];
 

@@ -124,6 +124,7 @@ pub fn families() -> Vec<(&'static str, Vec<&'static dyn Variant>)> {
         family::<crate::layouts::Layouts>(),
         family::<crate::transpose::Transpose>(),
         family::<crate::bank::Bank>(),
+        family::<crate::reduce::Reduce>(),
         family::<crate::distance::Distance>(),
     ]
 }

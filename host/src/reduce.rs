@@ -1,20 +1,21 @@
-//! Integer sum reduction: launchers, CPU references and registry entries for
-//! `kernels-gpu/src/reduce.rs`. Tree kernels write one partial sum per block; a second pass
-//! (the shuffle kernel) adds the partials, and both passes are timed.
-use cust::memory::{DeviceBuffer, DeviceSlice};
+//! Integer sum reduction: plans, launchers and CPU references for `kernels-gpu/src/reduce.rs`.
+//!
+//! The seed kernel and `reduce_shuffle_vec4` add into `output[0]` with atomics, so `output[0]`
+//! is zeroed first. The tree kernels write one partial sum per block; a second pass
+//! (`reduce_shuffle_vec4` over the partials) adds them into `output[0]`. [`sum`] is the entry
+//! point for real use: the shuffle kernel, 64-bit indices, any size.
+use cust::memory::DeviceSlice;
 
-use crate::check::{POISON_BITS, Rng};
-use crate::error::{Error, Result, at_least, check_aligned16, elements, exactly};
-use crate::gpu::{Gpu, Launch, kernel_args};
-use crate::registry::{Variant, Workload, variant};
-use crate::util::{Fill, random_buffer};
-use coalesce_kernels::coalescing::grid_stride_blocks;
+use crate::error::{Error, Result, aligned16, at_least, elements32, non_empty};
+use crate::gpu::Gpu;
+use crate::launch::{Call, In, Kernel, Launch, Out, Signature};
+use coalesce_kernels::launch::MAX_ELEMENTS_32;
 pub use coalesce_kernels::reduce::*;
 
-/// Sizes checked: one element, around a warp, a prime, and 2^26 + 3 (a vector tail).
-pub const CHECK_SIZES: [usize; 5] = [1, 31, 33, 1_000_003, (1 << 26) + 3];
-/// Elements of the benchmarks: 2^28 i32 (1 GiB).
-pub const BENCH_N: usize = 1 << 28;
+/// Parameter list of the lesson kernels (32-bit indices): input, output or partials, n.
+pub type LessonSig = fn(*const i32, *mut i32, u32);
+/// Parameter list of `reduce_shuffle_vec4` (64-bit indices): input, output, n.
+pub type ShuffleSig = fn(*const i32, *mut i32, u64);
 
 /// The reduction kernels, in teaching order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,64 +24,216 @@ pub enum Method {
     Seed,
     /// The seed's kernel with a grid that fills the GPU.
     SeedFilled,
+    /// Tree 1: interleaved addressing, divergent branch.
     InterleavedDivergent,
+    /// Tree 2: interleaved addressing, contiguous workers (bank conflicts).
     InterleavedConflicts,
+    /// Tree 3: sequential addressing.
     Sequential,
+    /// Tree 4: first add during load.
     FirstAdd,
+    /// Tree 5: the last warp finishes with shuffles.
     UnrollLastWarp,
+    /// Tree 6: grid-stride accumulation before the tree.
     ManyPerThread,
+    /// 16-byte loads and warp shuffles, one pass (the library's [`sum`]).
     ShuffleVec4,
 }
 
 impl Method {
-    pub const fn kernel(self) -> &'static str {
-        match self {
-            Method::Seed | Method::SeedFilled => "reduce_seed",
-            Method::InterleavedDivergent => "reduce_interleaved_divergent",
-            Method::InterleavedConflicts => "reduce_interleaved_conflicts",
-            Method::Sequential => "reduce_sequential",
-            Method::FirstAdd => "reduce_first_add",
-            Method::UnrollLastWarp => "reduce_unroll_last_warp",
-            Method::ManyPerThread => "reduce_many_per_thread",
-            Method::ShuffleVec4 => "reduce_shuffle_vec4",
-        }
+    /// Every method, in teaching order.
+    pub const ALL: [Method; 9] = [
+        Method::Seed,
+        Method::SeedFilled,
+        Method::InterleavedDivergent,
+        Method::InterleavedConflicts,
+        Method::Sequential,
+        Method::FirstAdd,
+        Method::UnrollLastWarp,
+        Method::ManyPerThread,
+        Method::ShuffleVec4,
+    ];
+
+    /// The 32-bit lesson kernel of the method's first pass; `None` for `ShuffleVec4`, whose
+    /// kernel takes a 64-bit `n` ([`plan_shuffle`]).
+    pub const fn lesson_kernel(self) -> Option<Kernel<LessonSig>> {
+        Some(match self {
+            Method::Seed | Method::SeedFilled => reduce_seed,
+            Method::InterleavedDivergent => reduce_interleaved_divergent,
+            Method::InterleavedConflicts => reduce_interleaved_conflicts,
+            Method::Sequential => reduce_sequential,
+            Method::FirstAdd => reduce_first_add,
+            Method::UnrollLastWarp => reduce_unroll_last_warp,
+            Method::ManyPerThread => reduce_many_per_thread,
+            Method::ShuffleVec4 => return None,
+        })
     }
 
-    /// Whether the kernel adds into the output itself (atomics) rather than writing partials.
-    const fn atomic(self) -> bool {
+    /// Whether the first pass adds into `output[0]` itself (atomics) rather than writing
+    /// partial sums for a second pass.
+    pub const fn atomic(self) -> bool {
         matches!(self, Method::Seed | Method::SeedFilled | Method::ShuffleVec4)
     }
 
-    /// Blocks for `n` elements on a GPU with `sms` multiprocessors.
-    pub fn blocks(self, n: u32, sms: u32) -> u32 {
+    /// Blocks of the first pass over `n` elements on a GPU with `sms` multiprocessors. The lesson
+    /// kernels take at most `MAX_ELEMENTS_32` elements (their plans refuse more); a larger `n`
+    /// is counted as that many here.
+    pub const fn blocks(self, n: u64, sms: u32) -> u32 {
+        let n32 = if n > MAX_ELEMENTS_32 { MAX_ELEMENTS_32 as u32 } else { n as u32 };
         match self {
             Method::Seed => SEED_BLOCKS,
-            Method::SeedFilled | Method::ManyPerThread => grid_stride_blocks(n.into(), BLOCK, sms, BLOCKS_PER_SM),
-            Method::InterleavedDivergent | Method::InterleavedConflicts | Method::Sequential => tree_blocks(n),
-            Method::FirstAdd | Method::UnrollLastWarp => first_add_blocks(n),
-            Method::ShuffleVec4 => grid_stride_blocks((n / 4).max(1).into(), BLOCK, sms, BLOCKS_PER_SM),
+            Method::SeedFilled => seed_filled_blocks(n32, sms),
+            Method::InterleavedDivergent | Method::InterleavedConflicts | Method::Sequential => tree_blocks(n32),
+            Method::FirstAdd | Method::UnrollLastWarp => first_add_blocks(n32),
+            Method::ManyPerThread => many_blocks(n32, sms),
+            Method::ShuffleVec4 => shuffle_blocks(n, sms),
         }
     }
 }
 
-/// Validates a reduction of `n` elements and returns the first pass's launch.
-pub fn plan(method: Method, n: usize, input_len: usize, partials_len: usize, sms: u32) -> Result<Launch> {
-    let n32 = elements("reduce n", n)?;
-    exactly("reduce input", input_len, n)?;
-    let launch = Launch::linear(method.blocks(n32, sms), BLOCK).with_shared(BLOCK * 4);
-    if !method.atomic() {
-        at_least("reduce partials", partials_len, launch.grid.0 as usize)?;
-    }
-    Ok(launch)
-}
-
-/// Partial sums a method needs room for (0 for the single-pass kernels).
+/// Partial sums `method` needs room for over `n` elements (0 for the atomic methods and for
+/// `n == 0`).
 pub fn partials_needed(method: Method, n: usize, sms: u32) -> usize {
-    if method.atomic() || n == 0 { 0 } else { method.blocks(n.min(u32::MAX as usize) as u32, sms) as usize }
+    if method.atomic() || n == 0 { 0 } else { method.blocks(n as u64, sms) as usize }
 }
 
-/// Queues the sum of `input` into `output[0]` with `method` (`partials` is scratch space of
-/// at least [`partials_needed`] elements for the tree kernels).
+/// Validates the first pass of a lesson `method` (any but `ShuffleVec4`) over all of `input`
+/// and returns its launch. `output` is what the kernel writes:
+/// - `Seed`, `SeedFilled`: `output[0]` (at least one element), which the kernel adds into, so
+///   the caller zeroes it first;
+/// - the trees: the partial sums, one per block: at least [`partials_needed`] elements, on a
+///   16-byte boundary because the second pass ([`plan_second`]) reads them with 16-byte loads.
+///
+/// Errors: `Unsupported` for `ShuffleVec4`; `Empty` or `OutOfRange` (above `MAX_ELEMENTS_32`)
+/// for the input's length; `LengthMismatch` for a short output or partials; `Misaligned` for
+/// partials off a 16-byte boundary.
+pub fn plan_first<'a>(
+    method: Method,
+    input: &'a DeviceSlice<i32>,
+    output: &'a mut DeviceSlice<i32>,
+    sms: u32,
+) -> Result<Call<'a, LessonSig>> {
+    let Some(kernel) = method.lesson_kernel() else {
+        return Err(Error::Unsupported("reduce_shuffle_vec4 takes a 64-bit n: plan it with plan_shuffle".into()));
+    };
+    let n = elements32("reduce input", input.len())?;
+    let blocks = method.blocks(n.into(), sms);
+    if method.atomic() {
+        at_least("reduce output", output.len(), 1)?;
+    } else {
+        at_least("reduce partials", output.len(), blocks.into())?;
+        aligned16("reduce partials", output.as_device_ptr().as_raw())?;
+    }
+    let launch = Launch::linear(blocks, BLOCK).with_shared(SHARED_BYTES);
+    // SAFETY: the launch has the `BLOCK` threads and `BLOCK` words of shared memory the kernels
+    // index with (shared indices: `t < BLOCK`, and the tree levels' pairs, which stay below
+    // BLOCK). Input reads are guarded by `< n`, the input's exact length, and the 32-bit indices
+    // never wrap: `n <= 2^31 - 1` (checked above) and the grids keep every first index below
+    // `blocks * BLOCK <= 2^31` (trees: `tree_blocks`, `first_add_blocks`) and every grid-stride
+    // step at most 2^31 (`seed_filled_blocks`, `many_blocks`: at most one block per `BLOCK` or
+    // `2 * BLOCK` elements; `SEED_BLOCKS * BLOCK` = 8192), so `i + step < 2^32`. The seed writes
+    // `output[0]` (at least one element, checked); the trees write `partials[b]` for each block
+    // `b < blocks`, and the partials hold at least `blocks` (checked).
+    Ok(unsafe { Call::new(kernel, launch, (In::of(input), Out::of(output), n)) })
+}
+
+/// Validates `reduce_shuffle_vec4` over all of `input` (any length from 1, 64-bit) adding into
+/// `output[0]` (which the caller zeroes) and returns its launch.
+///
+/// Errors: `Empty` for an empty input, `Misaligned` for an input off a 16-byte boundary (a
+/// sub-slice; whole allocations are aligned), `LengthMismatch` for an empty output.
+pub fn plan_shuffle<'a>(
+    input: &'a DeviceSlice<i32>,
+    output: &'a mut DeviceSlice<i32>,
+    sms: u32,
+) -> Result<Call<'a, ShuffleSig>> {
+    non_empty("reduce input", input.len())?;
+    aligned16("reduce input", input.as_device_ptr().as_raw())?;
+    at_least("reduce output", output.len(), 1)?;
+    let n = input.len() as u64;
+    let launch = Launch::linear(shuffle_blocks(n, sms), BLOCK).with_shared(SHARED_BYTES);
+    // SAFETY: the kernel loads vector `i` (16 bytes) only for `i < n / 4` and element
+    // `tail_index(..)` only below `n`, the input's exact length, from a 16-byte aligned start
+    // (checked above); 64-bit indices never wrap below 2^62 elements. It adds into `output[0]`
+    // (at least one element, checked) and indexes `WARPS <= BLOCK` words of the `BLOCK` words
+    // of shared memory; the launch has the `BLOCK` threads it assumes.
+    Ok(unsafe { Call::new(reduce_shuffle_vec4, launch, (In::of(input), Out::of(output), n)) })
+}
+
+/// Validates the second pass of a tree method: `reduce_shuffle_vec4` over the first `count`
+/// partial sums (the first pass's block count), adding into `output[0]`, and returns its launch.
+///
+/// Errors: `Empty` for `count == 0`, `LengthMismatch` for fewer than `count` partials or an
+/// empty output, `Misaligned` for partials off a 16-byte boundary (its vector loads would fault
+/// and kill the context).
+pub fn plan_second<'a>(
+    partials: &'a DeviceSlice<i32>,
+    count: usize,
+    output: &'a mut DeviceSlice<i32>,
+    sms: u32,
+) -> Result<Call<'a, ShuffleSig>> {
+    non_empty("reduce partials count", count)?;
+    at_least("reduce partials", partials.len(), count as u64)?;
+    aligned16("reduce partials", partials.as_device_ptr().as_raw())?;
+    at_least("reduce output", output.len(), 1)?;
+    let n = count as u64;
+    let launch = Launch::linear(shuffle_blocks(n, sms), BLOCK).with_shared(SHARED_BYTES);
+    // SAFETY: as in `plan_shuffle` with `n = count`: the kernel reads partials below `count`,
+    // which the slice holds (checked), from a 16-byte aligned start (checked), and adds into
+    // `output[0]` (checked non-empty).
+    Ok(unsafe { Call::new(reduce_shuffle_vec4, launch, (In::of(partials), Out::of(output), n)) })
+}
+
+/// Queues `call` on `gpu`, or only drops it (a dry run: the plan has already checked).
+fn queue<'a, Sig: Signature<'a>>(gpu: Option<&Gpu>, call: Call<'a, Sig>) -> Result<()> {
+    match gpu {
+        Some(gpu) => gpu.launch(call),
+        None => Ok(()),
+    }
+}
+
+/// Plans every launch of `method` in order and queues each on `gpu` once planned (all of them
+/// checked only, when `gpu` is `None`).
+fn passes(
+    gpu: Option<&Gpu>,
+    method: Method,
+    input: &DeviceSlice<i32>,
+    partials: &mut DeviceSlice<i32>,
+    output: &mut DeviceSlice<i32>,
+    sms: u32,
+) -> Result<()> {
+    if method == Method::ShuffleVec4 {
+        return queue(gpu, plan_shuffle(input, output, sms)?);
+    }
+    if method.atomic() {
+        return queue(gpu, plan_first(method, input, output, sms)?);
+    }
+    let first = plan_first(method, input, partials, sms)?;
+    let count = first.launch().grid.0 as usize;
+    queue(gpu, first)?;
+    queue(gpu, plan_second(partials, count, output, sms)?)
+}
+
+/// Checks every launch [`sum_into`] would queue, queueing nothing: `Ok` exactly when `sum_into`
+/// gets past its checks.
+pub fn validate(
+    method: Method,
+    input: &DeviceSlice<i32>,
+    partials: &mut DeviceSlice<i32>,
+    output: &mut DeviceSlice<i32>,
+    sms: u32,
+) -> Result<()> {
+    passes(None, method, input, partials, output, sms)
+}
+
+/// Queues the wrapping sum of all of `input` into `output[0]` with `method`: zeroes `output[0]`,
+/// runs the first pass and, for the tree methods, the second pass over the partials. `partials`
+/// is scratch space of at least [`partials_needed`] elements on a 16-byte boundary for the tree
+/// methods (the atomic methods do not touch it: it may be empty).
+///
+/// Every launch is planned before anything is queued, so a refused input (one that only the
+/// second pass would refuse included) leaves `output` untouched. Errors: those of
+/// [`plan_first`], [`plan_shuffle`] and [`plan_second`].
 pub fn sum_into(
     gpu: &Gpu,
     method: Method,
@@ -88,34 +241,19 @@ pub fn sum_into(
     partials: &mut DeviceSlice<i32>,
     output: &mut DeviceSlice<i32>,
 ) -> Result<()> {
-    let n = input.len();
-    let launch = plan(method, n, n, partials.len(), gpu.multiprocessors())?;
-    if output.is_empty() {
-        return Err(Error::LengthMismatch { what: "reduce output", expected: 1, got: 0 });
-    }
-    let output = output.index(0..1);
-    gpu.zero(&output)?;
-    let (src, n32, out) = (input.as_device_ptr(), n as u32, output.as_device_ptr());
-    if method == Method::ShuffleVec4 {
-        check_aligned16("reduce input", src.as_raw())?;
-    }
-    if method.atomic() {
-        return gpu.launch(method.kernel(), launch, kernel_args![src, n32, out]);
-    }
-    let blocks = launch.grid.0;
-    let part = partials.as_device_ptr();
-    gpu.launch(method.kernel(), launch, kernel_args![src, n32, part])?;
-    let second =
-        Launch::linear(Method::ShuffleVec4.blocks(blocks, gpu.multiprocessors()), BLOCK).with_shared(BLOCK * 4);
-    gpu.launch(Method::ShuffleVec4.kernel(), second, kernel_args![part, blocks, out])
+    let sms = gpu.multiprocessors();
+    validate(method, input, partials, output, sms)?;
+    // `index` gives a descriptor of element 0 (the validation checked there is one).
+    gpu.zero(&mut output.index(..1))?;
+    passes(Some(gpu), method, input, partials, output, sms)
 }
 
-/// The sum of `input` (wrapping), with the fastest kernel.
+/// The wrapping sum of `input` (any length from 1: 64-bit indices), with the fastest kernel.
+/// Errors: `Empty` for an empty input, `Misaligned` for a sub-slice off a 16-byte boundary.
 pub fn sum(gpu: &Gpu, input: &DeviceSlice<i32>) -> Result<i32> {
-    let mut out = gpu.poisoned::<i32>(1, POISON_BITS)?;
-    let mut none = gpu.poisoned::<i32>(1, 0)?;
-    sum_into(gpu, Method::ShuffleVec4, input, &mut none, &mut out)?;
-    Ok(out.as_host_vec()?[0])
+    let mut total = gpu.poisoned::<i32>(1, 0)?;
+    gpu.launch(plan_shuffle(input, &mut total, gpu.multiprocessors())?)?;
+    Ok(total.as_host_vec()?[0])
 }
 
 /// CPU reference, one thread: the wrapping sum.
@@ -133,167 +271,123 @@ pub fn sum_cpu_threads(input: &[i32]) -> i32 {
     })
 }
 
-fn check(gpu: &Gpu, rng: &mut Rng, method: Method) -> Result<String> {
-    for n in CHECK_SIZES {
-        let input = rng.i32s(n);
-        let d_input = gpu.upload(&input)?;
-        let mut partials =
-            gpu.poisoned::<i32>(partials_needed(method, n, gpu.multiprocessors()).max(1), POISON_BITS)?;
-        let mut out = gpu.poisoned::<i32>(1, POISON_BITS)?;
-        sum_into(gpu, method, &d_input, &mut partials, &mut out)?;
-        gpu.synchronize()?;
-        let (got, want) = (out.as_host_vec()?[0], sum_cpu(&input));
-        if got != want {
-            return Err(Error::Mismatch {
-                what: format!("sum of n={n}"),
-                index: 0,
-                got: got.to_string(),
-                want: want.to_string(),
-            });
-        }
-    }
-    Ok(format!("n in {CHECK_SIZES:?}"))
-}
-
-fn check_cpu_threads(_: &Gpu, rng: &mut Rng, _: u32) -> Result<String> {
-    for n in CHECK_SIZES {
-        let input = rng.i32s(n);
-        let (got, want) = (sum_cpu_threads(&input), sum_cpu(&input));
-        if got != want {
-            return Err(Error::Mismatch {
-                what: format!("threaded CPU sum of n={n}"),
-                index: 0,
-                got: got.to_string(),
-                want: want.to_string(),
-            });
-        }
-    }
-    Ok(format!("n in {CHECK_SIZES:?}, against the single-thread sum"))
-}
-
-fn bench(gpu: &Gpu, method: Method) -> Result<Workload> {
-    let n = BENCH_N;
-    let input = random_buffer::<i32>(gpu, n, Fill::Bits, 5)?;
-    let mut partials =
-        random_buffer::<i32>(gpu, partials_needed(method, n, gpu.multiprocessors()).max(1), Fill::Bits, 6)?;
-    let mut out: DeviceBuffer<i32> = random_buffer(gpu, 1, Fill::Bits, 7)?;
-    Ok(Workload::new(4 * n as u64, move |gpu| sum_into(gpu, method, &input, &mut partials, &mut out)))
-}
-
-fn bench_cpu(threads: bool) -> Workload {
-    let mut rng = Rng::new(11);
-    let input = rng.i32s(BENCH_N);
-    Workload::cpu(4 * BENCH_N as u64, move || {
-        std::hint::black_box(if threads { sum_cpu_threads(&input) } else { sum_cpu(&input) });
-    })
-}
-
-/// The reduction family, in teaching order; the last two are the CPU sums the seed compares with.
-pub const VARIANTS: &[Variant] = &[
-    variant!(
-        "reduce",
-        "seed",
-        Method::Seed.kernel(),
-        Method::Seed,
-        "the seed's kernel and launch (32 x 256): grid-stride add, 2-barrier tree, 1 atomic a block"
-    ),
-    variant!(
-        "reduce",
-        "seed_filled",
-        Method::SeedFilled.kernel(),
-        Method::SeedFilled,
-        "the seed's kernel with a grid that fills the GPU (8 blocks per SM)"
-    ),
-    variant!(
-        "reduce",
-        "interleaved_divergent",
-        Method::InterleavedDivergent.kernel(),
-        Method::InterleavedDivergent,
-        "tree 1: t % 2d == 0 works, divergent warps"
-    ),
-    variant!(
-        "reduce",
-        "interleaved_conflicts",
-        Method::InterleavedConflicts.kernel(),
-        Method::InterleavedConflicts,
-        "tree 2: contiguous workers at index 2dt, bank conflicts"
-    ),
-    variant!(
-        "reduce",
-        "sequential",
-        Method::Sequential.kernel(),
-        Method::Sequential,
-        "tree 3: sequential addressing, conflict-free"
-    ),
-    variant!(
-        "reduce",
-        "first_add",
-        Method::FirstAdd.kernel(),
-        Method::FirstAdd,
-        "tree 4: two elements added while loading, half the blocks"
-    ),
-    variant!(
-        "reduce",
-        "unroll_last_warp",
-        Method::UnrollLastWarp.kernel(),
-        Method::UnrollLastWarp,
-        "tree 5: the last warp finishes with shuffles, no block barriers"
-    ),
-    variant!(
-        "reduce",
-        "many_per_thread",
-        Method::ManyPerThread.kernel(),
-        Method::ManyPerThread,
-        "tree 6: grid-stride accumulation before the tree, GPU-sized grid"
-    ),
-    variant!(
-        "reduce",
-        "shuffle_vec4",
-        Method::ShuffleVec4.kernel(),
-        Method::ShuffleVec4,
-        "16-byte loads, 4 in flight, warp shuffles, 1 atomic a block"
-    ),
-    Variant {
-        family: "reduce",
-        name: "cpu_single",
-        kernels: &[],
-        summary: "CPU reference: one thread",
-        param: None,
-        check: |_, _, _| Ok("the reference every GPU check compares with".into()),
-        bench: |_, _| Ok(bench_cpu(false)),
-    },
-    Variant {
-        family: "reduce",
-        name: "cpu_threads",
-        kernels: &[],
-        summary: "CPU reference: every core (std::thread::scope)",
-        param: None,
-        check: check_cpu_threads,
-        bench: |_, _| Ok(bench_cpu(true)),
-    },
-];
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::launch::testing::slice_at;
+
+    /// Descriptors at made-up 16-byte aligned addresses (input, partials, output).
+    fn slices(n: usize, partials: usize, output: usize) -> (DeviceSlice<i32>, DeviceSlice<i32>, DeviceSlice<i32>) {
+        // SAFETY: descriptors only; no planned call is launched.
+        unsafe { (slice_at(0x1_0000_0000, n), slice_at(0x2_0000_0000, partials), slice_at(0x3_0000_0000, output)) }
+    }
 
     #[test]
-    fn plan_rejects_bad_input() {
-        assert!(matches!(plan(Method::Sequential, 0, 0, 0, 132), Err(Error::Empty(_))));
-        assert!(matches!(plan(Method::Sequential, 10, 9, 10, 132), Err(Error::LengthMismatch { .. })));
-        assert!(matches!(plan(Method::Sequential, 1000, 1000, 3, 132), Err(Error::LengthMismatch { expected: 4, .. })));
-        assert!(plan(Method::ShuffleVec4, 1000, 1000, 0, 132).is_ok());
-        assert_eq!(plan(Method::Seed, 1 << 20, 1 << 20, 0, 132).unwrap().grid.0, 32);
-        assert_eq!(plan(Method::FirstAdd, 1025, 1025, 3, 132).unwrap().grid.0, 3);
+    fn first_pass_plans_reject_bad_input_before_launch() {
+        let plan = |method, n, out_len| {
+            let (input, mut out, _) = slices(n, out_len, 0);
+            plan_first(method, &input, &mut out, 132).map(|c| (c.launch(), c.args().2))
+        };
+        assert!(matches!(plan(Method::Sequential, 0, 10), Err(Error::Empty(_))));
+        assert!(matches!(plan(Method::Seed, 1 << 31, 1), Err(Error::OutOfRange { .. })));
+        assert!(matches!(plan(Method::ShuffleVec4, 1000, 1), Err(Error::Unsupported(_))));
+        assert!(matches!(plan(Method::Seed, 1000, 0), Err(Error::LengthMismatch { expected: 1, .. })));
+        assert!(matches!(plan(Method::Sequential, 1000, 3), Err(Error::LengthMismatch { expected: 4, .. })));
+        assert_eq!(plan(Method::Seed, 1 << 20, 1).unwrap(), (Launch::linear(32, 256).with_shared(1024), 1 << 20));
+        assert_eq!(plan(Method::SeedFilled, 1 << 20, 1).unwrap().0.grid.0, 132 * 8);
+        assert_eq!(plan(Method::FirstAdd, 1025, 3).unwrap().0.grid.0, 3);
+        assert_eq!(plan(Method::ManyPerThread, 1 << 28, 1056).unwrap().0.grid.0, 1056);
+        // The largest lesson size: 2^23 blocks of the one-element-per-thread trees.
+        let max = MAX_ELEMENTS_32 as usize;
+        assert_eq!(
+            plan(Method::Sequential, max, 1 << 23).unwrap(),
+            (Launch::linear(1 << 23, 256).with_shared(1024), max as u32)
+        );
+    }
+
+    /// The defect: the second pass reads the partials with 16-byte loads, but only the input's
+    /// alignment was checked, so `partials.index(1..)` faulted on the GPU (a sticky error that
+    /// kills the context). The old plan accepted these partials; now every plan that hands them
+    /// to a kernel refuses them before anything is queued.
+    #[test]
+    fn misaligned_partials_are_refused_before_any_launch() {
+        let n = 100_000;
+        let need = partials_needed(Method::Sequential, n, 132);
+        // SAFETY: descriptors only; nothing is launched.
+        let (input, mut partials, mut output) = unsafe {
+            (slice_at::<i32>(0x1000_0000, n), slice_at::<i32>(0x2000_0004, need), slice_at::<i32>(0x3000_0000, 1))
+        };
+        let misaligned = Error::Misaligned { what: "reduce partials", address: 0x2000_0004, align: 16 };
+        for method in Method::ALL.into_iter().filter(|m| !m.atomic()) {
+            assert_eq!(plan_first(method, &input, &mut partials, 132).err(), Some(misaligned.clone()), "{method:?}");
+            assert_eq!(
+                validate(method, &input, &mut partials, &mut output, 132),
+                Err(misaligned.clone()),
+                "{method:?}"
+            );
+        }
+        assert_eq!(plan_second(&partials, need, &mut output, 132).err(), Some(misaligned));
+        // The atomic methods never read partials: any scratch is fine for them.
+        assert_eq!(validate(Method::Seed, &input, &mut partials, &mut output, 132), Ok(()));
+    }
+
+    #[test]
+    fn shuffle_plans_take_any_size_and_check_alignment_and_output() {
+        let plan = |n, out_len| {
+            let (input, _, mut out) = slices(n, 0, out_len);
+            plan_shuffle(&input, &mut out, 132).map(|c| (c.launch(), c.args().2))
+        };
+        assert!(matches!(plan(0, 1), Err(Error::Empty(_))));
+        assert!(matches!(plan(10, 0), Err(Error::LengthMismatch { expected: 1, got: 0, .. })));
+        assert_eq!(plan(3, 1).unwrap(), (Launch::linear(1, 256).with_shared(1024), 3));
+        let big = (1usize << 31) + 5;
+        assert_eq!(plan(big, 1).unwrap(), (Launch::linear(132 * 8, 256).with_shared(1024), big as u64));
+        // SAFETY: descriptors only.
+        let (input, mut out) = unsafe { (slice_at::<i32>(0x1000_0008, 64), slice_at::<i32>(0x2000_0000, 1)) };
+        assert!(matches!(plan_shuffle(&input, &mut out, 132), Err(Error::Misaligned { what: "reduce input", .. })));
+        // The second pass: n is the partials count, not the slice's length.
+        let (_, partials, mut out) = slices(0, 4000, 1);
+        assert_eq!(plan_second(&partials, 1056, &mut out, 132).unwrap().args().2, 1056);
+        assert!(matches!(plan_second(&partials, 0, &mut out, 132), Err(Error::Empty(_))));
+        assert!(matches!(plan_second(&partials, 4001, &mut out, 132), Err(Error::LengthMismatch { .. })));
+        let (_, partials, mut empty) = slices(0, 4000, 0);
+        assert!(matches!(plan_second(&partials, 10, &mut empty, 132), Err(Error::LengthMismatch { .. })));
+    }
+
+    #[test]
+    fn validation_covers_every_pass_of_every_method() {
+        for method in Method::ALL {
+            let n = 1_000_003;
+            let need = partials_needed(method, n, 132);
+            let (input, mut partials, mut output) = slices(n, need, 1);
+            assert_eq!(validate(method, &input, &mut partials, &mut output, 132), Ok(()), "{method:?}");
+            // An empty output is refused whichever pass writes it.
+            let (input, mut partials, mut output) = slices(n, need, 0);
+            assert!(matches!(
+                validate(method, &input, &mut partials, &mut output, 132),
+                Err(Error::LengthMismatch { .. })
+            ));
+            if need > 0 {
+                let (input, mut partials, mut output) = slices(n, need - 1, 1);
+                assert!(matches!(
+                    validate(method, &input, &mut partials, &mut output, 132),
+                    Err(Error::LengthMismatch { what: "reduce partials", .. })
+                ));
+            }
+        }
+        assert_eq!(partials_needed(Method::ShuffleVec4, 1000, 132), 0);
+        assert_eq!(partials_needed(Method::Sequential, 0, 132), 0);
+        assert_eq!(partials_needed(Method::FirstAdd, 1025, 132), 3);
     }
 
     #[test]
     fn cpu_sums_wrap_and_agree() {
         let input = [i32::MAX, 1, -5, 7];
         assert_eq!(sum_cpu(&input), i32::MIN + 2);
-        let mut rng = Rng::new(3);
-        let big = rng.i32s(100_003);
+        let big: Vec<i32> = (0..100_003).map(|i: i32| i.wrapping_mul(0x9e37_79b9_u32 as i32)).collect();
         assert_eq!(sum_cpu_threads(&big), sum_cpu(&big));
+        let wide = big.iter().map(|&x| i64::from(x)).sum::<i64>() as i32;
+        assert_eq!(sum_cpu(&big), wide);
         assert_eq!(sum_cpu_threads(&[]), 0);
     }
 }

@@ -1,0 +1,270 @@
+//! Reduction lessons: the registry entries, checks and workloads for `coalesce::reduce`, and the
+//! large check of the library's `sum` past 2^31 elements.
+use coalesce::reduce::{self as lib, Method};
+use coalesce::util::{Fill, fill_value};
+use coalesce::{DeviceBuffer, Error, Gpu, Result};
+
+use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, same_values};
+use crate::large::LARGE_N;
+use crate::registry::Family;
+use crate::workload::{Workload, random_buffer};
+
+/// Sizes checked: one element, around a warp, a prime, and 2^26 + 3 (a vector tail).
+pub const CHECK_SIZES: [usize; 5] = [1, 31, 33, 1_000_003, (1 << 26) + 3];
+/// Elements of the benchmarks: 2^28 i32 (1 GiB).
+pub const BENCH_N: usize = 1 << 28;
+
+/// The reduction variants, in teaching order; the last two are the CPU sums the seed compares
+/// with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reduce {
+    Seed,
+    SeedFilled,
+    InterleavedDivergent,
+    InterleavedConflicts,
+    Sequential,
+    FirstAdd,
+    UnrollLastWarp,
+    ManyPerThread,
+    ShuffleVec4,
+    /// CPU reference, one thread.
+    CpuSingle,
+    /// CPU reference, every core.
+    CpuThreads,
+}
+
+impl Family for Reduce {
+    const NAME: &'static str = "reduce";
+    const VARIANTS: &'static [Self] = &[
+        Reduce::Seed,
+        Reduce::SeedFilled,
+        Reduce::InterleavedDivergent,
+        Reduce::InterleavedConflicts,
+        Reduce::Sequential,
+        Reduce::FirstAdd,
+        Reduce::UnrollLastWarp,
+        Reduce::ManyPerThread,
+        Reduce::ShuffleVec4,
+        Reduce::CpuSingle,
+        Reduce::CpuThreads,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Reduce::Seed => "seed",
+            Reduce::SeedFilled => "seed_filled",
+            Reduce::InterleavedDivergent => "interleaved_divergent",
+            Reduce::InterleavedConflicts => "interleaved_conflicts",
+            Reduce::Sequential => "sequential",
+            Reduce::FirstAdd => "first_add",
+            Reduce::UnrollLastWarp => "unroll_last_warp",
+            Reduce::ManyPerThread => "many_per_thread",
+            Reduce::ShuffleVec4 => "shuffle_vec4",
+            Reduce::CpuSingle => "cpu_single",
+            Reduce::CpuThreads => "cpu_threads",
+        }
+    }
+
+    fn summary(self) -> &'static str {
+        match self {
+            Reduce::Seed => {
+                "the seed's kernel and launch (32 x 256): grid-stride add, 2-barrier tree, 1 atomic a block"
+            }
+            Reduce::SeedFilled => "the seed's kernel with a grid that fills the GPU (8 blocks per SM)",
+            Reduce::InterleavedDivergent => "tree 1: t % 2d == 0 works, divergent warps",
+            Reduce::InterleavedConflicts => "tree 2: contiguous workers at index 2dt, bank conflicts",
+            Reduce::Sequential => "tree 3: sequential addressing, conflict-free",
+            Reduce::FirstAdd => "tree 4: two elements added while loading, half the blocks",
+            Reduce::UnrollLastWarp => "tree 5: the last warp finishes with shuffles, no block barriers",
+            Reduce::ManyPerThread => "tree 6: grid-stride accumulation before the tree, GPU-sized grid",
+            Reduce::ShuffleVec4 => "16-byte loads, 4 in flight, warp shuffles, 1 atomic a block",
+            Reduce::CpuSingle => "CPU reference: one thread",
+            Reduce::CpuThreads => "CPU reference: every core (std::thread::scope)",
+        }
+    }
+
+    /// The first pass's kernel first (the one ncu profiles); the trees' second pass adds the
+    /// partials with `reduce_shuffle_vec4`.
+    fn kernels(self) -> &'static [&'static str] {
+        use coalesce::reduce::*;
+        match self {
+            Reduce::Seed | Reduce::SeedFilled => const { &[reduce_seed.name()] },
+            Reduce::InterleavedDivergent => {
+                const { &[reduce_interleaved_divergent.name(), reduce_shuffle_vec4.name()] }
+            }
+            Reduce::InterleavedConflicts => {
+                const { &[reduce_interleaved_conflicts.name(), reduce_shuffle_vec4.name()] }
+            }
+            Reduce::Sequential => const { &[reduce_sequential.name(), reduce_shuffle_vec4.name()] },
+            Reduce::FirstAdd => const { &[reduce_first_add.name(), reduce_shuffle_vec4.name()] },
+            Reduce::UnrollLastWarp => const { &[reduce_unroll_last_warp.name(), reduce_shuffle_vec4.name()] },
+            Reduce::ManyPerThread => const { &[reduce_many_per_thread.name(), reduce_shuffle_vec4.name()] },
+            Reduce::ShuffleVec4 => const { &[reduce_shuffle_vec4.name()] },
+            Reduce::CpuSingle | Reduce::CpuThreads => &[],
+        }
+    }
+
+    fn check(self, gpu: &Gpu, rng: &mut Rng, _: u32) -> CheckResult<String> {
+        match self.method() {
+            Some(method) => check_gpu(gpu, rng, method),
+            None => check_cpu(rng, self == Reduce::CpuThreads),
+        }
+    }
+
+    fn bench(self, gpu: &Gpu, _: u32) -> Result<Workload> {
+        let Some(method) = self.method() else {
+            return Ok(bench_cpu(self == Reduce::CpuThreads));
+        };
+        let n = BENCH_N;
+        let input = random_buffer::<i32>(gpu, n, Fill::Bits, 5)?;
+        let needed = lib::partials_needed(method, n, gpu.multiprocessors());
+        let mut partials = random_buffer::<i32>(gpu, needed.max(1), Fill::Bits, 6)?;
+        let mut out: DeviceBuffer<i32> = random_buffer(gpu, 1, Fill::Bits, 7)?;
+        Ok(Workload::new(4 * n as u64, move |gpu| lib::sum_into(gpu, method, &input, &mut partials, &mut out)))
+    }
+}
+
+impl Reduce {
+    /// The library method a GPU variant runs (`None` for the CPU references).
+    const fn method(self) -> Option<Method> {
+        Some(match self {
+            Reduce::Seed => Method::Seed,
+            Reduce::SeedFilled => Method::SeedFilled,
+            Reduce::InterleavedDivergent => Method::InterleavedDivergent,
+            Reduce::InterleavedConflicts => Method::InterleavedConflicts,
+            Reduce::Sequential => Method::Sequential,
+            Reduce::FirstAdd => Method::FirstAdd,
+            Reduce::UnrollLastWarp => Method::UnrollLastWarp,
+            Reduce::ManyPerThread => Method::ManyPerThread,
+            Reduce::ShuffleVec4 => Method::ShuffleVec4,
+            Reduce::CpuSingle | Reduce::CpuThreads => return None,
+        })
+    }
+}
+
+/// Every check size against the CPU sum (poisoned partials and output, so a pass that skipped
+/// its write never matches), then the refusal of a buffer off a 16-byte boundary where the
+/// method reads one with vector loads, which must leave the output untouched.
+fn check_gpu(gpu: &Gpu, rng: &mut Rng, method: Method) -> CheckResult<String> {
+    let sms = gpu.multiprocessors();
+    for n in CHECK_SIZES {
+        let input = rng.i32s(n);
+        let d_input = gpu.upload(&input)?;
+        let mut partials = gpu.poisoned::<i32>(lib::partials_needed(method, n, sms).max(1), POISON_BITS)?;
+        let mut out = gpu.poisoned::<i32>(1, POISON_BITS)?;
+        lib::sum_into(gpu, method, &d_input, &mut partials, &mut out)?;
+        gpu.synchronize()?;
+        same_values(&format!("sum of n={n}"), &out.as_host_vec()?, &[lib::sum_cpu(&input)])?;
+    }
+    if matches!(method, Method::Seed | Method::SeedFilled) {
+        // The seed kernel makes only 4-byte accesses: no alignment to refuse.
+        return Ok(format!("n in {CHECK_SIZES:?}"));
+    }
+    let n = 1000;
+    let input = gpu.upload(&rng.i32s(n + 1))?;
+    let mut partials = gpu.poisoned::<i32>(lib::partials_needed(method, n, sms) + 1, POISON_BITS)?;
+    let mut out = gpu.poisoned::<i32>(1, POISON_BITS)?;
+    // Elements 1..: 4 bytes past the allocation's 256-byte boundary.
+    let (what, refused) = if method == Method::ShuffleVec4 {
+        ("reduce input", lib::sum_into(gpu, method, &input.index(1..), &mut partials, &mut out))
+    } else {
+        ("reduce partials", lib::sum_into(gpu, method, &input.index(..n), &mut partials.index(1..), &mut out))
+    };
+    if !matches!(refused, Err(Error::Misaligned { what: w, .. }) if w == what) {
+        return Err(CheckError::Unexpected {
+            what: format!("sum with misaligned {what}"),
+            expected: "Error::Misaligned before any launch".into(),
+            got: format!("{refused:?}"),
+        });
+    }
+    gpu.synchronize()?;
+    same_values("output after a refused sum", &out.as_host_vec()?, &[POISON_BITS as i32])?;
+    Ok(format!("n in {CHECK_SIZES:?}; misaligned {what} refused, output untouched"))
+}
+
+/// The CPU references: one thread against a 64-bit sum truncated to 32 bits (the wrapping sum
+/// computed another way); every core against one thread.
+fn check_cpu(rng: &mut Rng, threads: bool) -> CheckResult<String> {
+    for n in CHECK_SIZES {
+        let input = rng.i32s(n);
+        let (what, got, want) = if threads {
+            ("threaded CPU sum", lib::sum_cpu_threads(&input), lib::sum_cpu(&input))
+        } else {
+            ("CPU sum", lib::sum_cpu(&input), input.iter().map(|&x| i64::from(x)).sum::<i64>() as i32)
+        };
+        same_values(&format!("{what} of n={n}"), &[got], &[want])?;
+    }
+    Ok(if threads {
+        format!("n in {CHECK_SIZES:?}, against the single-thread sum")
+    } else {
+        format!("n in {CHECK_SIZES:?}, against a 64-bit sum: the reference every GPU check compares with")
+    })
+}
+
+fn bench_cpu(threads: bool) -> Workload {
+    let mut rng = Rng::new(11);
+    let input = rng.i32s(BENCH_N);
+    Workload::cpu(4 * BENCH_N as u64, move || {
+        std::hint::black_box(if threads { lib::sum_cpu_threads(&input) } else { lib::sum_cpu(&input) });
+    })
+}
+
+/// The wrapping sum of `fill_value(i, seed, Fill::Bits) as i32` over `i < n`, on every core.
+fn fill_sum_cpu(n: usize, seed: u32) -> i32 {
+    let threads = std::thread::available_parallelism().map_or(4, |t| t.get());
+    let chunk = n.div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        let parts: Vec<_> = (0..n)
+            .step_by(chunk)
+            .map(|start| {
+                s.spawn(move || {
+                    (start..(start + chunk).min(n))
+                        .fold(0i32, |a, i| a.wrapping_add(fill_value(i as u64, seed, Fill::Bits) as i32))
+                })
+            })
+            .collect();
+        parts.into_iter().fold(0i32, |a, h| a.wrapping_add(h.join().expect("sum thread")))
+    })
+}
+
+/// `reduce::sum` over `LARGE_N` (2^31 + 5) i32 filled on the GPU, against the CPU's sum of the
+/// same hash: 64-bit indices, a grid-stride loop of many trips and a 1-element tail.
+pub fn check_large(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
+    let n = LARGE_N;
+    // As `large::room`: the input plus a margin.
+    let need = 4 * n as u64 + (1 << 30);
+    if gpu.info().memory_bytes < need {
+        return Ok(format!(
+            "SKIPPED (needs {:.1} GiB, the device has {:.1})",
+            need as f64 / 1e9,
+            gpu.info().memory_bytes as f64 / 1e9
+        ));
+    }
+    let seed = rng.next_u64() as u32;
+    let input: DeviceBuffer<i32> = random_buffer(gpu, n, Fill::Bits, seed)?;
+    let got = lib::sum(gpu, &input)?;
+    same_values("sum of 2^31+5", &[got], &[fill_sum_cpu(n, seed)])?;
+    Ok(format!("{n} i32, against the CPU's sum of the same hash"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fill_sum_matches_a_plain_fold() {
+        for n in [1, 7, 1000, 100_003] {
+            let want = (0..n).fold(0i32, |a, i| a.wrapping_add(fill_value(i as u64, 9, Fill::Bits) as i32));
+            assert_eq!(fill_sum_cpu(n, 9), want, "n={n}");
+        }
+    }
+
+    #[test]
+    fn every_gpu_variant_runs_its_method_and_cpu_ones_none() {
+        for &v in Reduce::VARIANTS {
+            assert_eq!(v.method().is_none(), v.name().starts_with("cpu_"), "{v:?}");
+        }
+        let methods: Vec<Method> = Reduce::VARIANTS.iter().filter_map(|v| v.method()).collect();
+        assert_eq!(methods, Method::ALL);
+    }
+}
