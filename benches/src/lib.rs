@@ -12,6 +12,7 @@ pub mod registry;
 pub mod workload;
 
 pub mod coalescing;
+pub mod matmul;
 
 use coalesce::{Gpu, Result};
 

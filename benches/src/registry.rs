@@ -118,7 +118,7 @@ pub fn families() -> Vec<(&'static str, Vec<&'static dyn Variant>)> {
     fn family<F: Family>() -> (&'static str, Vec<&'static dyn Variant>) {
         (F::NAME, variants::<F>().iter().map(|v| v as &'static dyn Variant).collect())
     }
-    vec![family::<crate::coalescing::Coalescing>()]
+    vec![family::<crate::coalescing::Coalescing>(), family::<crate::matmul::Matmul>()]
 }
 
 /// Every registered variant, family by family.

@@ -22,6 +22,7 @@ pub mod coalescing;
 pub mod error;
 pub mod gpu;
 pub mod launch;
+pub mod matmul;
 pub mod util;
 
 pub use coalesce_kernels as kernels;
