@@ -17,6 +17,7 @@ pub mod bank;
 pub mod coalescing;
 pub mod distance;
 pub mod layouts;
+pub mod matmul;
 pub mod reduce;
 pub mod transpose;
 

@@ -26,6 +26,7 @@ pub mod error;
 pub mod gpu;
 pub mod launch;
 pub mod layouts;
+pub mod matmul;
 pub mod reduce;
 pub mod transpose;
 pub mod util;

@@ -1,76 +1,182 @@
-//! FP32 matrix multiply: launchers, the float64 CPU reference and registry entries for
+//! FP32 matrix multiply: plans, launchers and the float64 CPU reference for the kernels in
 //! `kernels-gpu/src/matmul.rs` (naive, shared tiles, tiles with prefetch, register blocking).
+//!
+//! Any shape that fits in device memory is taken: m, n and k are `u32` kernel parameters, and
+//! every kernel indexes in 64 bits. The one limit left is the grid's y dimension (65535 blocks),
+//! which caps the rows of one launch at [`Method::band_rows`]; taller matrices are multiplied in
+//! row bands, each a launch of its own over rows `r0..r1` of A and C (sub-slices) and all of B.
+use std::ops::Range;
+
 use cust::memory::DeviceSlice;
 
-use crate::check::{POISON_BITS, Rng, close};
-use crate::error::{Error, Result, check_aligned16, elements, exactly, in_range};
-use crate::gpu::{Gpu, Launch, kernel_args};
-use crate::registry::{Variant, Workload, variant};
-use crate::util::{Fill, random_buffer};
+use crate::error::{Error, Result, aligned16, dim32, exactly, in_range};
+use crate::gpu::Gpu;
+use crate::launch::{Call, In, Kernel, Launch, Out};
 pub use coalesce_kernels::matmul::*;
 
-/// Relative error (‖C − R‖₂ / ‖R‖₂ against float64) every kernel must stay under.
-pub const TOLERANCE: f64 = 1e-5;
-/// Shapes (m, n, k) checked for the general kernels: 1, odd, prime and non-tile sizes.
-pub const CHECK_SHAPES: [(usize, usize, usize); 5] =
-    [(1, 1, 1), (33, 17, 65), (127, 131, 67), (257, 96, 200), (512, 512, 512)];
-/// Shapes checked for the register-blocked kernel (multiples of its 128 × 128 × 8 tile).
-pub const REGBLOCK_SHAPES: [(usize, usize, usize); 4] =
-    [(128, 128, 8), (256, 384, 136), (128, 640, 1000), (512, 512, 512)];
-/// The benchmark: 4096³.
-pub const BENCH_SIZE: usize = 4096;
+/// Parameter list of every matmul kernel: A, B, C, m, n, k.
+pub type MatmulSig = fn(*const f32, *const f32, *mut f32, u32, u32, u32);
+
+// m·k, k·n and m·n of `u32` dimensions are computed in `usize`: they cannot overflow 64 bits.
+const _: () = assert!(usize::BITS >= 64, "matmul lengths need a 64-bit host");
 
 /// The kernels, in teaching order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
+    /// One output a thread, operands straight from global memory.
     Naive,
+    /// 32 × 32 shared-memory tiles.
     Tiled,
+    /// Tiles with the next one prefetched into registers.
     Prefetch,
+    /// 128 × 128 block tile, 8 × 8 outputs a thread (whole tiles only, 16-byte aligned buffers).
     RegisterBlocked,
 }
 
 impl Method {
-    pub const fn kernel(self) -> &'static str {
+    /// The kernel's typed handle.
+    pub const fn kernel(self) -> Kernel<MatmulSig> {
         match self {
-            Method::Naive => "matmul_naive",
-            Method::Tiled => "matmul_tiled",
-            Method::Prefetch => "matmul_prefetch",
-            Method::RegisterBlocked => "matmul_regblock",
+            Method::Naive => matmul_naive,
+            Method::Tiled => matmul_tiled,
+            Method::Prefetch => matmul_prefetch,
+            Method::RegisterBlocked => matmul_regblock,
         }
     }
-}
 
-/// Validates `C (m × n) = A (m × k) · B (k × n)` for `method` and returns its launch.
-pub fn plan(method: Method, (m, n, k): (usize, usize, usize), lens: (usize, usize, usize)) -> Result<Launch> {
-    for (what, v) in [("m", m), ("n", n), ("k", k)] {
-        elements(what, v)?;
-    }
-    for (what, v) in [("m * k", m.saturating_mul(k)), ("k * n", k.saturating_mul(n)), ("m * n", m.saturating_mul(n))] {
-        elements(what, v)?;
-    }
-    exactly("matmul A", lens.0, m * k)?;
-    exactly("matmul B", lens.1, k * n)?;
-    exactly("matmul C", lens.2, m * n)?;
-    let (m32, n32, k32) = (m as u32, n as u32, k as u32);
-    let launch = match method {
-        Method::Naive => Launch { grid: naive_grid(m32, n32), block: NAIVE_BLOCK, shared_bytes: 0 },
-        Method::Tiled | Method::Prefetch => {
-            Launch { grid: tiled_grid(m32, n32), block: (TILE, TILE), shared_bytes: 2 * TILE * TILE * 4 }
+    /// Rows of C one block computes.
+    pub const fn block_rows(self) -> u32 {
+        match self {
+            Method::Naive => NAIVE_BLOCK.1,
+            Method::Tiled | Method::Prefetch => TILE,
+            Method::RegisterBlocked => BM,
         }
-        Method::RegisterBlocked => {
-            if !regblock_supports(m32, n32, k32) {
-                return Err(Error::Unsupported(format!(
-                    "register-blocked matmul needs m and n multiples of {BM} and k a multiple of {BK}, got {m} x {n} x {k}"
-                )));
+    }
+
+    /// Most rows one launch takes (65535 blocks of [`Method::block_rows`]); for the
+    /// register-blocked kernel a multiple of `BM`, so every band keeps whole tiles.
+    pub const fn band_rows(self) -> u32 {
+        band_rows(self.block_rows())
+    }
+
+    /// Grid, block and shared memory of one launch over `m` rows (at most
+    /// [`Method::band_rows`]) and `n` columns.
+    pub const fn launch(self, m: u32, n: u32) -> Launch {
+        match self {
+            Method::Naive => Launch { grid: naive_grid(m, n), block: NAIVE_BLOCK, shared_bytes: 0 },
+            Method::Tiled | Method::Prefetch => {
+                Launch { grid: tiled_grid(m, n), block: (TILE, TILE), shared_bytes: TILED_SHARED_FLOATS * 4 }
             }
-            Launch { grid: (n32 / BN, m32 / BM), block: (RB_THREADS, 1), shared_bytes: RB_SHARED_FLOATS * 4 }
+            Method::RegisterBlocked => {
+                Launch { grid: regblock_grid(m, n), block: (RB_THREADS, 1), shared_bytes: RB_SHARED_FLOATS * 4 }
+            }
         }
-    };
-    in_range("row blocks", launch.grid.1.into(), 1, 65_535)?;
-    Ok(launch)
+    }
 }
 
-/// Queues `c = a · b` (row-major, `a` is m × k, `b` is k × n) with `method`.
+/// The dimensions of a validated multiply, as the kernels take them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dims {
+    /// Rows of A and C.
+    pub m: u32,
+    /// Columns of B and C.
+    pub n: u32,
+    /// Columns of A, rows of B.
+    pub k: u32,
+}
+
+/// Checks `C (m × n) = A (m × k) · B (k × n)` for `method`, in this order: every dimension is at
+/// least 1 ([`Error::Empty`]) and fits `u32` ([`Error::OutOfRange`]); the register-blocked kernel
+/// gets whole tiles ([`Error::Unsupported`]); each buffer holds exactly its matrix
+/// ([`Error::LengthMismatch`]); the register-blocked kernel's buffers start on 16-byte
+/// boundaries ([`Error::Misaligned`]).
+pub fn validate(
+    method: Method,
+    a: &DeviceSlice<f32>,
+    b: &DeviceSlice<f32>,
+    c: &DeviceSlice<f32>,
+    (m, n, k): (usize, usize, usize),
+) -> Result<Dims> {
+    let dims = Dims { m: dim32("matmul m", m)?, n: dim32("matmul n", n)?, k: dim32("matmul k", k)? };
+    if method == Method::RegisterBlocked && !regblock_supports(dims.m, dims.n, dims.k) {
+        return Err(Error::Unsupported(format!(
+            "register-blocked matmul needs m and n multiples of {BM} and k a multiple of {BK}, got {m} x {n} x {k}"
+        )));
+    }
+    exactly("matmul A", a.len(), m * k)?;
+    exactly("matmul B", b.len(), k * n)?;
+    exactly("matmul C", c.len(), m * n)?;
+    if method == Method::RegisterBlocked {
+        aligned16("matmul A", a.as_device_ptr().as_raw())?;
+        aligned16("matmul B", b.as_device_ptr().as_raw())?;
+        aligned16("matmul C", c.as_device_ptr().as_raw())?;
+    }
+    Ok(dims)
+}
+
+/// Validates one launch of `method` over all of `a`, `b` and `c` and returns it. `m` must fit one
+/// grid (at most [`Method::band_rows`] rows, else [`Error::OutOfRange`]); [`plan_bands`] takes
+/// any `m`. Other errors as [`validate`].
+pub fn plan<'a>(
+    method: Method,
+    a: &'a DeviceSlice<f32>,
+    b: &'a DeviceSlice<f32>,
+    c: &'a mut DeviceSlice<f32>,
+    shape: (usize, usize, usize),
+) -> Result<Call<'a, MatmulSig>> {
+    let Dims { m, n, k } = validate(method, a, b, c, shape)?;
+    in_range("matmul rows of one launch", m.into(), 1, method.band_rows().into())?;
+    let launch = method.launch(m, n);
+    // SAFETY: the buffers hold exactly m·k, k·n and m·n floats (checked above), and every kernel
+    // reads or writes only `row_major(r, col, cols)` with r < rows, col < cols of its matrix:
+    // - naive and tiled guard each global access (`row < m && col < n`, and `at` checks
+    //   `r < rows && i < cols`), whatever the grid; their shared indices are `tile_offset(y, x)`
+    //   with x, y < TILE, inside the `TILED_SHARED_FLOATS` launched, and their coordinates
+    //   (`naive_coords`, `tiled_coords`) use the block size the launch has;
+    // - the register-blocked kernel has no guards: the shape is whole BM × BN × BK tiles (checked
+    //   by `validate`), the grid is `regblock_grid(m, n)` blocks of `RB_THREADS` threads with
+    //   `RB_SHARED_FLOATS` floats of shared memory, so its largest vectors (`rb_a_index`,
+    //   `rb_b_index` of the last k tile, `rb_out_row`/`rb_out_col` of the last block) end at
+    //   m·k, k·n and m·n, and every buffer starts on a 16-byte boundary (checked);
+    // - m ≤ band_rows keeps grid y ≤ 65535, so the grid launched is the grid reasoned about.
+    Ok(unsafe { Call::new(method.kernel(), launch, (In::of(a), In::of(b), Out::of(c), m, n, k)) })
+}
+
+/// `0..m` split into consecutive row bands of `band` rows (the last one shorter): each row in
+/// exactly one band.
+pub fn bands(m: usize, band: usize) -> impl Iterator<Item = Range<usize>> {
+    let band = band.max(1);
+    (0..m).step_by(band).map(move |r0| r0..m.min(r0 + band))
+}
+
+/// Validates the whole multiply ([`validate`]: nothing is planned if any of it is wrong), then
+/// plans one launch per row band of [`Method::band_rows`] rows — rows `r0..r1` of A
+/// (`A[r0*k..r1*k]`) and of C (`C[r0*n..r1*n]`) as sub-slices, all of B — and hands each band's
+/// rows and [`Call`] to `each`, in order. Stops at the first error `each` returns.
+pub fn plan_bands(
+    method: Method,
+    a: &DeviceSlice<f32>,
+    b: &DeviceSlice<f32>,
+    c: &mut DeviceSlice<f32>,
+    shape: (usize, usize, usize),
+    mut each: impl FnMut(Range<usize>, Call<'_, MatmulSig>) -> Result<()>,
+) -> Result<()> {
+    let Dims { m, n, k } = validate(method, a, b, c, shape)?;
+    let (n, k) = (n as usize, k as usize);
+    for rows in bands(m as usize, method.band_rows() as usize) {
+        // In range: r1 ≤ m, and A and C hold exactly m·k and m·n floats (validated).
+        let a_band = a.index(rows.start * k..rows.end * k);
+        let mut c_band = c.index(rows.start * n..rows.end * n);
+        // Each band is planned (and so checked) on its own: for the register-blocked kernel this
+        // re-checks that the band's rows are whole tiles and its sub-slices 16-byte aligned.
+        let call = plan(method, &a_band, b, &mut c_band, (rows.len(), n, k))?;
+        each(rows, call)?;
+    }
+    Ok(())
+}
+
+/// Queues `c = a · b` (row-major, `a` is m × k, `b` is k × n) with `method`, in row bands when
+/// `m` passes [`Method::band_rows`]. Errors as [`validate`], before anything is queued.
 pub fn run(
     gpu: &Gpu,
     method: Method,
@@ -79,18 +185,26 @@ pub fn run(
     c: &mut DeviceSlice<f32>,
     shape: (usize, usize, usize),
 ) -> Result<()> {
-    let launch = plan(method, shape, (a.len(), b.len(), c.len()))?;
-    let (pa, pb, pc) = (a.as_device_ptr(), b.as_device_ptr(), c.as_device_ptr());
-    if method == Method::RegisterBlocked {
-        for (what, p) in [("matmul A", pa.as_raw()), ("matmul B", pb.as_raw()), ("matmul C", pc.as_raw())] {
-            check_aligned16(what, p)?;
-        }
-    }
-    let (m, n, k) = (shape.0 as u32, shape.1 as u32, shape.2 as u32);
-    gpu.launch(method.kernel(), launch, kernel_args![pa, pb, pc, m, n, k])
+    plan_bands(method, a, b, c, shape, |_, call| gpu.launch(call))
 }
 
-/// The library's matmul: register-blocked where the shape allows, else tiled with prefetch.
+/// The method [`matmul`] uses: register-blocked where that kernel takes the multiply (m and n
+/// multiples of 128, k of 8, all three buffers 16-byte aligned), else tiled with prefetch.
+pub fn choose(
+    a: &DeviceSlice<f32>,
+    b: &DeviceSlice<f32>,
+    c: &DeviceSlice<f32>,
+    shape: (usize, usize, usize),
+) -> Method {
+    match validate(Method::RegisterBlocked, a, b, c, shape) {
+        Ok(_) => Method::RegisterBlocked,
+        Err(_) => Method::Prefetch,
+    }
+}
+
+/// The library's matmul: `c = a · b` for any shape that fits in device memory (`a` m × k, `b`
+/// k × n, `c` m × n, row-major), register-blocked where the shape and alignment allow, else tiled
+/// with prefetch ([`choose`]). Errors as [`validate`] for [`Method::Prefetch`].
 pub fn matmul(
     gpu: &Gpu,
     a: &DeviceSlice<f32>,
@@ -98,12 +212,7 @@ pub fn matmul(
     c: &mut DeviceSlice<f32>,
     shape: (usize, usize, usize),
 ) -> Result<()> {
-    let (m, n, k) = shape;
-    let fits = m <= u32::MAX as usize
-        && n <= u32::MAX as usize
-        && k <= u32::MAX as usize
-        && regblock_supports(m as u32, n as u32, k as u32);
-    run(gpu, if fits { Method::RegisterBlocked } else { Method::Prefetch }, a, b, c, shape)
+    run(gpu, choose(a, b, c, shape), a, b, c, shape)
 }
 
 /// Float64 CPU reference (row-major, i-k-j order so the inner loop streams rows of B).
@@ -121,90 +230,147 @@ pub fn matmul_cpu(a: &[f32], b: &[f32], (m, n, k): (usize, usize, usize)) -> Vec
     c
 }
 
-fn check(gpu: &Gpu, rng: &mut Rng, method: Method) -> Result<String> {
-    let shapes: &[_] = if method == Method::RegisterBlocked { &REGBLOCK_SHAPES } else { &CHECK_SHAPES };
-    let mut worst = 0.0f64;
-    for &shape in shapes {
-        let (m, n, k) = shape;
-        let (a, b) = (rng.f32s(m * k), rng.f32s(k * n));
-        let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
-        let mut dc = gpu.poisoned::<f32>(m * n, POISON_BITS)?;
-        run(gpu, method, &da, &db, &mut dc, shape)?;
-        gpu.synchronize()?;
-        let err = close(&format!("{m}x{n}x{k}"), &dc.as_host_vec()?, &matmul_cpu(&a, &b, shape), TOLERANCE)?;
-        worst = worst.max(err);
-    }
-    if method == Method::RegisterBlocked {
-        // The kernel refuses what it cannot do, before any launch.
-        let (da, db) = (gpu.upload(&[0.5f32; 100 * 8])?, gpu.upload(&[0.5f32; 8 * 128])?);
-        let mut dc = gpu.poisoned::<f32>(100 * 128, POISON_BITS)?;
-        if !matches!(run(gpu, method, &da, &db, &mut dc, (100, 128, 8)), Err(Error::Unsupported(_))) {
-            return Err(Error::Unsupported("100 x 128 x 8 should have been refused".into()));
-        }
-    }
-    Ok(format!("shapes {shapes:?}, worst relative error {worst:.1e}"))
-}
-
-fn bench(gpu: &Gpu, method: Method) -> Result<Workload> {
-    let s = BENCH_SIZE;
-    let a = random_buffer::<f32>(gpu, s * s, Fill::Unit, 8)?;
-    let b = random_buffer::<f32>(gpu, s * s, Fill::Unit, 9)?;
-    let mut c = random_buffer::<f32>(gpu, s * s, Fill::Unit, 10)?;
-    Ok(Workload::new(12 * (s * s) as u64, move |gpu| run(gpu, method, &a, &b, &mut c, (s, s, s)))
-        .with_flops(2 * (s * s * s) as u64))
-}
-
-/// The matmul family, in teaching order.
-pub const VARIANTS: &[Variant] = &[
-    variant!(
-        "matmul",
-        "naive",
-        Method::Naive.kernel(),
-        Method::Naive,
-        "one output a thread, operands straight from global memory"
-    ),
-    variant!(
-        "matmul",
-        "tiled",
-        Method::Tiled.kernel(),
-        Method::Tiled,
-        "32x32 shared-memory tiles, barriers after store and after use"
-    ),
-    variant!(
-        "matmul",
-        "prefetch",
-        Method::Prefetch.kernel(),
-        Method::Prefetch,
-        "tiles with the next one loaded into registers during compute"
-    ),
-    variant!(
-        "matmul",
-        "regblock",
-        Method::RegisterBlocked.kernel(),
-        Method::RegisterBlocked,
-        "128x128 block tile, 8x8 per thread, 16-byte shared loads, 2 stages"
-    ),
-];
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::launch::testing::slice_at;
+
+    const METHODS: [Method; 4] = [Method::Naive, Method::Tiled, Method::Prefetch, Method::RegisterBlocked];
+
+    /// Descriptors of A, B, C with `lens` elements at made-up 256-byte-aligned addresses.
+    fn slices(lens: (usize, usize, usize)) -> (DeviceSlice<f32>, DeviceSlice<f32>, DeviceSlice<f32>) {
+        // SAFETY: descriptors only; no planned call is launched.
+        unsafe {
+            (slice_at(0x1_0000_0000, lens.0), slice_at(0x80_0000_0000, lens.1), slice_at(0x100_0000_0000, lens.2))
+        }
+    }
+
+    fn plan_of(method: Method, shape: (usize, usize, usize), lens: (usize, usize, usize)) -> Result<(Launch, Dims)> {
+        let (a, b, mut c) = slices(lens);
+        plan(method, &a, &b, &mut c, shape).map(|call| {
+            let &(_, _, _, m, n, k) = call.args();
+            (call.launch(), Dims { m, n, k })
+        })
+    }
 
     #[test]
-    fn plan_rejects_bad_shapes() {
-        assert!(matches!(plan(Method::Naive, (0, 4, 4), (0, 16, 0)), Err(Error::Empty(_))));
+    fn plan_rejects_bad_shapes_with_their_errors() {
+        assert_eq!(plan_of(Method::Naive, (0, 4, 4), (0, 16, 0)).unwrap_err(), Error::Empty("matmul m"));
+        assert_eq!(plan_of(Method::Tiled, (4, 4, 0), (0, 0, 16)).unwrap_err(), Error::Empty("matmul k"));
         assert!(matches!(
-            plan(Method::Naive, (2, 3, 4), (8, 12, 5)),
-            Err(Error::LengthMismatch { what: "matmul C", .. })
+            plan_of(Method::Naive, (2, 3, 4), (8, 12, 5)),
+            Err(Error::LengthMismatch { what: "matmul C", expected: 6, got: 5 })
         ));
         assert!(matches!(
-            plan(Method::Tiled, (2, 3, 4), (7, 12, 6)),
+            plan_of(Method::Tiled, (2, 3, 4), (7, 12, 6)),
             Err(Error::LengthMismatch { what: "matmul A", .. })
         ));
-        assert!(matches!(plan(Method::RegisterBlocked, (100, 128, 8), (800, 1024, 12800)), Err(Error::Unsupported(_))));
-        let l = plan(Method::RegisterBlocked, (256, 384, 8), (2048, 3072, 98304)).unwrap();
+        assert!(matches!(
+            plan_of(Method::Prefetch, (2, 3, 4), (8, 13, 6)),
+            Err(Error::LengthMismatch { what: "matmul B", .. })
+        ));
+        assert!(matches!(
+            plan_of(Method::RegisterBlocked, (100, 128, 8), (800, 1024, 12800)),
+            Err(Error::Unsupported(_))
+        ));
+        assert!(matches!(
+            plan_of(Method::Naive, (1 << 32, 1, 1), (1 << 32, 1, 1 << 32)),
+            Err(Error::OutOfRange { what: "matmul m", .. })
+        ));
+        // One launch stops at 65535 row blocks; plan_bands takes more.
+        let m = Method::Tiled.band_rows() as usize + 1;
+        assert!(matches!(
+            plan_of(Method::Tiled, (m, 1, 1), (m, 1, m)),
+            Err(Error::OutOfRange { what: "matmul rows of one launch", .. })
+        ));
+    }
+
+    #[test]
+    fn plan_launches_each_kernel_with_its_geometry() {
+        let (l, d) = plan_of(Method::RegisterBlocked, (256, 384, 8), (2048, 3072, 98304)).unwrap();
         assert_eq!((l.grid, l.block, l.shared_bytes), ((3, 2), (256, 1), 16384));
-        assert_eq!(plan(Method::Tiled, (33, 65, 7), (231, 455, 2145)).unwrap().grid, (3, 2));
+        assert_eq!(d, Dims { m: 256, n: 384, k: 8 });
+        let (l, _) = plan_of(Method::Tiled, (33, 65, 7), (231, 455, 2145)).unwrap();
+        assert_eq!((l.grid, l.block, l.shared_bytes), ((3, 2), (32, 32), 8192));
+        let (l, _) = plan_of(Method::Naive, (33, 65, 7), (231, 455, 2145)).unwrap();
+        assert_eq!((l.grid, l.block, l.shared_bytes), ((3, 5), (32, 8), 0));
+        for method in METHODS {
+            let m = method.band_rows() as usize;
+            let n = if method == Method::RegisterBlocked { 128 } else { 1 };
+            let (l, _) = plan_of(method, (m, n, 8), (m * 8, 8 * n, m * n)).unwrap();
+            assert_eq!(l.grid.1, 65_535, "{method:?}");
+            assert!(l.check_limits().is_ok());
+        }
+    }
+
+    #[test]
+    fn register_blocked_plan_checks_alignment() {
+        // SAFETY: descriptors only.
+        let (a, b, mut c) = unsafe {
+            (slice_at::<f32>(0x1000, 128 * 8), slice_at::<f32>(0x2004, 8 * 128), slice_at::<f32>(0x4000, 128 * 128))
+        };
+        let err = plan(Method::RegisterBlocked, &a, &b, &mut c, (128, 128, 8)).unwrap_err();
+        assert_eq!(err, Error::Misaligned { what: "matmul B", address: 0x2004, align: 16 });
+        // The tiled kernels load floats one by one: any 4-byte alignment will do.
+        assert!(plan(Method::Prefetch, &a, &b, &mut c, (128, 128, 8)).is_ok());
+        assert_eq!(choose(&a, &b, &c, (128, 128, 8)), Method::Prefetch);
+    }
+
+    #[test]
+    fn tall_matrices_are_planned_in_bands_over_sub_slices() {
+        // 2.1M rows of the tiled kernel's band and 5 more, k = 3, n = 2.
+        let band = Method::Prefetch.band_rows() as usize;
+        let (m, n, k) = (2 * band + 5, 2, 3);
+        let (a, b, mut c) = slices((m * k, k * n, m * n));
+        let (a0, b0, c0) = (a.as_device_ptr().as_raw(), b.as_device_ptr().as_raw(), c.as_device_ptr().as_raw());
+        let mut seen = Vec::new();
+        plan_bands(Method::Prefetch, &a, &b, &mut c, (m, n, k), |rows, call| {
+            let (pa, pb, pc, bm, bn, bk) = call.args();
+            assert_eq!(
+                (pa.address(), pb.address(), pc.address()),
+                (a0 + 4 * (rows.start * k) as u64, b0, c0 + 4 * (rows.start * n) as u64)
+            );
+            assert_eq!((*bm as usize, *bn as usize, *bk as usize), (rows.len(), n, k));
+            assert!(call.launch().check_limits().is_ok());
+            seen.push(rows);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen, [0..band, band..2 * band, 2 * band..m]);
+        // Bad input is refused before any band is handed out.
+        let (a, b, mut c) = slices((m * k, k * n, m * n - 1));
+        let mut called = false;
+        let err = plan_bands(Method::Prefetch, &a, &b, &mut c, (m, n, k), |_, _| {
+            called = true;
+            Ok(())
+        });
+        assert!(matches!(err, Err(Error::LengthMismatch { what: "matmul C", .. })) && !called);
+    }
+
+    #[test]
+    fn register_blocked_bands_keep_whole_tiles() {
+        assert_eq!(Method::RegisterBlocked.band_rows() % BM, 0);
+        let band = Method::RegisterBlocked.band_rows() as usize;
+        let (m, n, k) = (band + 2 * BM as usize, 128, 8);
+        let (a, b, mut c) = slices((m * k, k * n, m * n));
+        let mut rows_seen = Vec::new();
+        plan_bands(Method::RegisterBlocked, &a, &b, &mut c, (m, n, k), |rows, call| {
+            assert_eq!(call.launch().grid.1 as usize * BM as usize, rows.len());
+            rows_seen.push(rows);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(rows_seen, [0..band, band..m]);
+        assert_eq!(choose(&a, &b, &c, (m, n, k)), Method::RegisterBlocked);
+        assert_eq!(choose(&a, &b, &c, (m, n, 4)), Method::Prefetch);
+    }
+
+    #[test]
+    fn bands_cover_every_row_once() {
+        assert_eq!(bands(10, 4).collect::<Vec<_>>(), [0..4, 4..8, 8..10]);
+        assert_eq!(bands(8, 4).collect::<Vec<_>>(), [0..4, 4..8]);
+        assert_eq!(bands(3, 4).collect::<Vec<_>>(), vec![Range { start: 0, end: 3 }]);
+        assert_eq!(bands(0, 4).count(), 0);
     }
 
     #[test]

@@ -1,0 +1,389 @@
+//! Property tests of the matmul plans: over random accepted shapes, m up to 10M rows and past
+//! (several row bands) included, every A, B and C index a thread of each planned band can
+//! compute (with the kernels' own index functions and guards) lies inside the band's sub-slices
+//! and those inside the buffers; the bands tile C exactly once; rejected inputs return their
+//! documented error, before any band is planned.
+use std::ops::Range;
+
+use coalesce::Error;
+use coalesce::launch::testing::slice_at;
+use coalesce::matmul::*;
+use cust::memory::DeviceSlice;
+use proptest::prelude::*;
+
+/// A, B and C at made-up addresses 256-byte aligned, as whole allocations are.
+const BASE: (u64, u64, u64) = (0x1_0000_0000, 0x1000_0000_0000, 0x2000_0000_0000);
+
+fn slices(lens: (usize, usize, usize), skew: u64) -> (DeviceSlice<f32>, DeviceSlice<f32>, DeviceSlice<f32>) {
+    // SAFETY: descriptors only; no planned call is ever launched.
+    unsafe { (slice_at(BASE.0 + skew, lens.0), slice_at(BASE.1, lens.1), slice_at(BASE.2, lens.2)) }
+}
+
+fn general() -> impl Strategy<Value = Method> {
+    prop_oneof![Just(Method::Naive), Just(Method::Tiled), Just(Method::Prefetch)]
+}
+
+/// Rows: small, up to 10M, and within 40 rows of a band boundary of any of the kernels.
+fn rows() -> impl Strategy<Value = usize> {
+    let boundary = (1usize..=3, prop_oneof![Just(NAIVE_BLOCK.1), Just(TILE)], -40isize..=40)
+        .prop_map(|(j, block, d)| (j * band_rows(block) as usize).saturating_add_signed(d).max(1));
+    prop_oneof![1usize..5000, 1usize..=10_000_000, boundary]
+}
+
+/// One planned band as the tests see it: its rows, launch and arguments, and where its pointers
+/// point, in elements from the start of the whole buffers.
+#[derive(Debug)]
+struct Band {
+    rows: Range<usize>,
+    grid: (u32, u32),
+    block: (u32, u32),
+    dims: (u32, u32, u32),
+    offsets: (u64, u64, u64),
+    addresses: (u64, u64, u64),
+}
+
+/// Plans `method` over buffers of exactly the right lengths and records every band.
+fn plan_all(method: Method, (m, n, k): (usize, usize, usize)) -> Result<Vec<Band>, Error> {
+    let (a, b, mut c) = slices((m * k, k * n, m * n), 0);
+    let mut out = Vec::new();
+    plan_bands(method, &a, &b, &mut c, (m, n, k), |rows, call| {
+        let launch = call.launch();
+        launch.check_limits()?;
+        let (pa, pb, pc, bm, bn, bk) = call.args();
+        let addresses = (pa.address(), pb.address(), pc.address());
+        let offsets = ((addresses.0 - BASE.0) / 4, (addresses.1 - BASE.1) / 4, (addresses.2 - BASE.2) / 4);
+        out.push(Band { rows, grid: launch.grid, block: launch.block, dims: (*bm, *bn, *bk), offsets, addresses });
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Blocks worth probing: the four corners of the grid and one at random.
+fn blocks((gx, gy): (u32, u32), probe: u64) -> [(u32, u32); 5] {
+    let (x, y) = ((probe % gx as u64) as u32, ((probe >> 32) % gy as u64) as u32);
+    [(0, 0), (gx - 1, 0), (0, gy - 1), (gx - 1, gy - 1), (x, y)]
+}
+
+/// Checks that elements `offset + index .. offset + index + width` lie inside the band's part
+/// (`part` elements) and the band's part inside the whole buffer (`whole` elements).
+fn inside(what: &str, index: u64, width: u64, offset: u64, part: u64, whole: u64) -> Result<(), TestCaseError> {
+    prop_assert!(index + width <= part, "{what}: index {index} + {width} past the band's {part}");
+    prop_assert!(offset + part <= whole, "{what}: band part {offset} + {part} past the buffer's {whole}");
+    Ok(())
+}
+
+/// Every index the threads of the probed blocks compute, following each kernel's guards.
+fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: u64) -> Result<(), TestCaseError> {
+    let (m, n, k) = band.dims;
+    let (m64, n64, k64) = (m as u64, n as u64, k as u64);
+    let (oa, ob, oc) = band.offsets;
+    let (wa, wb, wc) = (whole.0 as u64, whole.1 as u64, whole.2 as u64);
+    prop_assert_eq!(m as usize, band.rows.len());
+    prop_assert_eq!(band.block, method.launch(m, n).block);
+    let rng = |salt: u64| (probe ^ salt).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 7;
+    match method {
+        Method::Naive => {
+            prop_assert!(band.grid.0 * NAIVE_BLOCK.0 >= n && band.grid.1 * NAIVE_BLOCK.1 >= m, "grid covers the band");
+            for (bx, by) in blocks(band.grid, probe) {
+                let r = rng(bx as u64 ^ (by as u64) << 20);
+                let threads =
+                    [(0, 0), (NAIVE_BLOCK.0 - 1, NAIVE_BLOCK.1 - 1), ((r % 32) as u32, ((r >> 8) % 8) as u32)];
+                for (tx, ty) in threads {
+                    let (row, col) = naive_coords(bx, by, tx, ty);
+                    if row < m && col < n {
+                        for i in [0, k64 - 1, (r >> 16) % k64] {
+                            inside("A", row_major(row as u64, i, k64), 1, oa, m64 * k64, wa)?;
+                            inside("B", row_major(i, col as u64, n64), 1, ob, k64 * n64, wb)?;
+                        }
+                        inside("C", row_major(row as u64, col as u64, n64), 1, oc, m64 * n64, wc)?;
+                    }
+                }
+            }
+        }
+        Method::Tiled | Method::Prefetch => {
+            prop_assert!(band.grid.0 * TILE >= n && band.grid.1 * TILE >= m, "grid covers the band");
+            let tiles = k.div_ceil(TILE);
+            for (bx, by) in blocks(band.grid, probe) {
+                let r = rng(bx as u64 ^ (by as u64) << 20);
+                let threads = [(0, 0), (TILE - 1, TILE - 1), (TILE - 1, 0), ((r % 32) as u32, ((r >> 8) % 32) as u32)];
+                for (tx, ty) in threads {
+                    let (row, col) = tiled_coords(bx, by, tx, ty);
+                    prop_assert!(tile_offset(ty, tx) < TILED_SHARED_FLOATS / 2);
+                    // Every tile the loop (and the prefetch of tile t + 1 < tiles) stages.
+                    for t in [0, tiles - 1, ((r >> 16) % tiles as u64) as u32] {
+                        let (ac, br) = (tile_a_col(t, tx), tile_b_row(t, ty));
+                        if row < m && ac < k {
+                            inside("A", row_major(row as u64, ac as u64, k64), 1, oa, m64 * k64, wa)?;
+                        }
+                        if br < k && col < n {
+                            inside("B", row_major(br as u64, col as u64, n64), 1, ob, k64 * n64, wb)?;
+                        }
+                    }
+                    if row < m && col < n {
+                        inside("C", row_major(row as u64, col as u64, n64), 1, oc, m64 * n64, wc)?;
+                    }
+                }
+            }
+        }
+        Method::RegisterBlocked => {
+            // No guards: the grid is exactly the band's tiles and every vector is aligned.
+            prop_assert_eq!((band.grid.0 * BN, band.grid.1 * BM), (n, m));
+            for address in [band.addresses.0, band.addresses.1, band.addresses.2] {
+                prop_assert_eq!(address % 16, 0);
+            }
+            let tiles = k / BK;
+            for (bx, by) in blocks(band.grid, probe) {
+                let r = rng(bx as u64 ^ (by as u64) << 20);
+                let (row0, col0) = rb_block_origin(bx, by);
+                for t in [0, 1, 31, 32, RB_THREADS - 1, (r % RB_THREADS as u64) as u32] {
+                    for kt in [0, tiles - 1, ((r >> 16) % tiles as u64) as u32] {
+                        let ia = rb_a_index(row0, rb_a_load(t), kt, k);
+                        let ib = rb_b_index(col0, rb_b_load(t), kt, n);
+                        prop_assert!(ia.is_multiple_of(4) && ib.is_multiple_of(4), "16-byte vectors");
+                        inside("A", ia, 4, oa, m64 * k64, wa)?;
+                        inside("B", ib, 4, ob, k64 * n64, wb)?;
+                    }
+                    let (tx, ty) = rb_thread(t);
+                    for i in 0..TM {
+                        for half in 0..2 {
+                            let ic = row_major(rb_out_row(row0, ty, i) as u64, rb_out_col(col0, tx, half) as u64, n64);
+                            prop_assert!(ic.is_multiple_of(4));
+                            inside("C", ic, 4, oc, m64 * n64, wc)?;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The bands start at row 0, follow each other, end at m, each within one launch's limit, and
+/// point at rows `r0..` of A and C and at all of B.
+fn check_tiling(method: Method, bands: &[Band], (m, n, k): (usize, usize, usize)) -> Result<(), TestCaseError> {
+    let mut next = 0;
+    for band in bands {
+        prop_assert_eq!(band.rows.start, next);
+        prop_assert!(!band.rows.is_empty() && band.rows.len() <= method.band_rows() as usize);
+        prop_assert_eq!(band.offsets, ((band.rows.start * k) as u64, 0, (band.rows.start * n) as u64));
+        prop_assert_eq!((band.dims.1 as usize, band.dims.2 as usize), (n, k));
+        next = band.rows.end;
+    }
+    prop_assert_eq!(next, m);
+    prop_assert_eq!(bands.len(), m.div_ceil(method.band_rows() as usize));
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn general_band_indices_stay_inside(method in general(), m in rows(), n in 1usize..300, k in 1usize..300,
+                                        probe in any::<u64>()) {
+        let shape = (m, n, k);
+        let bands = plan_all(method, shape).unwrap();
+        check_tiling(method, &bands, shape)?;
+        for band in &bands {
+            check_band(method, band, (m * k, k * n, m * n), probe)?;
+        }
+    }
+
+    #[test]
+    fn general_indices_are_64_bit_past_2_32(method in general(), m in 1usize..=u32::MAX as usize, n in 1usize..5,
+                                            k in 1usize..5, probe in any::<u64>()) {
+        // Up to 4.3G rows: thousands of bands, m·n and m·k past 2^32.
+        let shape = (m, n, k);
+        let bands = plan_all(method, shape).unwrap();
+        check_tiling(method, &bands, shape)?;
+        for band in [bands.first().unwrap(), bands.last().unwrap(), &bands[(probe % bands.len() as u64) as usize]] {
+            check_band(method, band, (m * k, k * n, m * n), probe)?;
+        }
+    }
+
+    #[test]
+    fn regblock_band_indices_stay_inside_and_aligned(
+        tiles_m in prop_oneof![1usize..100, 1usize..=80_000, (65_535usize - 3)..=(65_535 + 3), 131_069usize..=131_071],
+        tiles_n in 1usize..6, tiles_k in 1usize..40, probe in any::<u64>()) {
+        let shape = (tiles_m * BM as usize, tiles_n * BN as usize, tiles_k * BK as usize);
+        let (m, n, k) = shape;
+        let bands = plan_all(Method::RegisterBlocked, shape).unwrap();
+        check_tiling(Method::RegisterBlocked, &bands, shape)?;
+        for band in &bands {
+            prop_assert_eq!(band.rows.start % BM as usize, 0);
+            check_band(Method::RegisterBlocked, band, (m * k, k * n, m * n), probe)?;
+        }
+    }
+
+    #[test]
+    fn bands_tile_c_exactly_once(method in prop_oneof![general(), Just(Method::RegisterBlocked)], m in rows(),
+                                 n in 1usize..400, row in any::<u64>(), col in any::<u64>(), band in 1usize..50) {
+        // The row split alone, with small bands so that it is enumerated: every row once.
+        let mut hits = vec![0u8; m.min(5000)];
+        for rows in bands(hits.len(), band) {
+            for r in rows {
+                hits[r] += 1;
+            }
+        }
+        prop_assert!(hits.iter().all(|&h| h == 1));
+        // The planned bands: a random element (r, c) of C lies in exactly one band, and there is
+        // written by exactly the block and thread the kernel's coordinates say.
+        let (m, n) = if method == Method::RegisterBlocked {
+            (m.next_multiple_of(BM as usize), n.next_multiple_of(BN as usize))
+        } else {
+            (m, n)
+        };
+        let k = 8;
+        let planned = plan_all(method, (m, n, k)).unwrap();
+        check_tiling(method, &planned, (m, n, k))?;
+        let (r, c) = ((row % m as u64) as usize, (col % n as u64) as u32);
+        let owners: Vec<&Band> = planned.iter().filter(|b| b.rows.contains(&r)).collect();
+        prop_assert_eq!(owners.len(), 1);
+        let local = (r - owners[0].rows.start) as u32;
+        match method {
+            Method::Naive => {
+                let (bx, tx) = (c / NAIVE_BLOCK.0, c % NAIVE_BLOCK.0);
+                let (by, ty) = (local / NAIVE_BLOCK.1, local % NAIVE_BLOCK.1);
+                prop_assert!(bx < owners[0].grid.0 && by < owners[0].grid.1);
+                prop_assert_eq!(naive_coords(bx, by, tx, ty), (local, c));
+            }
+            Method::Tiled | Method::Prefetch => {
+                let (bx, by) = (c / TILE, local / TILE);
+                prop_assert!(bx < owners[0].grid.0 && by < owners[0].grid.1);
+                prop_assert_eq!(tiled_coords(bx, by, c % TILE, local % TILE), (local, c));
+            }
+            Method::RegisterBlocked => {
+                let (bx, by) = (c / BN, local / BM);
+                prop_assert!(bx < owners[0].grid.0 && by < owners[0].grid.1);
+                let (row0, col0) = rb_block_origin(bx, by);
+                // Inside the block: rows ty*4 + i%4 (+ BM/2), columns tx*4 + j (+ BN/2).
+                let (lr, lc) = (local - row0, c - col0);
+                let (i, ty) = ((lr / (BM / 2)) * 4 + lr % 4, (lr % (BM / 2)) / 4);
+                let (half, tx, j) = (lc / (BN / 2), (lc % (BN / 2)) / 4, lc % 4);
+                let t = ty * (BN / TN) + tx;
+                prop_assert!(t < RB_THREADS);
+                prop_assert_eq!(rb_thread(t), (tx, ty));
+                prop_assert_eq!((rb_out_row(row0, ty, i), rb_out_col(col0, tx, half) + j), (local, c));
+            }
+        }
+    }
+
+    #[test]
+    fn small_launches_write_every_element_once(method in prop_oneof![general(), Just(Method::RegisterBlocked)],
+                                               m in 1usize..80, n in 1usize..80) {
+        let (m, n) = if method == Method::RegisterBlocked {
+            (m.next_multiple_of(BM as usize), n.next_multiple_of(BN as usize))
+        } else {
+            (m, n)
+        };
+        let planned = plan_all(method, (m, n, 8)).unwrap();
+        prop_assert_eq!(planned.len(), 1);
+        let (gx, gy) = planned[0].grid;
+        let (mm, nn) = (m as u32, n as u32);
+        let mut hits = vec![0u8; m * n];
+        for by in 0..gy {
+            for bx in 0..gx {
+                match method {
+                    Method::Naive | Method::Tiled | Method::Prefetch => {
+                        let (bw, bh) = planned[0].block;
+                        for ty in 0..bh {
+                            for tx in 0..bw {
+                                let (row, col) = if method == Method::Naive {
+                                    naive_coords(bx, by, tx, ty)
+                                } else {
+                                    tiled_coords(bx, by, tx, ty)
+                                };
+                                if row < mm && col < nn {
+                                    hits[row_major(row as u64, col as u64, n as u64) as usize] += 1;
+                                }
+                            }
+                        }
+                    }
+                    Method::RegisterBlocked => {
+                        let (row0, col0) = rb_block_origin(bx, by);
+                        for t in 0..RB_THREADS {
+                            let (tx, ty) = rb_thread(t);
+                            for i in 0..TM {
+                                for half in 0..2 {
+                                    let at = row_major(rb_out_row(row0, ty, i) as u64, rb_out_col(col0, tx, half) as u64, n as u64);
+                                    for j in 0..4 {
+                                        hits[at as usize + j] += 1;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        prop_assert!(hits.iter().all(|&h| h == 1));
+    }
+
+    #[test]
+    fn rejected_inputs_give_documented_errors(method in prop_oneof![general(), Just(Method::RegisterBlocked)],
+                                              m in 1usize..3000, n in 1usize..3000, k in 1usize..3000,
+                                              which in 0usize..3, delta in prop_oneof![Just(-1isize), Just(1), -1000isize..1000],
+                                              skew in prop_oneof![Just(4u64), Just(8), Just(12)]) {
+        let mut called = false;
+        let mut plan = |shape: (usize, usize, usize), lens: (usize, usize, usize), skew: u64| {
+            let (a, b, mut c) = slices(lens, skew);
+            plan_bands(method, &a, &b, &mut c, shape, |_, _| {
+                called = true;
+                Ok(())
+            })
+        };
+        let whole = |(m, n, k): (usize, usize, usize)| (m * k, k * n, m * n);
+        // Zero in any dimension: Error::Empty naming it.
+        let mut zero = [m, n, k];
+        zero[which] = 0;
+        let names = ["matmul m", "matmul n", "matmul k"];
+        prop_assert_eq!(plan((zero[0], zero[1], zero[2]), whole((m, n, k)), 0), Err(Error::Empty(names[which])));
+        // Past u32: OutOfRange naming it.
+        let mut big = [m, n, k];
+        big[which] = 1 << 32;
+        let refused = matches!(plan((big[0], big[1], big[2]), whole((m, n, k)), 0),
+                               Err(Error::OutOfRange { what, .. }) if what == names[which]);
+        prop_assert!(refused);
+        let shape = if method == Method::RegisterBlocked {
+            (m.next_multiple_of(BM as usize), n.next_multiple_of(BN as usize), k.next_multiple_of(BK as usize))
+        } else {
+            (m, n, k)
+        };
+        // One buffer too short or too long: LengthMismatch naming it.
+        let want = whole(shape);
+        let mut lens = [want.0, want.1, want.2];
+        lens[which] = lens[which].saturating_add_signed(if delta == 0 { 1 } else { delta });
+        let buffers = ["matmul A", "matmul B", "matmul C"];
+        let refused = matches!(plan(shape, (lens[0], lens[1], lens[2]), 0),
+                               Err(Error::LengthMismatch { what, .. }) if what == buffers[which]);
+        prop_assert!(refused);
+        if method == Method::RegisterBlocked {
+            // A is not 16-byte aligned: Misaligned (other kernels load floats and take it).
+            let refused = matches!(plan(shape, whole(shape), skew), Err(Error::Misaligned { what: "matmul A", .. }));
+            prop_assert!(refused);
+            // Not whole tiles: Unsupported, whatever the lengths.
+            let odd = (shape.0 + [1, 0, 0][which], shape.1 + [0, 1, 0][which], shape.2 + [0, 0, 1][which]);
+            prop_assert!(matches!(plan(odd, whole(odd), 0), Err(Error::Unsupported(_))));
+        } else {
+            prop_assert!(plan(shape, whole(shape), skew).is_ok());
+        }
+        // A refused multiply hands out no band; the accepted ones above did.
+        prop_assert_eq!(called, method != Method::RegisterBlocked);
+    }
+
+    #[test]
+    fn matmul_chooses_regblock_exactly_when_it_can(m in 1usize..1000, n in 1usize..1000, k in 1usize..100,
+                                                   whole_tiles in any::<bool>(), skew in prop_oneof![Just(0u64), Just(4)]) {
+        let (m, n, k) = if whole_tiles {
+            (m.next_multiple_of(BM as usize), n.next_multiple_of(BN as usize), k.next_multiple_of(BK as usize))
+        } else {
+            (m, n, k)
+        };
+        let (a, b, c) = slices((m * k, k * n, m * n), skew);
+        let expected = if regblock_supports(m as u32, n as u32, k as u32) && skew == 0 {
+            Method::RegisterBlocked
+        } else {
+            Method::Prefetch
+        };
+        prop_assert_eq!(choose(&a, &b, &c, (m, n, k)), expected);
+    }
+}
