@@ -20,7 +20,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("build-ptx") => build_ptx(&args[1..]),
         Some("list") => list(),
-        Some("report") => report(&args[1..]),
+        Some("report") => return report(&args[1..]),
         Some("bundle") => bundle(&args[1..]),
         _ => Err(USAGE.to_string()),
     };
@@ -88,16 +88,23 @@ fn list() -> Result<(), String> {
 }
 
 /// Runs the report binary in release mode (the CPU reference rows are timed too, so a debug
-/// build would misstate them) with the user's arguments.
-fn report(args: &[String]) -> Result<(), String> {
+/// build would misstate them) with the user's arguments. The binary says what went wrong itself,
+/// in one line; its exit code is passed on.
+fn report(args: &[String]) -> ExitCode {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .args(["run", "--quiet", "--release", "-p", "coalesce-benches", "--bin", "report", "--"])
         .args(args)
         .current_dir(root())
-        .status()
-        .map_err(|e| format!("cargo: {e}"))?;
-    if status.success() { Ok(()) } else { Err("report failed".into()) }
+        .status();
+    match status {
+        Ok(s) if s.success() => ExitCode::SUCCESS,
+        Ok(s) => ExitCode::from(s.code().unwrap_or(1).clamp(1, 255) as u8),
+        Err(e) => {
+            eprintln!("could not run cargo: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// Runs cargo with `--message-format=json` and returns the executables it reports.
