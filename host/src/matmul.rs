@@ -293,7 +293,7 @@ mod tests {
         let (l, _) = plan_of(Method::Tiled, (33, 65, 7), (231, 455, 2145)).unwrap();
         assert_eq!((l.grid, l.block, l.shared_bytes), ((3, 2), (32, 32), 8192));
         let (l, _) = plan_of(Method::Naive, (33, 65, 7), (231, 455, 2145)).unwrap();
-        assert_eq!((l.grid, l.block, l.shared_bytes), ((5, 3), (16, 16), 0));
+        assert_eq!((l.grid, l.block, l.shared_bytes), ((3, 5), (32, 8), 0));
         for method in METHODS {
             let m = method.band_rows() as usize;
             let n = if method == Method::RegisterBlocked { 128 } else { 1 };
