@@ -60,7 +60,7 @@ impl Family for Coalescing {
                 "copy every `stride`-th float: a warp needs min(32, 4*stride) sectors for 4 useful ones"
             }
             Coalescing::OffsetCg => "offset copy with L2-only ld.global.cg loads: 32-byte sectors, no L1 line fills",
-            Coalescing::Vec4 => "16-byte loads/stores, 4 in flight per thread, 16 KiB per block: aims at memcpy",
+            Coalescing::Vec4 => "16-byte loads/stores, 2 in flight per thread, 8 KiB per block: aims at memcpy",
             Coalescing::Vec4Stream => "vec4 with ld.global.nc loads and st.global.cs streaming stores",
         }
     }

@@ -70,7 +70,7 @@ pub fn plan_stride<'a>(
 
 /// Validates a whole-buffer 16-byte copy (any length) and returns its launch: `blocks_per_sm`
 /// resident blocks on each of `multiprocessors` SMs (fewer if the work is smaller), or with
-/// `blocks_per_sm == 0` one block per 16 KiB chunk (every thread makes one unrolled trip).
+/// `blocks_per_sm == 0` one block per 8 KiB chunk (every thread makes one unrolled trip).
 pub fn plan_copy<'a>(
     input: &'a DeviceSlice<f32>,
     output: &'a mut DeviceSlice<f32>,
@@ -202,9 +202,9 @@ mod tests {
         assert_eq!(plan(1 << 26, 1 << 26, 0).unwrap().0.grid.0, (1 << 24) / CHUNK);
         assert_eq!(plan(3, 3, 8).unwrap().0, Launch::linear(1, 256));
         assert_eq!(plan(1 << 26, 1 << 26, 8).unwrap().0.grid.0, 132 * 8);
-        // Past 2^31 elements: 64-bit n, one block per 16 KiB chunk.
+        // Past 2^31 elements: 64-bit n, one block per 8 KiB chunk.
         let big = (1usize << 31) + 5;
-        assert_eq!(plan(big, big, 0).unwrap(), (Launch::linear((1 << 19) + 1, 256), big as u64));
+        assert_eq!(plan(big, big, 0).unwrap(), (Launch::linear((1 << 20) + 1, 256), big as u64));
         // SAFETY: descriptors only.
         let (i, mut o) = unsafe { (slice_at::<f32>(0x10_0004, 8), slice_at::<f32>(0x20_0000, 8)) };
         assert!(matches!(plan_copy(&i, &mut o, 132, 0, false), Err(Error::Misaligned { .. })));

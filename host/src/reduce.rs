@@ -151,7 +151,7 @@ pub fn plan_shuffle<'a>(
     aligned16("reduce input", input.as_device_ptr().as_raw())?;
     at_least("reduce output", output.len(), 1)?;
     let n = input.len() as u64;
-    let launch = Launch::linear(shuffle_blocks(n, sms), BLOCK).with_shared(SHARED_BYTES);
+    let launch = Launch::linear(shuffle_blocks(n, sms), SHUFFLE_BLOCK).with_shared(SHARED_BYTES);
     // SAFETY: the kernel loads vector `i` (16 bytes) only for `i < n / 4` and element
     // `tail_index(..)` only below `n`, the input's exact length, from a 16-byte aligned start
     // (checked above); 64-bit indices never wrap below 2^62 elements. It adds into `output[0]`
@@ -177,7 +177,7 @@ pub fn plan_second<'a>(
     aligned16("reduce partials", partials.as_device_ptr().as_raw())?;
     at_least("reduce output", output.len(), 1)?;
     let n = count as u64;
-    let launch = Launch::linear(shuffle_blocks(n, sms), BLOCK).with_shared(SHARED_BYTES);
+    let launch = Launch::linear(shuffle_blocks(n, sms), SHUFFLE_BLOCK).with_shared(SHARED_BYTES);
     // SAFETY: as in `plan_shuffle` with `n = count`: the kernel reads partials below `count`,
     // which the slice holds (checked), from a 16-byte aligned start (checked), and adds into
     // `output[0]` (checked non-empty).
@@ -339,9 +339,9 @@ mod tests {
         };
         assert!(matches!(plan(0, 1), Err(Error::Empty(_))));
         assert!(matches!(plan(10, 0), Err(Error::LengthMismatch { expected: 1, got: 0, .. })));
-        assert_eq!(plan(3, 1).unwrap(), (Launch::linear(1, 256).with_shared(1024), 3));
+        assert_eq!(plan(3, 1).unwrap(), (Launch::linear(1, 1024).with_shared(1024), 3));
         let big = (1usize << 31) + 5;
-        assert_eq!(plan(big, 1).unwrap(), (Launch::linear(132 * 8, 256).with_shared(1024), big as u64));
+        assert_eq!(plan(big, 1).unwrap(), (Launch::linear(132 * 2, 1024).with_shared(1024), big as u64));
         // SAFETY: descriptors only.
         let (input, mut out) = unsafe { (slice_at::<i32>(0x1000_0008, 64), slice_at::<i32>(0x2000_0000, 1)) };
         assert!(matches!(plan_shuffle(&input, &mut out, 132), Err(Error::Misaligned { what: "reduce input", .. })));

@@ -124,14 +124,14 @@ proptest! {
         };
         let (launch, n64) = (call.launch(), call.args().2);
         prop_assert_eq!(n64, n as u64);
-        prop_assert_eq!(launch.block, (BLOCK, 1));
-        prop_assert!(launch.shared_bytes >= WARPS * 4);
+        prop_assert_eq!(launch.block, (SHUFFLE_BLOCK, 1));
+        prop_assert!(launch.shared_bytes >= SHUFFLE_WARPS * 4);
         let grid = launch.grid.0;
         let (vectors, tail) = vec4_split(n64);
         let step = grid_threads64(grid);
         let threads = step;
         for g in [0, threads - 1, probe % threads] {
-            prop_assert_eq!(g, thread_index64((g / u64::from(BLOCK)) as u32, (g % u64::from(BLOCK)) as u32));
+            prop_assert_eq!(g, thread_index64((g / u64::from(SHUFFLE_BLOCK)) as u32, (g % u64::from(SHUFFLE_BLOCK)) as u32));
             // Whole trips: the last one that starts, and its highest load.
             let mut i = g;
             if whole_trip(g, step, vectors) {

@@ -26,6 +26,15 @@ pub const SEED_BLOCKS: u32 = 32;
 pub const BLOCKS_PER_SM: u32 = 8;
 /// 16-byte vectors each thread of the shuffle kernel has in flight per loop trip.
 pub const UNROLL: u32 = 4;
+/// Threads per block of the shuffle kernel: 1024, two blocks per SM. With the same 2048 resident
+/// threads per SM as 8 blocks of 256, the H100 read 2^28 i32 at 3112 GB/s instead of 3078
+/// (a CUDA C sweep of block size × blocks per SM × loads in flight; BENCHMARKS.md): a quarter of
+/// the blocks, so a quarter of the block launches, warp-sum rounds and atomics.
+pub const SHUFFLE_BLOCK: u32 = 1024;
+/// Resident shuffle blocks per SM.
+pub const SHUFFLE_BLOCKS_PER_SM: u32 = 2;
+/// Warps of a shuffle block: its warp sums fill one warp.
+pub const SHUFFLE_WARPS: u32 = SHUFFLE_BLOCK / WARP_SIZE;
 
 // The trees halve `BLOCK` down to one value (`d = BLOCK / 2, BLOCK / 4, .. 1`), and the
 // interleaved ones rely on `2 d t < BLOCK` implying `2 d t + d < BLOCK`: both need a power of two.
@@ -39,6 +48,11 @@ const _: () = assert!(WARPS <= WARP_SIZE, "the warp sums fit one warp");
 // The shuffle kernel's whole-trip bound `i + (UNROLL - 1) * step` needs at least one load.
 const _: () = assert!(UNROLL >= 1);
 const _: () = assert!(SHARED_BYTES >= WARPS * 4);
+const _: () =
+    assert!(SHUFFLE_BLOCK.is_multiple_of(WARP_SIZE) && SHUFFLE_WARPS <= WARP_SIZE, "shuffle warp sums fit one warp");
+const _: () =
+    assert!(SHARED_BYTES >= SHUFFLE_WARPS * 4, "the shuffle kernel's warp sums fit the launch's shared memory");
+const _: () = assert!(SHUFFLE_BLOCK <= crate::launch::MAX_BLOCK_THREADS);
 
 /// Blocks the one-element-per-thread tree kernels need for `n` elements.
 pub const fn tree_blocks(n: u32) -> u32 {
@@ -67,7 +81,7 @@ pub const fn many_blocks(n: u32, sms: u32) -> u32 {
 /// vectors (at least one block, for the tail when `n < 4`).
 pub const fn shuffle_blocks(n: u64, sms: u32) -> u32 {
     let (vectors, _) = vec4_split(n);
-    crate::launch::grid_stride_blocks(if vectors == 0 { 1 } else { vectors }, BLOCK, sms, BLOCKS_PER_SM)
+    crate::launch::grid_stride_blocks(if vectors == 0 { 1 } else { vectors }, SHUFFLE_BLOCK, sms, SHUFFLE_BLOCKS_PER_SM)
 }
 
 /// Global number of thread `t` of block `b`: the element a one-element-per-thread kernel loads,
@@ -128,13 +142,13 @@ pub const fn last_warp_pair(t: u32) -> (u32, u32) {
 /// loads, and the tail element (`4 * vectors + index`) it adds when below `n % 4`.
 #[inline(always)]
 pub const fn thread_index64(b: u32, t: u32) -> u64 {
-    b as u64 * BLOCK as u64 + t as u64
+    b as u64 * SHUFFLE_BLOCK as u64 + t as u64
 }
 
 /// Threads in a grid of `blocks` blocks, in 64 bits: the shuffle kernel's grid-stride step.
 #[inline(always)]
 pub const fn grid_threads64(blocks: u32) -> u64 {
-    blocks as u64 * BLOCK as u64
+    blocks as u64 * SHUFFLE_BLOCK as u64
 }
 
 /// Vector that load `k` of a trip starting at vector `i` reads: the `UNROLL` loads of one trip
@@ -325,8 +339,8 @@ kernel! {
 kernel! {
     /// Warp shuffles and 16-byte loads: each thread keeps `UNROLL` independent 16-byte loads
     /// in flight (`ld.global.nc.v4`: a warp instruction reads 512 contiguous bytes, 16 full
-    /// sectors), warps reduce in registers with `shfl.down`, the `WARPS` warp sums meet in
-    /// shared memory, one atomic per block into `output[0]`. Changes the tree kernels' loads
+    /// sectors), warps reduce in registers with `shfl.down`, the `SHUFFLE_WARPS` warp sums of a
+    /// 1024-thread block meet in shared memory, one atomic per block into `output[0]`. Changes the tree kernels' loads
     /// (4× wider) and drops the partials pass. 64-bit `n` and indices: any size (the library's
     /// `sum`, and the second pass of the tree methods over their partials).
     pub unsafe fn reduce_shuffle_vec4(input: *const i32, output: *mut i32, n: u64) {
@@ -344,7 +358,7 @@ kernel! {
         let add4 = |x: [i32; 4]| x[0].wrapping_add(x[1]).wrapping_add(x[2].wrapping_add(x[3]));
         // SAFETY (whole body): vector indices < n / 4 and the tail index < n, `input` 16-byte
         // aligned and `output` at least one i32 (the plan checked all three); shared indices
-        // < WARPS <= BLOCK words, the launch's shared memory.
+        // < SHUFFLE_WARPS words, within the launch's shared memory (asserted at compile time).
         unsafe {
             while whole_trip(i, step, vectors) {
                 // Every load of the trip is issued before the first add: UNROLL in flight.
@@ -370,7 +384,7 @@ kernel! {
             }
             // SAFETY: every thread of the block reaches this line (no thread returns early and
             // the loops and the tail branch above have all ended), and the block is whole warps
-            // of 32 live lanes (BLOCK % 32 == 0): the full warp is converged here.
+            // of 32 live lanes (SHUFFLE_BLOCK % 32 == 0): the full warp is converged here.
             sum = warp::reduce_sum_i32(sum);
             let lane = t % WARP_SIZE;
             let warp_id = t / WARP_SIZE;
@@ -379,7 +393,7 @@ kernel! {
             }
             thread::sync_threads();
             if warp_id == 0 {
-                let v = if lane < WARPS { *s.add(lane as usize) } else { 0 };
+                let v = if lane < SHUFFLE_WARPS { *s.add(lane as usize) } else { 0 };
                 // SAFETY: `warp_id == 0` holds for all 32 lanes of warp 0 and for no other
                 // lane, so the whole of warp 0 (and only it) enters, converged after the barrier.
                 let v = warp::reduce_sum_i32(v);
@@ -628,7 +642,7 @@ mod tests {
                     }
                 };
                 for b in 0..blocks {
-                    for t in 0..BLOCK {
+                    for t in 0..SHUFFLE_BLOCK {
                         let g = thread_index64(b, t);
                         let mut i = g;
                         while whole_trip(i, step, vectors) {
@@ -661,7 +675,7 @@ mod tests {
         assert!(pair_step(many_blocks(n, huge)) <= 1 << 31);
         assert!((n - 1).checked_add(pair_step(many_blocks(n, huge))).is_some());
         assert_eq!(shuffle_blocks(3, 132), 1);
-        assert_eq!(shuffle_blocks((1 << 31) + 5, 132), 132 * BLOCKS_PER_SM);
-        assert_eq!(thread_index64(u32::MAX, BLOCK - 1), u32::MAX as u64 * 256 + 255);
+        assert_eq!(shuffle_blocks((1 << 31) + 5, 132), 132 * SHUFFLE_BLOCKS_PER_SM);
+        assert_eq!(thread_index64(u32::MAX, SHUFFLE_BLOCK - 1), u32::MAX as u64 * 1024 + 1023);
     }
 }
