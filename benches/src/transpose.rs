@@ -25,6 +25,10 @@ pub const CHECK_SHAPES: [(usize, usize); 11] = [
     (2_100_000, 3),
     (3, 2_100_000),
 ];
+/// Shapes the wide tile (even dimensions only) is checked at: a single pair, edge tiles on both
+/// sides, non-square, large, and tall and wide past 65 535 tiles of a side.
+pub const WIDE_CHECK_SHAPES: [(usize, usize); 9] =
+    [(2, 2), (2, 38), (38, 2), (62, 66), (1000, 1002), (4096, 4096), (2048, 8192), (4_200_000, 2), (2, 4_200_000)];
 /// Benchmarked shapes (256 MiB each way), selected by the `shape` parameter.
 pub const BENCH_SHAPES: [(usize, usize); 2] = [(8192, 8192), (4096, 16384)];
 /// Shape of [`check_large`]: 2^31 + 32768 elements (8.6 GB a buffer), a column count that is
@@ -40,8 +44,10 @@ pub enum Transpose {
     Naive,
     /// 32 × 32 shared tile (bank conflicts).
     Shared,
-    /// 32 × 33 shared tile (conflict-free): the library's transpose.
+    /// 32 × 33 shared tile (conflict-free): the library's transpose for odd shapes.
     Padded,
+    /// 64 × 65 tile, 8-byte accesses, tiles down columns: the library's transpose for even shapes.
+    Wide,
 }
 
 /// `shape` 0 = 8192 × 8192, 1 = 4096 × 16384 (an index into [`BENCH_SHAPES`]).
@@ -49,7 +55,8 @@ const SHAPE: Param = Param { name: "shape", sweep: &[0, 1], check: &[0] };
 
 impl Family for Transpose {
     const NAME: &'static str = "transpose";
-    const VARIANTS: &'static [Self] = &[Transpose::Copy, Transpose::Naive, Transpose::Shared, Transpose::Padded];
+    const VARIANTS: &'static [Self] =
+        &[Transpose::Copy, Transpose::Naive, Transpose::Shared, Transpose::Padded, Transpose::Wide];
 
     fn name(self) -> &'static str {
         match self {
@@ -57,6 +64,7 @@ impl Family for Transpose {
             Transpose::Naive => "naive",
             Transpose::Shared => "shared",
             Transpose::Padded => "padded",
+            Transpose::Wide => "wide",
         }
     }
 
@@ -66,6 +74,7 @@ impl Family for Transpose {
             Transpose::Naive => "coalesced reads, column writes: 32 sectors per warp store",
             Transpose::Shared => "32x32 shared tile: coalesced both ways, 32-way bank conflicts",
             Transpose::Padded => "32x33 shared tile: coalesced both ways, conflict-free",
+            Transpose::Wide => "64x65 tile, 8-byte accesses (8 sectors a request), tiles down columns",
         }
     }
 
@@ -76,6 +85,7 @@ impl Family for Transpose {
             Transpose::Naive => const { &[transpose_naive.name()] },
             Transpose::Shared => const { &[transpose_shared.name()] },
             Transpose::Padded => const { &[transpose_padded.name()] },
+            Transpose::Wide => const { &[transpose_wide.name()] },
         }
     }
 
@@ -84,7 +94,22 @@ impl Family for Transpose {
     }
 
     fn check(self, gpu: &Gpu, rng: &mut Rng, _shape: u32) -> CheckResult<String> {
-        for (r, c) in CHECK_SHAPES {
+        let shapes: &[(usize, usize)] = if self == Transpose::Wide { &WIDE_CHECK_SHAPES } else { &CHECK_SHAPES };
+        if self == Transpose::Wide {
+            // Odd shapes are refused before any launch, and the library falls back to the padded tile.
+            let (input, mut output) = (gpu.poisoned::<f32>(3 * 4, 0)?, gpu.poisoned::<f32>(3 * 4, 0)?);
+            match lib::run(gpu, Method::Wide, &input, &mut output, 3, 4) {
+                Err(coalesce::Error::Unsupported(_)) => {}
+                other => {
+                    return Err(crate::check::CheckError::Unexpected {
+                        what: "wide transpose of 3 x 4".into(),
+                        expected: "Error::Unsupported".into(),
+                        got: format!("{other:?}"),
+                    });
+                }
+            }
+        }
+        for &(r, c) in shapes {
             check_f32(
                 gpu,
                 rng,
@@ -94,7 +119,7 @@ impl Family for Transpose {
                 |input, want| self.reference(input, want, r, c),
             )?;
         }
-        Ok(format!("shapes {CHECK_SHAPES:?}"))
+        Ok(format!("shapes {shapes:?}"))
     }
 
     fn bench(self, gpu: &Gpu, shape: u32) -> Result<Workload> {
@@ -112,6 +137,7 @@ impl Transpose {
             Transpose::Naive => Method::Naive,
             Transpose::Shared => Method::Shared,
             Transpose::Padded => Method::Padded,
+            Transpose::Wide => Method::Wide,
         }
     }
 
@@ -134,7 +160,16 @@ impl Transpose {
 /// bits are compared with what the CPU recomputes from the same hash. SKIPPED on a device without
 /// room for both buffers plus 1 GiB.
 pub fn check_large(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
-    let (rows, cols) = LARGE_SHAPE;
+    large(gpu, rng, LARGE_SHAPE)
+}
+
+/// [`check_large`] with an even shape, 32768 × 65538 (2^31 + 65536 floats), which the library
+/// transposes with the wide tile.
+pub fn check_large_wide(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
+    large(gpu, rng, (LARGE_SHAPE.0, LARGE_SHAPE.1 + 1))
+}
+
+fn large(gpu: &Gpu, rng: &mut Rng, (rows, cols): (usize, usize)) -> CheckResult<String> {
     let n = rows * cols;
     let need = 2 * 4 * n as u64 + (1 << 30);
     let have = gpu.info().memory_bytes;
@@ -155,5 +190,6 @@ pub fn check_large(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
         let (c, r) = (i / rows, i % rows);
         fill_value((r * cols + c) as u64, seed, Fill::Bits)
     })?;
-    Ok(format!("{rows}x{cols} ({n} floats), every element against the CPU"))
+    let method = format!("{:?}", lib::choose(&output, &output, rows, cols)).to_lowercase();
+    Ok(format!("{rows}x{cols} ({n} floats, {method} tile), every element against the CPU"))
 }

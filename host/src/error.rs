@@ -72,7 +72,12 @@ pub(crate) fn dim32(what: &'static str, n: usize) -> Result<u32> {
 
 /// Checks that a device address is 16-byte aligned, as kernels with 16-byte accesses need.
 pub(crate) fn aligned16(what: &'static str, address: u64) -> Result<()> {
-    if address.is_multiple_of(16) { Ok(()) } else { Err(Error::Misaligned { what, address, align: 16 }) }
+    aligned(what, address, 16)
+}
+
+/// Checks that a device address is a multiple of `align` bytes.
+pub(crate) fn aligned(what: &'static str, address: u64, align: u64) -> Result<()> {
+    if address.is_multiple_of(align) { Ok(()) } else { Err(Error::Misaligned { what, address, align }) }
 }
 
 /// Checks that `T` is made of whole 4-byte words (the fills and memsets write 32-bit words).

@@ -1,12 +1,12 @@
 //! Matrix transpose: plans, launchers and the CPU reference for `kernels-gpu/src/transpose.rs`
-//! (tiled copy baseline, naive, shared tile, padded tile).
+//! (tiled copy baseline, naive, shared tile, padded tile, wide tile).
 //!
 //! Any `rows × cols` whose dimensions fit a `u32` works, past 2^31 elements and for tall or
 //! wide shapes alike: the kernels launch one block per 32 × 32 tile on a 1-D grid and index in
 //! 64 bits; edge tiles are bounds-checked in the kernels.
 use cust::memory::DeviceSlice;
 
-use crate::error::{Error, Result, dim32, exactly, in_range};
+use crate::error::{Error, Result, aligned, dim32, exactly, in_range};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Kernel, Launch, Out};
 use coalesce_kernels::launch::MAX_GRID_X;
@@ -15,7 +15,7 @@ pub use coalesce_kernels::transpose::*;
 /// Parameter list of every transpose kernel: input, output, rows, cols.
 pub type TransposeSig = fn(*const f32, *mut f32, u32, u32);
 
-/// The four ways of moving a matrix this family compares.
+/// The ways of moving a matrix this family compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
     /// Tiled copy of the same shape (not a transpose: the bandwidth ceiling).
@@ -26,6 +26,8 @@ pub enum Method {
     Shared,
     /// 32 × 33 shared tile (conflict-free).
     Padded,
+    /// 64 × 65 shared tile, 8-byte accesses, tiles down columns; even `rows` and `cols` only.
+    Wide,
 }
 
 impl Method {
@@ -36,6 +38,7 @@ impl Method {
             Method::Naive => transpose_naive,
             Method::Shared => transpose_shared,
             Method::Padded => transpose_padded,
+            Method::Wide => transpose_wide,
         }
     }
 
@@ -44,13 +47,17 @@ impl Method {
         match self {
             Method::Shared => PITCH,
             Method::Padded => PITCH_PADDED,
+            Method::Wide => WIDE_PITCH,
             Method::Copy | Method::Naive => 0,
         }
     }
 
     /// Dynamic shared memory a block of it needs: one `TILE × pitch` tile of floats.
     pub const fn shared_bytes(self) -> u32 {
-        TILE * self.pitch() * 4
+        match self {
+            Method::Wide => WIDE_SHARED_BYTES,
+            _ => TILE * self.pitch() * 4,
+        }
     }
 }
 
@@ -59,7 +66,9 @@ impl Method {
 ///
 /// Errors: [`Error::Empty`] for a zero dimension, [`Error::OutOfRange`] for a dimension past
 /// `u32::MAX` or more tiles than `gridDim.x` takes (2^31 - 1), [`Error::LengthMismatch`] unless
-/// both buffers hold exactly `rows * cols` floats.
+/// both buffers hold exactly `rows * cols` floats; for [`Method::Wide`] also
+/// [`Error::Unsupported`] for an odd dimension and [`Error::Misaligned`] for a buffer that does
+/// not start on an 8-byte boundary.
 pub fn plan<'a>(
     method: Method,
     input: &'a DeviceSlice<f32>,
@@ -69,7 +78,10 @@ pub fn plan<'a>(
 ) -> Result<Call<'a, TransposeSig>> {
     let rows32 = dim32("transpose rows", rows)?;
     let cols32 = dim32("transpose cols", cols)?;
-    let blocks = tiles(rows32, cols32);
+    let blocks = match method {
+        Method::Wide => wide_tiles(rows32, cols32),
+        _ => tiles(rows32, cols32),
+    };
     in_range("transpose tiles", blocks, 1, MAX_GRID_X.into())?;
     // Both factors are below 2^32, so the product fits a u64; it fits a usize on 64-bit hosts.
     let product = u64::from(rows32) * u64::from(cols32);
@@ -81,6 +93,24 @@ pub fn plan<'a>(
     })?;
     exactly("transpose input", input.len(), n)?;
     exactly("transpose output", output.len(), n)?;
+    if method == Method::Wide {
+        if !rows.is_multiple_of(2) || !cols.is_multiple_of(2) {
+            return Err(Error::Unsupported(format!(
+                "the wide transpose moves float pairs: rows and cols must be even, got {rows} x {cols}"
+            )));
+        }
+        aligned("transpose input", input.as_device_ptr().as_raw(), 8)?;
+        aligned("transpose output", output.as_device_ptr().as_raw(), 8)?;
+        let launch = Launch { grid: (blocks as u32, 1), block: (32, WIDE_ROWS), shared_bytes: WIDE_SHARED_BYTES };
+        // SAFETY: block `b < blocks` handles the 64 × 64 tile at `wide_tile_origin(b, ..)`, whose
+        // coordinates plus 63 stay in u32. Each global access is a float pair at an even column
+        // (load) or even row (store) guarded by `< cols` / `< rows`; both are even (checked
+        // above), so the pair's second float is inside too, the indices are < n, the exact
+        // length of both buffers, and even: with 8-byte aligned bases (checked above) each pair
+        // is 8-byte aligned. Tile slots are < 64 * WIDE_PITCH floats = WIDE_SHARED_BYTES,
+        // launched with the (32, WIDE_ROWS) block the kernel assumes.
+        return Ok(unsafe { Call::new(method.kernel(), launch, (In::of(input), Out::of(output), rows32, cols32)) });
+    }
     let launch = Launch { grid: (blocks as u32, 1), block: (TILE, BLOCK_ROWS), shared_bytes: method.shared_bytes() };
     // SAFETY: block `b < blocks` handles the tile at `tile_origin(b, col_tiles(cols))`, whose
     // coordinates plus at most TILE - 1 stay in u32 (the tiles round rows and cols, both
@@ -104,8 +134,9 @@ pub fn run(
     gpu.launch(plan(method, input, output, rows, cols)?)
 }
 
-/// The library's transpose (the padded shared-memory tile): `output (cols × rows) = inputᵀ` for
-/// a row-major `input (rows × cols)`, any shape that fits in device memory.
+/// The library's transpose: `output (cols × rows) = inputᵀ` for a row-major `input (rows × cols)`,
+/// any shape that fits in device memory. The wide tile where it applies (even `rows` and `cols`,
+/// 8-byte aligned buffers), else the padded 32 × 33 tile.
 pub fn transpose(
     gpu: &Gpu,
     input: &DeviceSlice<f32>,
@@ -113,7 +144,14 @@ pub fn transpose(
     rows: usize,
     cols: usize,
 ) -> Result<()> {
-    run(gpu, Method::Padded, input, output, rows, cols)
+    run(gpu, choose(input, output, rows, cols), input, output, rows, cols)
+}
+
+/// The method [`transpose`] uses for these buffers and this shape.
+pub fn choose(input: &DeviceSlice<f32>, output: &DeviceSlice<f32>, rows: usize, cols: usize) -> Method {
+    let even = rows.is_multiple_of(2) && cols.is_multiple_of(2);
+    let aligned8 = (input.as_device_ptr().as_raw() | output.as_device_ptr().as_raw()).is_multiple_of(8);
+    if even && aligned8 { Method::Wide } else { Method::Padded }
 }
 
 /// CPU reference: `output[c][r] = input[r][c]`.

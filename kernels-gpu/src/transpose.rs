@@ -1,7 +1,8 @@
 //! Matrix transpose, `out (cols × rows) = inᵀ` for a row-major `in (rows × cols)`, in 32 × 32
 //! tiles processed by (32, 8) blocks (each thread handles 4 rows of its tile). The progression:
-//! a tiled copy of the same shape (the ceiling), the naive transpose, a shared-memory tile, and
-//! the same tile padded to 33 columns.
+//! a tiled copy of the same shape (the ceiling), the naive transpose, a shared-memory tile, the
+//! same tile padded to 33 columns, and a wide tile (64 × 64, 8-byte accesses, tiles visited down
+//! columns) for even shapes.
 //!
 //! All four kernels launch a 1-D grid with one block per tile: block `b` takes row tile
 //! `b / col_tiles` and column tile `b % col_tiles` ([`tile_origin`]). Consecutive blocks walk
@@ -89,6 +90,57 @@ pub const fn tile_slot(row: u32, col: u32, pitch: u32) -> u32 {
     row * pitch + col
 }
 
+/// Side of the wide kernel's tile.
+pub const WIDE_TILE: u32 = 64;
+/// Rows of threads of the wide kernel's (32, WIDE_ROWS) block: a lane moves 2 floats of a row,
+/// so a warp spans one 64-float tile row, and the block takes WIDE_TILE / WIDE_ROWS = 4 steps.
+pub const WIDE_ROWS: u32 = 16;
+/// Row pitch of the wide tile (64 + 1 floats).
+pub const WIDE_PITCH: u32 = WIDE_TILE + 1;
+/// Dynamic shared memory of the wide kernel: one padded 64 × 65 tile.
+pub const WIDE_SHARED_BYTES: u32 = WIDE_TILE * WIDE_PITCH * 4;
+
+const _: () = assert!(2 * crate::WARP_SIZE == WIDE_TILE, "a warp's float2 accesses span one tile row");
+const _: () = assert!(WIDE_TILE.is_multiple_of(WIDE_ROWS));
+const _: () = assert!(crate::WARP_SIZE * WIDE_ROWS <= crate::launch::MAX_BLOCK_THREADS);
+const _: () = assert!(WIDE_SHARED_BYTES <= DEFAULT_SHARED_BYTES);
+
+/// Row tiles down a column of the matrix for the wide kernel.
+pub const fn wide_row_tiles(rows: u32) -> u32 {
+    rows.div_ceil(WIDE_TILE)
+}
+
+/// Blocks of the wide launch: one per 64 × 64 tile.
+pub const fn wide_tiles(rows: u32, cols: u32) -> u64 {
+    wide_row_tiles(rows) as u64 * cols.div_ceil(WIDE_TILE) as u64
+}
+
+/// Origin `(x0, y0)` of the tile wide block `block` handles: consecutive blocks run *down* a
+/// column of tiles (y fastest), so they write neighbouring rows of the output. On the H100 that
+/// order ran 0.5–0.7% faster than along rows (a CUDA C sweep of tile orders; BENCHMARKS.md).
+/// `row_tiles == 0` (never launched) is taken as 1, so the kernel has no division-by-zero path.
+#[inline(always)]
+pub const fn wide_tile_origin(block: u32, row_tiles: u32) -> (u32, u32) {
+    let row_tiles = if row_tiles == 0 { 1 } else { row_tiles };
+    ((block / row_tiles) * WIDE_TILE, (block % row_tiles) * WIDE_TILE)
+}
+
+/// `(row, first col)` of the float pair thread `(tx, ty)` loads at step `j` (0..4): row
+/// `ty + j * WIDE_ROWS` of the tile, columns `2 tx` and `2 tx + 1`, so a warp reads 256
+/// contiguous bytes of one row (8 sectors).
+#[inline(always)]
+pub const fn wide_load_coords(origin: (u32, u32), thread: (u32, u32), j: u32) -> (u32, u32) {
+    (origin.1 + thread.1 + j * WIDE_ROWS, origin.0 + 2 * thread.0)
+}
+
+/// `(first row, col)` of the input pair the same thread writes at step `j` of the store phase:
+/// input column `ty + j * WIDE_ROWS`, rows `2 tx` and `2 tx + 1`, which are two neighbouring
+/// floats of an output row (a warp writes 256 contiguous output bytes).
+#[inline(always)]
+pub const fn wide_store_coords(origin: (u32, u32), thread: (u32, u32), j: u32) -> (u32, u32) {
+    (origin.1 + 2 * thread.0, origin.0 + thread.1 + j * WIDE_ROWS)
+}
+
 kernel! {
     /// Tiled copy, `out = in`, with the transpose's tiling and grid: each warp reads and writes
     /// 128 contiguous bytes of one row (4 sectors per access). The bandwidth a transpose can at
@@ -134,6 +186,59 @@ kernel! {
     pub unsafe fn transpose_padded(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
         // SAFETY: forwarded plan guarantees (TILE * PITCH_PADDED floats of shared memory).
         unsafe { device::through_shared::<PITCH_PADDED>(input, output, rows, cols) }
+    }
+}
+
+kernel! {
+    /// Wide tile: changes the padded kernel's 32 × 32 tile and 4-byte accesses to a 64 × 64 tile
+    /// moved with 8-byte accesses by (32, 16) blocks, tiles visited down columns. Each warp
+    /// access is 256 contiguous bytes (8 sectors) instead of 128 (4): half the global requests
+    /// for the same sectors, and 8 elements per thread instead of 4. The tile reads and writes
+    /// are 4-byte with a 2-way bank conflict (lanes `l` and `l + 16` meet, pitch 65). Needs
+    /// even `rows` and `cols` (every row starts 8-byte aligned); the library's transpose takes it
+    /// whenever they are.
+    pub unsafe fn transpose_wide(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+        let tile = shared::dynamic::<f32>();
+        let origin = wide_tile_origin(thread::block_idx_x(), wide_row_tiles(rows));
+        let (tx, ty) = (thread::thread_idx_x(), thread::thread_idx_y());
+        // SAFETY (whole body): the plan checked rows and cols even, both buffers exactly
+        // rows * cols floats and 8-byte aligned, and launched (32, WIDE_ROWS) threads with
+        // WIDE_SHARED_BYTES of shared memory. A pair starts at an even column (or row) below an
+        // even bound, so its second float is inside too, and its index is even: 8-byte aligned.
+        // Tile slots are < WIDE_TILE * WIDE_PITCH.
+        unsafe {
+            let mut v = [[0.0f32; 2]; (WIDE_TILE / WIDE_ROWS) as usize];
+            let mut j = 0;
+            while j < WIDE_TILE / WIDE_ROWS {
+                let (r, c) = wide_load_coords(origin, (tx, ty), j);
+                if r < rows && c < cols {
+                    v[j as usize] = *(input.add(row_major_index(r, c, cols) as usize) as *const [f32; 2]);
+                }
+                j += 1;
+            }
+            j = 0;
+            while j < WIDE_TILE / WIDE_ROWS {
+                let (r, c) = wide_load_coords(origin, (tx, ty), j);
+                let slot = tile_slot(r - origin.1, c - origin.0, WIDE_PITCH) as usize;
+                *tile.add(slot) = v[j as usize][0];
+                *tile.add(slot + 1) = v[j as usize][1];
+                j += 1;
+            }
+            thread::sync_threads();
+            j = 0;
+            while j < WIDE_TILE / WIDE_ROWS {
+                let (r, c) = wide_store_coords(origin, (tx, ty), j);
+                if r < rows && c < cols {
+                    let (tr, tc) = (r - origin.1, c - origin.0);
+                    let w = [
+                        *tile.add(tile_slot(tr, tc, WIDE_PITCH) as usize),
+                        *tile.add(tile_slot(tr + 1, tc, WIDE_PITCH) as usize),
+                    ];
+                    *(output.add(transposed_index(r, c, rows) as usize) as *mut [f32; 2]) = w;
+                }
+                j += 1;
+            }
+        }
     }
 }
 
@@ -219,6 +324,52 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn wide_blocks_cover_every_even_shape_once_and_stage_what_they_store() {
+        for (rows, cols) in [(2, 2), (2, 130), (130, 2), (64, 64), (66, 128), (200, 62)] {
+            let n = (rows * cols) as usize;
+            let (mut read, mut written) = (vec![0u8; n], vec![0u8; n]);
+            let row_tiles = wide_row_tiles(rows);
+            for b in 0..wide_tiles(rows, cols) as u32 {
+                let origin = wide_tile_origin(b, row_tiles);
+                let mut staged = std::collections::HashSet::new();
+                for tx in 0..crate::WARP_SIZE {
+                    for ty in 0..WIDE_ROWS {
+                        for j in 0..WIDE_TILE / WIDE_ROWS {
+                            let (r, c) = wide_load_coords(origin, (tx, ty), j);
+                            assert!(r - origin.1 < WIDE_TILE && c + 1 - origin.0 < WIDE_TILE);
+                            if r < rows && c < cols {
+                                assert!(c + 1 < cols && c % 2 == 0);
+                                read[row_major_index(r, c, cols) as usize] += 1;
+                                read[row_major_index(r, c + 1, cols) as usize] += 1;
+                                staged.insert((r, c));
+                                staged.insert((r, c + 1));
+                            }
+                        }
+                    }
+                }
+                for tx in 0..crate::WARP_SIZE {
+                    for ty in 0..WIDE_ROWS {
+                        for j in 0..WIDE_TILE / WIDE_ROWS {
+                            let (r, c) = wide_store_coords(origin, (tx, ty), j);
+                            if r < rows && c < cols {
+                                assert!(r + 1 < rows && transposed_index(r, c, rows).is_multiple_of(2));
+                                for (rr, cc) in [(r, c), (r + 1, c)] {
+                                    assert!(staged.contains(&(rr, cc)), "stores only what its block staged");
+                                    written[transposed_index(rr, cc, rows) as usize] += 1;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            assert!(read.iter().all(|&h| h == 1), "{rows}x{cols} reads");
+            assert!(written.iter().all(|&h| h == 1), "{rows}x{cols} writes");
+        }
+        // Consecutive blocks walk down a column of tiles.
+        assert_eq!([0, 1, 2].map(|b| wide_tile_origin(b, 2)), [(0, 0), (0, 64), (64, 0)]);
     }
 
     #[test]
