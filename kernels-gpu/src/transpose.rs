@@ -207,12 +207,12 @@ kernel! {
         // even bound, so its second float is inside too, and its index is even: 8-byte aligned.
         // Tile slots are < WIDE_TILE * WIDE_PITCH.
         unsafe {
-            let mut v = [[0.0f32; 2]; (WIDE_TILE / WIDE_ROWS) as usize];
+            let mut v = [device::Pair([0.0; 2]); (WIDE_TILE / WIDE_ROWS) as usize];
             let mut j = 0;
             while j < WIDE_TILE / WIDE_ROWS {
                 let (r, c) = wide_load_coords(origin, (tx, ty), j);
                 if r < rows && c < cols {
-                    v[j as usize] = *(input.add(row_major_index(r, c, cols) as usize) as *const [f32; 2]);
+                    v[j as usize] = *(input.add(row_major_index(r, c, cols) as usize) as *const device::Pair);
                 }
                 j += 1;
             }
@@ -220,8 +220,8 @@ kernel! {
             while j < WIDE_TILE / WIDE_ROWS {
                 let (r, c) = wide_load_coords(origin, (tx, ty), j);
                 let slot = tile_slot(r - origin.1, c - origin.0, WIDE_PITCH) as usize;
-                *tile.add(slot) = v[j as usize][0];
-                *tile.add(slot + 1) = v[j as usize][1];
+                *tile.add(slot) = v[j as usize].0[0];
+                *tile.add(slot + 1) = v[j as usize].0[1];
                 j += 1;
             }
             thread::sync_threads();
@@ -230,11 +230,11 @@ kernel! {
                 let (r, c) = wide_store_coords(origin, (tx, ty), j);
                 if r < rows && c < cols {
                     let (tr, tc) = (r - origin.1, c - origin.0);
-                    let w = [
+                    let w = device::Pair([
                         *tile.add(tile_slot(tr, tc, WIDE_PITCH) as usize),
                         *tile.add(tile_slot(tr + 1, tc, WIDE_PITCH) as usize),
-                    ];
-                    *(output.add(transposed_index(r, c, rows) as usize) as *mut [f32; 2]) = w;
+                    ]);
+                    *(output.add(transposed_index(r, c, rows) as usize) as *mut device::Pair) = w;
                 }
                 j += 1;
             }
@@ -245,6 +245,12 @@ kernel! {
 #[cfg(target_arch = "nvptx64")]
 mod device {
     use super::*;
+
+    /// Two floats aligned to 8 bytes, so a load or store of one is a single 8-byte access
+    /// (`ld.global.v2.f32`); `[f32; 2]` is only 4-byte aligned and compiles to two.
+    #[repr(C, align(8))]
+    #[derive(Clone, Copy)]
+    pub(super) struct Pair(pub(super) [f32; 2]);
 
     /// This block's tile origin and this thread's `(tx, ty)` (the launch's block is
     /// `(TILE, BLOCK_ROWS)`).
