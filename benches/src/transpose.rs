@@ -2,6 +2,7 @@
 //! the library transpose's check past 2^31 elements ([`check_large`]).
 use coalesce::transpose::{self as lib, Method};
 use coalesce::util::{Fill, fill_value};
+use coalesce::model::Counts;
 use coalesce::{DeviceBuffer, DeviceSlice, Gpu, Result};
 
 use crate::check::{CheckResult, POISON_BITS, Rng, check_f32};
@@ -101,6 +102,11 @@ impl Family for Transpose {
         let (r, c) = BENCH_SHAPES[shape as usize];
         let (input, mut output) = random_pair(gpu, r * c, r * c)?;
         Ok(Workload::new(8 * (r * c) as u64, move |gpu| self.run(gpu, &input, &mut output, r, c)))
+    }
+
+    fn model(self, shape: u32, _sms: u32) -> Result<Option<Counts>> {
+        let (r, c) = BENCH_SHAPES[shape as usize];
+        coalesce::model::transpose::run(self.method(), r, c).map(Some)
     }
 }
 
