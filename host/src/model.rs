@@ -498,7 +498,8 @@ impl Warp {
     #[inline]
     pub fn thread(&self, l: u32) -> (u32, u32) {
         let t = self.linear(l);
-        (t % self.block_dim.0, t / self.block_dim.0)
+        // 1-D blocks, the common case, without a division per lane.
+        if self.block_dim.1 == 1 { (t, 0) } else { (t % self.block_dim.0, t / self.block_dim.0) }
     }
 
     /// `blockIdx.x * blockDim.x + threadIdx.x` of lane `l`: the prelude's `thread::index_1d`.
