@@ -1,7 +1,7 @@
 //! Bank-conflict lessons: the registry entries, checks and workloads for `coalesce::bank`.
 use coalesce::bank::{self as lib, ITERS, MAX_STRIDE, OUTPUTS, Pattern, Tile, WORDS};
-use coalesce::util::Fill;
 use coalesce::model::Counts;
+use coalesce::util::Fill;
 use coalesce::{Gpu, Result};
 
 use crate::check::{CheckResult, POISON_BITS, Rng, same_values};

@@ -1,8 +1,8 @@
 //! Distance lessons (all points and a gathered few, from AoS and SoA points): the registry
 //! entries, checks and workloads for `coalesce::distance`.
 use coalesce::distance::{self as lib, Float3, Indices, Points, Soa3};
-use coalesce::util::Fill;
 use coalesce::model::Counts;
+use coalesce::util::Fill;
 use coalesce::{DeviceBuffer, Error, Gpu, Result};
 
 use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, same_bits};

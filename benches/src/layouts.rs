@@ -1,7 +1,7 @@
 //! float3 layout lessons: the registry entries, checks and workloads for `coalesce::layouts`.
 use coalesce::layouts::{self as lib, AosMethod, Float3, Float3A16, Soa3, Soa3Mut};
-use coalesce::util::Fill;
 use coalesce::model::Counts;
+use coalesce::util::Fill;
 use coalesce::{DeviceBuffer, DeviceSlice, Gpu, Result};
 use cust::memory::DeviceCopy;
 

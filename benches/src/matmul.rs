@@ -2,8 +2,8 @@
 use std::ops::Range;
 
 use coalesce::matmul::{self as lib, BM, BN, Method, matmul_cpu};
-use coalesce::util::Fill;
 use coalesce::model::Counts;
+use coalesce::util::Fill;
 use coalesce::{Error, Gpu, Result};
 
 use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, close};

@@ -174,15 +174,14 @@ fn value(quantity: &str, v: f64) -> String {
 /// The comparison as a markdown table (only the marked rows with `only_off`), with a closing
 /// line that counts them.
 pub fn markdown(rows: &[Row], only_off: bool) -> String {
-    let mut out = String::from(
-        "| run | quantity | model | ncu | ncu / model | |\n|---|---|--:|--:|--:|---|\n",
-    );
+    let mut out = String::from("| run | quantity | model | ncu | ncu / model | |\n|---|---|--:|--:|--:|---|\n");
     let off = rows.iter().filter(|r| r.off()).count();
     for r in rows.iter().filter(|r| !only_off || r.off()) {
         let ratio = if r.ratio().is_finite() { format!("{:.3}", r.ratio()) } else { "∞".to_string() };
         let mut note = if r.off() { format!("**off** (> {:.0} %)", 100.0 * r.tolerance()) } else { String::new() };
         if let Some(sass) = r.sass {
-            let _ = write!(note, "{}SASS-attributed: {}", if note.is_empty() { "" } else { "; " }, value(r.quantity, sass));
+            let _ =
+                write!(note, "{}SASS-attributed: {}", if note.is_empty() { "" } else { "; " }, value(r.quantity, sass));
         }
         let _ = writeln!(
             out,

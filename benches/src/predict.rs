@@ -74,8 +74,19 @@ pub fn thousands(v: u64) -> String {
 /// The predictions as a plain-text table, one row per run.
 pub fn table(rows: &[(String, Prediction)]) -> String {
     let header = [
-        "run", "ld req", "ld sectors", "sect/req", "st req", "st sectors", "sect/req", "shared ld wf",
-        "ld conflicts", "shared st wf", "st conflicts", "DRAM rd MB", "DRAM wr MB",
+        "run",
+        "ld req",
+        "ld sectors",
+        "sect/req",
+        "st req",
+        "st sectors",
+        "sect/req",
+        "shared ld wf",
+        "ld conflicts",
+        "shared st wf",
+        "st conflicts",
+        "DRAM rd MB",
+        "DRAM wr MB",
     ];
     let mut cells: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
     for (run, prediction) in rows {
@@ -101,8 +112,9 @@ pub fn table(rows: &[(String, Prediction)]) -> String {
         cells.push(row);
     }
     let columns = header.len();
-    let widths: Vec<usize> =
-        (0..columns).map(|i| cells.iter().filter(|r| r.len() == columns).map(|r| r[i].len()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> = (0..columns)
+        .map(|i| cells.iter().filter(|r| r.len() == columns).map(|r| r[i].len()).max().unwrap_or(0))
+        .collect();
     let mut out = String::new();
     for row in &cells {
         let mut line = String::new();

@@ -1,8 +1,8 @@
 //! Reduction lessons: the registry entries, checks and workloads for `coalesce::reduce`, and the
 //! large check of the library's `sum` past 2^31 elements.
+use coalesce::model::Counts;
 use coalesce::reduce::{self as lib, Method};
 use coalesce::util::{Fill, fill_value};
-use coalesce::model::Counts;
 use coalesce::{DeviceBuffer, Error, Gpu, Result};
 
 use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, same_values};

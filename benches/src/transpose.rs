@@ -1,8 +1,8 @@
 //! Transpose lessons: the registry entries, checks and workloads for `coalesce::transpose`, and
 //! the library transpose's check past 2^31 elements ([`check_large`]).
+use coalesce::model::Counts;
 use coalesce::transpose::{self as lib, Method};
 use coalesce::util::{Fill, fill_value};
-use coalesce::model::Counts;
 use coalesce::{DeviceBuffer, DeviceSlice, Gpu, Result};
 
 use crate::check::{CheckResult, POISON_BITS, Rng, check_f32};

@@ -200,7 +200,7 @@ impl SectorSet {
         let mut s = first;
         while s <= last {
             // Whole 64-bit words at once where possible.
-            if s % 64 == 0 && s + 63 <= last {
+            if s.is_multiple_of(64) && s + 63 <= last {
                 let word = (s / 64) as usize;
                 if word >= self.bits.len() {
                     self.bits.resize((word + 1).max(self.bits.len() * 2), 0);
@@ -315,7 +315,8 @@ impl Model {
         if let Some(dram) = &mut self.dram {
             let (first, reads, writes) = &mut dram[buf.slot];
             let set = if dir == Dir::Load { reads } else { writes };
-            let (a, b) = ((buf.base + offset) / SECTOR_BYTES - *first, (buf.base + offset + len - 1) / SECTOR_BYTES - *first);
+            let (a, b) =
+                ((buf.base + offset) / SECTOR_BYTES - *first, (buf.base + offset + len - 1) / SECTOR_BYTES - *first);
             set.insert_range(a, b);
         }
     }
@@ -470,6 +471,16 @@ pub fn lanes_where(candidates: u32, f: impl Fn(u32) -> bool) -> u32 {
         }
     }
     out
+}
+
+/// Adds `step` to the per-lane loop state `state[l]` of the lanes of `active`: one trip of a
+/// loop whose trip count differs between lanes (lanes that left it keep their value).
+pub fn advance<T: std::ops::AddAssign + Copy>(state: &mut [T; 32], active: u32, step: T) {
+    for (l, v) in state.iter_mut().enumerate() {
+        if active & (1 << l) != 0 {
+            *v += step;
+        }
+    }
 }
 
 /// One warp of a launch: its block, its index in the block, and which of its 32 lanes exist (a

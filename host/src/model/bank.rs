@@ -12,7 +12,8 @@ use cust::memory::DeviceSlice;
 
 use super::{Counts, Model, fake_slice, lanes_where, warps};
 use crate::bank::{
-    ITERS, Pattern, StrideSig, Tile, TileSig, WORDS, bank_stride, lane, output_index, plan_stride, plan_tile, table_word,
+    ITERS, Pattern, StrideSig, Tile, TileSig, WORDS, bank_stride, lane, output_index, plan_stride, plan_tile,
+    table_word,
 };
 use crate::error::Result;
 use crate::launch::{Call, Launch};

@@ -63,7 +63,8 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
         Method::Tiled
     };
     let mut model = Model::new();
-    let l = Launched { a: model.buffer(a.address()), b: model.buffer(b.address()), c: model.buffer(c.address()), m, n, k };
+    let l =
+        Launched { a: model.buffer(a.address()), b: model.buffer(b.address()), c: model.buffer(c.address()), m, n, k };
     // Origin `(row, col)` of a block and how many of its rows and columns are inside C.
     let (block_rows, block_cols) = match method {
         Method::Naive => (NAIVE_BLOCK.1, NAIVE_BLOCK.0),
@@ -89,7 +90,8 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
     }
     for (block, count) in classes.into_values() {
         let mut one = Model::instructions_only();
-        let lb = Launched { a: one.buffer(a.address()), b: one.buffer(b.address()), c: one.buffer(c.address()), m, n, k };
+        let lb =
+            Launched { a: one.buffer(a.address()), b: one.buffer(b.address()), c: one.buffer(c.address()), m, n, k };
         for w in block_warps(&launch, block) {
             match method {
                 Method::Naive => naive_warp(&mut one, &lb, &w),
@@ -233,7 +235,8 @@ fn regblock_warp(model: &mut Model, l: &Launched, launch: &Launch, w: &Warp) {
         for i in 0..4 {
             model.shared_store(4, w.lanes, |lane| stage_bytes(s) + 4 * rb_at_offset(rb_a_load(t(lane)), i));
         }
-        model.shared_store(16, w.lanes, |lane| stage_bytes(s) + 16 * (RB_B_OFFSET_V4 + rb_b_offset(rb_b_load(t(lane)))));
+        model
+            .shared_store(16, w.lanes, |lane| stage_bytes(s) + 16 * (RB_B_OFFSET_V4 + rb_b_offset(rb_b_load(t(lane)))));
     };
     let tiles = k / BK;
     load(model, 0);
@@ -248,8 +251,12 @@ fn regblock_warp(model: &mut Model, l: &Launched, launch: &Launch, w: &Warp) {
             let (tx, ty) = (|lane| rb_thread(t(lane)).0, |lane| rb_thread(t(lane)).1);
             model.shared_load(16, w.lanes, |lane| stage_bytes(stage) + 16 * rb_a_frag(kk, ty(lane)).0);
             model.shared_load(16, w.lanes, |lane| stage_bytes(stage) + 16 * rb_a_frag(kk, ty(lane)).1);
-            model.shared_load(16, w.lanes, |lane| stage_bytes(stage) + 16 * (RB_B_OFFSET_V4 + rb_b_frag(kk, tx(lane)).0));
-            model.shared_load(16, w.lanes, |lane| stage_bytes(stage) + 16 * (RB_B_OFFSET_V4 + rb_b_frag(kk, tx(lane)).1));
+            model.shared_load(16, w.lanes, |lane| {
+                stage_bytes(stage) + 16 * (RB_B_OFFSET_V4 + rb_b_frag(kk, tx(lane)).0)
+            });
+            model.shared_load(16, w.lanes, |lane| {
+                stage_bytes(stage) + 16 * (RB_B_OFFSET_V4 + rb_b_frag(kk, tx(lane)).1)
+            });
         }
         if more {
             store(model, 1 - stage);

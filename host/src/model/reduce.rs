@@ -20,15 +20,15 @@
 //! block and counted once per block, while every global access is replayed for every warp.
 use cust::memory::DeviceSlice;
 
-use super::{Counts, Model, Warp, block_warps, blocks, fake_slice, lanes_where, warps};
+use super::{Counts, Model, Warp, advance, block_warps, blocks, fake_slice, lanes_where, warps};
 use crate::error::Result;
 use crate::launch::{Call, Launch};
-use coalesce_kernels::WARP_SIZE;
 use crate::reduce::{
-    BLOCK, LessonSig, Method, ShuffleSig, UNROLL, WARPS, conflict_pair, divergent_pair, grid_threads,
-    grid_threads64, last_warp_pair, pair_index, pair_partner, pair_step, plan_first, plan_shuffle, sequential_pair,
-    tail_index, thread_index, thread_index64, unrolled_vector, vec4_split, warp_lane, whole_trip,
+    BLOCK, LessonSig, Method, ShuffleSig, UNROLL, WARPS, conflict_pair, divergent_pair, grid_threads, grid_threads64,
+    last_warp_pair, pair_index, pair_partner, pair_step, plan_first, plan_shuffle, sequential_pair, tail_index,
+    thread_index, thread_index64, unrolled_vector, vec4_split, warp_lane, whole_trip,
 };
+use coalesce_kernels::WARP_SIZE;
 
 type Pair = fn(u32, u32) -> Option<(u32, u32)>;
 
@@ -131,11 +131,7 @@ pub fn first_pass(call: &Call<'_, LessonSig>) -> Counts {
                         m.load(src, 4, active, |l| 4 * u64::from(i[l as usize]));
                         let second = lanes_where(active, |l| pair_partner(i[l as usize]) < n);
                         m.load(src, 4, second, |l| 4 * u64::from(pair_partner(i[l as usize])));
-                        for l in 0..32 {
-                            if active & (1 << l) != 0 {
-                                i[l] += step;
-                            }
-                        }
+                        advance(&mut i, active, step);
                     }
                 }
                 Method::Seed | Method::SeedFilled => {
@@ -147,11 +143,7 @@ pub fn first_pass(call: &Call<'_, LessonSig>) -> Counts {
                             break;
                         }
                         m.load(src, 4, active, |l| 4 * u64::from(i[l as usize]));
-                        for l in 0..32 {
-                            if active & (1 << l) != 0 {
-                                i[l] += step;
-                            }
-                        }
+                        advance(&mut i, active, step);
                     }
                     // The block's result goes to `output[0]` by atomic, from blocks whose first
                     // element exists; thread 0 reads `s[0]` for it (block-dependent, so here).
@@ -205,11 +197,7 @@ pub fn shuffle(call: &Call<'_, ShuffleSig>) -> Counts {
             for k in 0..UNROLL {
                 m.load(src, 16, active, |l| 16 * unrolled_vector(i[l as usize], k, step));
             }
-            for l in 0..32 {
-                if active & (1 << l) != 0 {
-                    i[l] += u64::from(UNROLL) * step;
-                }
-            }
+            advance(&mut i, active, u64::from(UNROLL) * step);
         }
         loop {
             let active = lanes_where(w.lanes, |l| i[l as usize] < vectors);
@@ -217,11 +205,7 @@ pub fn shuffle(call: &Call<'_, ShuffleSig>) -> Counts {
                 break;
             }
             m.load(src, 16, active, |l| 16 * i[l as usize]);
-            for l in 0..32 {
-                if active & (1 << l) != 0 {
-                    i[l] += step;
-                }
-            }
+            advance(&mut i, active, step);
         }
         let tail_lanes = lanes_where(w.lanes, |l| g[l as usize] < u64::from(tail));
         m.load(src, 4, tail_lanes, |l| 4 * tail_index(vectors, g[l as usize]));
