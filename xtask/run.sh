@@ -81,7 +81,7 @@ ncu_counters() {
     count=$((count + 1))
     echo "# $run" >> "$logs/ncu.csv"
     ncu --csv --clock-control none --kernel-name "$kernel" --launch-count 1 \
-      --metrics "$metrics" "$here/bin/gpu" --once "$run" 2>>"$logs/ncu.err" \
+      --metrics "$metrics" "$here/bin/gpu" --once "$run" 2>>"$logs/ncu.err" </dev/null \
       | grep '^"' >> "$logs/ncu.csv" || { echo "ncu failed for $run" | tee -a "$logs/ncu.csv"; status=1; }
   done < "$logs/runs.txt"
   echo "ncu: $count runs, $(grep -c '^"' "$logs/ncu.csv") counter rows in ncu.csv in $((SECONDS - start)) s"
