@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The bundle's driver, for a GPU host that has the NVIDIA driver but no Rust toolchain.
 #   run.sh [all|checks|report|bench|ptxas|ncu|sanitize] [args for that step]
+# (`ncu [FILTER]` profiles every registered run, or those whose id contains FILTER.)
 # Logs go to $OUT when set (the device tool's folder), else to ./logs beside this script.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -47,39 +48,48 @@ ptxas_report() {
   fi
 }
 
-# Nsight Compute counters for one launch of a benchmark run each, at the benchmark's size: the
-# kernel to catch is the run's first kernel as `gpu --list` reports it from the registry, and
-# `gpu --once RUN` prepares the run's buffers (filled by util_fill, another kernel) and launches
-# it exactly once, so no launch-skip count is kept by hand. NCU_RUNS picks the runs.
-NCU_RUNS="
-coalescing/offset/offset=0 coalescing/offset/offset=1 coalescing/offset_cg/offset=1
-coalescing/stride/stride=2 coalescing/stride/stride=32 coalescing/vec4/blocks_per_sm=0
-access_order/chunked/per_thread=8 access_order/interleaved/per_thread=8 access_order/block_x access_order/block_y
-layouts/aos layouts/aos_staged layouts/soa layouts/aligned16
-transpose/copy/shape=0 transpose/naive/shape=0 transpose/shared/shape=0 transpose/padded/shape=0
-bank/rows bank/cols bank/cols_padded
-reduce/interleaved_conflicts reduce/sequential
-distance/aos_gather distance/soa_gather
-"
+# Nsight Compute counters for one launch of every benchmark run of the registry (`gpu --list`,
+# CPU-only runs left out), at the benchmark's size: the kernel to catch is the run's first kernel
+# as the registry reports it, and `gpu --once RUN` prepares the run's buffers (filled by util_fill,
+# another kernel) and launches it exactly once, so no launch-skip count and no list of runs is
+# kept by hand. Args: a substring of the run ids to profile (default: every run). About 2 s a run.
+# Then `ncu_table` puts the counters beside the model: ncu-table.md (every row) and
+# ncu-off.md (the rows more than 5 % off, 10 % for DRAM bytes).
 NCU_METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,\
 l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,\
 l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,\
 l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,\
-l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
+l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
+# Shared-memory wavefronts as the SASS instructions account for them (what Nsight Compute's Source
+# page shows), without the L1 data-bank arbitration the hardware counters above also count:
+# collected where this ncu knows them (an unknown metric would fail every run).
+NCU_SASS_METRICS="smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st"
 
 ncu_counters() {
   command -v ncu >/dev/null || { echo "ncu not on PATH: no counters" | tee "$logs/ncu.csv"; return; }
+  local filter=${1:-} metrics=$NCU_METRICS known m
+  known=$(ncu --query-metrics 2>/dev/null | awk '{print $1}')
+  for m in $NCU_SASS_METRICS; do
+    if grep -qx "$m" <<<"$known"; then metrics="$metrics,$m.sum"; else echo "ncu has no $m: left out"; fi
+  done
   : > "$logs/ncu.csv"
   "$here/bin/gpu" --list > "$logs/runs.txt"
-  for run in $NCU_RUNS; do
-    kernel=$(awk -v r="$run" '$1 == r { print $2 }' "$logs/runs.txt")
-    [ -n "$kernel" ] || { echo "no run $run in the registry" | tee -a "$logs/ncu.csv"; status=1; continue; }
+  local start=$SECONDS count=0 run kernel
+  while read -r run kernel; do
+    [ "$kernel" = "-" ] && continue
+    case "$run" in *"$filter"*) ;; *) continue ;; esac
+    count=$((count + 1))
     echo "# $run" >> "$logs/ncu.csv"
     ncu --csv --clock-control none --kernel-name "$kernel" --launch-count 1 \
-      --metrics "$NCU_METRICS" "$here/bin/gpu" --once "$run" 2>>"$logs/ncu.err" \
-      | grep '^"' >> "$logs/ncu.csv" || echo "ncu failed for $run" | tee -a "$logs/ncu.csv"
-  done
-  echo "ncu: $(grep -c '^"' "$logs/ncu.csv") counter rows in ncu.csv"
+      --metrics "$metrics" "$here/bin/gpu" --once "$run" 2>>"$logs/ncu.err" </dev/null \
+      | grep '^"' >> "$logs/ncu.csv" || { echo "ncu failed for $run" | tee -a "$logs/ncu.csv"; status=1; }
+  done < "$logs/runs.txt"
+  echo "ncu: $count runs, $(grep -c '^"' "$logs/ncu.csv") counter rows in ncu.csv in $((SECONDS - start)) s"
+  if [ -x "$here/bin/ncu_table" ]; then
+    "$here/bin/ncu_table" "$logs/ncu.csv" > "$logs/ncu-table.md" || status=1
+    "$here/bin/ncu_table" "$logs/ncu.csv" --only-off > "$logs/ncu-off.md" || status=1
+    tail -n 1 "$logs/ncu-table.md"
+  fi
 }
 
 # compute-sanitizer memcheck over the GPU checks (the large library checks excluded: each moves
@@ -98,7 +108,7 @@ case "$step" in
   report) info; report "$@" ;;
   bench) info; bench "$@" ;;
   ptxas) ptxas_report ;;
-  ncu) ncu_counters ;;
+  ncu) ncu_counters "$@" ;;
   *) echo "unknown step $step (all|checks|report|bench|ptxas|ncu|sanitize)"; exit 2 ;;
 esac
 exit $status

@@ -1,6 +1,7 @@
 //! Access-order lessons: the registry entries, checks and workloads for
 //! `coalesce::access_order`.
 use coalesce::access_order::{self as lib, Lanes, Order, plus_one_cpu};
+use coalesce::model::Counts;
 use coalesce::{Gpu, Result};
 
 use crate::check::{CheckResult, Rng, check_f32};
@@ -128,6 +129,15 @@ impl Family for AccessOrder {
                 Ok(Workload::new(8 * (r * c) as u64, move |gpu| lib::walk_2d(gpu, lanes, &input, &mut output, r, c)))
             }
         }
+    }
+
+    fn model(self, per_thread: u32, _sms: u32) -> Result<Option<Counts>> {
+        use coalesce::model::access_order as model;
+        match self.walk() {
+            Walk::OneD(order) => model::walk_1d(order, BENCH_N, per_thread),
+            Walk::TwoD(lanes) => model::walk_2d(lanes, BENCH_SHAPE.0, BENCH_SHAPE.1),
+        }
+        .map(Some)
     }
 }
 

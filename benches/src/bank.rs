@@ -1,5 +1,6 @@
 //! Bank-conflict lessons: the registry entries, checks and workloads for `coalesce::bank`.
 use coalesce::bank::{self as lib, ITERS, MAX_STRIDE, OUTPUTS, Pattern, Tile, WORDS};
+use coalesce::model::Counts;
 use coalesce::util::Fill;
 use coalesce::{Gpu, Result};
 
@@ -82,6 +83,10 @@ impl Family for Bank {
         Ok(Workload::new(u64::from(OUTPUTS) * u64::from(ITERS) * 4, move |gpu| {
             lib::run(gpu, pattern, &table, &mut out)
         }))
+    }
+
+    fn model(self, value: u32, _sms: u32) -> Result<Option<Counts>> {
+        coalesce::model::bank::run(self.pattern(value)).map(Some)
     }
 }
 

@@ -1,5 +1,6 @@
 //! Coalescing lessons: the registry entries, checks and workloads for `coalesce::coalescing`.
 use coalesce::coalescing::{self as lib, Load, MAX_OFFSET, MAX_STRIDE, offset_len, stride_len};
+use coalesce::model::Counts;
 use coalesce::{Gpu, Result};
 
 use crate::check::{CheckResult, Rng, check_f32};
@@ -114,6 +115,19 @@ impl Family for Coalescing {
         };
         let (input, mut output) = random_pair(gpu, len, len)?;
         Ok(Workload::new(8 * n as u64, move |gpu| self.run(gpu, &input, &mut output, n, value)))
+    }
+
+    fn model(self, value: u32, sms: u32) -> Result<Option<Counts>> {
+        use coalesce::model::coalescing as model;
+        Some(match self {
+            // The bench's buffers are sized for the largest offset, as in `bench`.
+            Coalescing::Offset => model::offset_copy(Load::Cached, BENCH_N, value, MAX_OFFSET),
+            Coalescing::OffsetCg => model::offset_copy(Load::L2Only, BENCH_N, value, MAX_OFFSET),
+            Coalescing::Stride => model::stride_copy(BENCH_STRIDE_N, value),
+            Coalescing::Vec4 => model::vec4_copy(BENCH_N, sms, value, false),
+            Coalescing::Vec4Stream => model::vec4_copy(BENCH_N, sms, value, true),
+        })
+        .transpose()
     }
 }
 

@@ -1,6 +1,7 @@
 //! Distance lessons (all points and a gathered few, from AoS and SoA points): the registry
 //! entries, checks and workloads for `coalesce::distance`.
 use coalesce::distance::{self as lib, Float3, Indices, Points, Soa3};
+use coalesce::model::Counts;
 use coalesce::util::Fill;
 use coalesce::{DeviceBuffer, Error, Gpu, Result};
 
@@ -101,13 +102,29 @@ impl Family for Distance {
             let mut out = random_buffer::<f32>(gpu, n, Fill::Unit, 13)?;
             return Ok(Workload::new(16 * n as u64, move |gpu| lib::all(gpu, points.points(), &mut out)));
         }
-        let mut rng = Rng::new(14);
-        let idx: Vec<u32> = (0..BENCH_M).map(|_| rng.below(n as u64) as u32).collect();
-        let idx = Indices::upload(gpu, &idx)?;
+        let idx = Indices::upload(gpu, &bench_indices())?;
         let mut out = random_buffer::<f32>(gpu, BENCH_M, Fill::Unit, 15)?;
         // Useful bytes: an index, 12 bytes of point and a result per selected point.
         Ok(Workload::new(20 * BENCH_M as u64, move |gpu| lib::gather(gpu, points.points(), &idx, &mut out)))
     }
+
+    fn model(self, _: u32, _sms: u32) -> Result<Option<Counts>> {
+        use coalesce::model::distance as model;
+        match self {
+            Distance::AosAll => model::all(false, BENCH_N),
+            Distance::SoaAll => model::all(true, BENCH_N),
+            Distance::AosGather => model::gather(false, BENCH_N, &bench_indices()),
+            Distance::SoaGather => model::gather(true, BENCH_N, &bench_indices()),
+        }
+        .map(Some)
+    }
+}
+
+/// The `BENCH_M` point indices the gather benchmarks select (fixed seed, so the model replays the
+/// very indices the benchmark uploads).
+pub fn bench_indices() -> Vec<u32> {
+    let mut rng = Rng::new(14);
+    (0..BENCH_M).map(|_| rng.below(BENCH_N as u64) as u32).collect()
 }
 
 /// Points on the device in one layout, owned.

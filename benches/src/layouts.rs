@@ -1,5 +1,6 @@
 //! float3 layout lessons: the registry entries, checks and workloads for `coalesce::layouts`.
 use coalesce::layouts::{self as lib, AosMethod, Float3, Float3A16, Soa3, Soa3Mut};
+use coalesce::model::Counts;
 use coalesce::util::Fill;
 use coalesce::{DeviceBuffer, DeviceSlice, Gpu, Result};
 use cust::memory::DeviceCopy;
@@ -102,6 +103,17 @@ impl Family for Layouts {
                 Workload::new(bytes, move |gpu| lib::aligned16(gpu, &input, &mut output))
             }
         })
+    }
+
+    fn model(self, _: u32, _sms: u32) -> Result<Option<Counts>> {
+        use coalesce::model::layouts as model;
+        match self {
+            Layouts::Aos => model::aos_update(AosMethod::Element, BENCH_N),
+            Layouts::AosStaged => model::aos_update(AosMethod::Staged, BENCH_N),
+            Layouts::Soa => model::soa_update(BENCH_N),
+            Layouts::Aligned16 => model::aligned16_update(BENCH_N),
+        }
+        .map(Some)
     }
 }
 

@@ -8,6 +8,8 @@
 pub mod check;
 pub mod large;
 pub mod measure;
+pub mod ncu;
+pub mod predict;
 pub mod registry;
 pub mod report;
 pub mod workload;

@@ -2,6 +2,7 @@
 use std::ops::Range;
 
 use coalesce::matmul::{self as lib, BM, BN, Method, matmul_cpu};
+use coalesce::model::Counts;
 use coalesce::util::Fill;
 use coalesce::{Error, Gpu, Result};
 
@@ -111,6 +112,11 @@ impl Family for Matmul {
         let mut c = random_buffer::<f32>(gpu, s * s, Fill::Unit, 10)?;
         Ok(Workload::new(12 * (s * s) as u64, move |gpu| lib::run(gpu, method, &a, &b, &mut c, (s, s, s)))
             .with_flops(2 * (s * s * s) as u64))
+    }
+
+    fn model(self, _: u32, _sms: u32) -> Result<Option<Counts>> {
+        // One band: BENCH_SIZE rows fit one launch of every method.
+        coalesce::model::matmul::run(self.method(), (BENCH_SIZE, BENCH_SIZE, BENCH_SIZE)).map(Some)
     }
 }
 

@@ -1,5 +1,6 @@
 //! Reduction lessons: the registry entries, checks and workloads for `coalesce::reduce`, and the
 //! large check of the library's `sum` past 2^31 elements.
+use coalesce::model::Counts;
 use coalesce::reduce::{self as lib, Method};
 use coalesce::util::{Fill, fill_value};
 use coalesce::{DeviceBuffer, Error, Gpu, Result};
@@ -121,6 +122,11 @@ impl Family for Reduce {
         let mut partials = random_buffer::<i32>(gpu, needed.max(1), Fill::Bits, 6)?;
         let mut out: DeviceBuffer<i32> = random_buffer(gpu, 1, Fill::Bits, 7)?;
         Ok(Workload::new(4 * n as u64, move |gpu| lib::sum_into(gpu, method, &input, &mut partials, &mut out)))
+    }
+
+    fn model(self, _: u32, sms: u32) -> Result<Option<Counts>> {
+        // The profiled launch is the first pass (`sum_into`'s first kernel) over BENCH_N.
+        self.method().map(|method| coalesce::model::reduce::first_launch(method, BENCH_N, sms)).transpose()
     }
 }
 

@@ -1,6 +1,7 @@
 //! Every kernel variant, registered once: each family's variants are the values of one enum that
 //! implements [`Family`]; tests, benches, `xtask list`, the report and the ncu step iterate
 //! [`all`] instead of keeping lists of their own.
+use coalesce::model::Counts;
 use coalesce::{Gpu, Result};
 
 use crate::check::{CheckResult, Rng};
@@ -41,6 +42,11 @@ pub trait Family: Copy + Sync + 'static {
     fn check(self, gpu: &Gpu, rng: &mut Rng, value: u32) -> CheckResult<String>;
     /// Prepares the benchmark workload for one parameter value.
     fn bench(self, gpu: &Gpu, value: u32) -> Result<Workload>;
+    /// What Nsight Compute should count for the launch the ncu step profiles: the first launch
+    /// of the variant's first kernel in its benchmark workload (`gpu --once`), at the benchmark
+    /// size, on a GPU of `sms` SMs, predicted by `coalesce::model` without a GPU. `Ok(None)`
+    /// for CPU-only variants.
+    fn model(self, value: u32, sms: u32) -> Result<Option<Counts>>;
 }
 
 /// A registered variant of any family (the object-safe view of [`Family`]).
@@ -59,6 +65,8 @@ pub trait Variant: Sync {
     fn check(&self, gpu: &Gpu, rng: &mut Rng, value: u32) -> CheckResult<String>;
     /// See [`Family::bench`].
     fn bench(&self, gpu: &Gpu, value: u32) -> Result<Workload>;
+    /// See [`Family::model`].
+    fn model(&self, value: u32, sms: u32) -> Result<Option<Counts>>;
 
     /// `family/name`.
     fn id(&self) -> String {
@@ -105,6 +113,9 @@ impl<F: Family> Variant for F {
     }
     fn bench(&self, gpu: &Gpu, value: u32) -> Result<Workload> {
         Family::bench(*self, gpu, value)
+    }
+    fn model(&self, value: u32, sms: u32) -> Result<Option<Counts>> {
+        Family::model(*self, value, sms)
     }
 }
 

@@ -1,5 +1,6 @@
 //! Transpose lessons: the registry entries, checks and workloads for `coalesce::transpose`, and
 //! the library transpose's check past 2^31 elements ([`check_large`]).
+use coalesce::model::Counts;
 use coalesce::transpose::{self as lib, Method};
 use coalesce::util::{Fill, fill_value};
 use coalesce::{DeviceBuffer, DeviceSlice, Gpu, Result};
@@ -126,6 +127,11 @@ impl Family for Transpose {
         let (r, c) = BENCH_SHAPES[shape as usize];
         let (input, mut output) = random_pair(gpu, r * c, r * c)?;
         Ok(Workload::new(8 * (r * c) as u64, move |gpu| self.run(gpu, &input, &mut output, r, c)))
+    }
+
+    fn model(self, shape: u32, _sms: u32) -> Result<Option<Counts>> {
+        let (r, c) = BENCH_SHAPES[shape as usize];
+        coalesce::model::transpose::run(self.method(), r, c).map(Some)
     }
 }
 

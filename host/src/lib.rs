@@ -27,6 +27,7 @@ pub mod gpu;
 pub mod launch;
 pub mod layouts;
 pub mod matmul;
+pub mod model;
 pub mod reduce;
 pub mod transpose;
 pub mod util;

@@ -36,6 +36,13 @@ pub const fn lane(t: u32) -> u32 {
     t % crate::WARP_SIZE
 }
 
+/// Word thread `t` copies into shared memory at trip `j` of the table copy: words `t, t + BLOCK,
+/// ..` below `WORDS`, so with `BLOCK` threads every word once.
+#[inline(always)]
+pub const fn table_word(t: u32, j: u32) -> u32 {
+    t + j * BLOCK
+}
+
 /// Output thread `t` of block `block` writes its sum to.
 #[inline(always)]
 pub const fn output_index(block: u32, t: u32) -> u32 {
@@ -128,11 +135,12 @@ mod device {
         let t = thread::thread_idx_x();
         // Copy the table in: thread t takes words t, t + BLOCK, ...; with BLOCK threads that is
         // every word once.
-        let mut i = t;
-        while i < WORDS {
+        let mut j = 0;
+        while table_word(t, j) < WORDS {
+            let i = table_word(t, j) as usize;
             // SAFETY: i < WORDS, the table's length and the shared words launched.
-            unsafe { *s.add(i as usize) = *table.add(i as usize) };
-            i += BLOCK;
+            unsafe { *s.add(i) = *table.add(i) };
+            j += 1;
         }
         thread::sync_threads();
         let lane = lane(t);
@@ -189,8 +197,10 @@ mod tests {
         // The copy loop: thread t takes t, t + BLOCK, ... below WORDS; together every word once.
         let mut copied = vec![0u8; WORDS as usize];
         for t in 0..BLOCK {
-            for i in (t..WORDS).step_by(BLOCK as usize) {
-                copied[i as usize] += 1;
+            let mut j = 0;
+            while table_word(t, j) < WORDS {
+                copied[table_word(t, j) as usize] += 1;
+                j += 1;
             }
         }
         assert!(copied.iter().all(|&c| c == 1));

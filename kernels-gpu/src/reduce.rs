@@ -104,6 +104,13 @@ pub const fn pair_index(b: u32, t: u32) -> u32 {
     b * 2 * BLOCK + t
 }
 
+/// The second element of the pair that starts at element `i`: `BLOCK` further, so each of a
+/// pair's two warp loads reads 128 contiguous bytes.
+#[inline(always)]
+pub const fn pair_partner(i: u32) -> u32 {
+    i + BLOCK
+}
+
 /// Step of `reduce_many_per_thread`'s grid-stride loop over pairs, for a grid of `blocks`.
 #[inline(always)]
 pub const fn pair_step(blocks: u32) -> u32 {
@@ -136,6 +143,13 @@ pub const fn sequential_pair(t: u32, d: u32) -> Option<(u32, u32)> {
 #[inline(always)]
 pub const fn last_warp_pair(t: u32) -> (u32, u32) {
     (t, t + WARP_SIZE)
+}
+
+/// `(warp, lane)` of thread `t` of a block: the warp whose sum the shuffle kernel parks in
+/// shared word `warp`, and the lane inside it.
+#[inline(always)]
+pub const fn warp_lane(t: u32) -> (u32, u32) {
+    (t / WARP_SIZE, t % WARP_SIZE)
 }
 
 /// Global number of thread `t` of block `b` in 64 bits: the first vector the shuffle kernel
@@ -324,8 +338,8 @@ kernel! {
         unsafe {
             while i < n {
                 sum = sum.wrapping_add(*input.add(i as usize));
-                if i + BLOCK < n {
-                    sum = sum.wrapping_add(*input.add((i + BLOCK) as usize));
+                if pair_partner(i) < n {
+                    sum = sum.wrapping_add(*input.add(pair_partner(i) as usize));
                 }
                 i += step;
             }
@@ -386,8 +400,7 @@ kernel! {
             // the loops and the tail branch above have all ended), and the block is whole warps
             // of 32 live lanes (SHUFFLE_BLOCK % 32 == 0): the full warp is converged here.
             sum = warp::reduce_sum_i32(sum);
-            let lane = t % WARP_SIZE;
-            let warp_id = t / WARP_SIZE;
+            let (warp_id, lane) = warp_lane(t);
             if lane == 0 {
                 *s.add(warp_id as usize) = sum;
             }
@@ -436,7 +449,7 @@ mod device {
         // SAFETY: both indices checked against n; t < BLOCK.
         unsafe {
             let a = if i < n { *input.add(i as usize) } else { 0 };
-            let b = if i + BLOCK < n { *input.add((i + BLOCK) as usize) } else { 0 };
+            let b = if pair_partner(i) < n { *input.add(pair_partner(i) as usize) } else { 0 };
             *s.add(t as usize) = a.wrapping_add(b);
         }
         thread::sync_threads();

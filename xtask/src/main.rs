@@ -1,4 +1,4 @@
-//! `cargo xtask build-ptx | list | bundle`: the project's own commands.
+//! `cargo xtask build-ptx | list | report | model | ncu-table | bundle`: the project's own commands.
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
@@ -12,6 +12,11 @@ const USAGE: &str = "usage:
                                                       write DIR/report.md, report.json and SVG plots
                                                       (default DIR: target/report)
   cargo xtask report --from FILE.json [--out DIR]     re-render a saved report.json, no GPU needed
+  cargo xtask model [FILTER] [--json] [--sms N]       the transaction model of every run, no GPU needed: what
+                                                      Nsight Compute should count for the launch the ncu step
+                                                      profiles (table, or one JSON object per line)
+  cargo xtask ncu-table CSV [--sms N] [--only-off]    a bundle's ncu.csv beside the model: markdown table of
+                                                      predicted vs measured, rows off by > 5 % (DRAM 10 %) marked
   cargo xtask bundle [--out DIR]                      test/bench binaries, PTX and run.sh for a GPU host
                                                       without Rust (default DIR: bundle)";
 
@@ -20,7 +25,9 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("build-ptx") => build_ptx(&args[1..]),
         Some("list") => list(),
-        Some("report") => return report(&args[1..]),
+        Some("report") => return release_bin("report", &args[1..]),
+        Some("model") => return release_bin("model", &args[1..]),
+        Some("ncu-table") => return release_bin("ncu_table", &args[1..]),
         Some("bundle") => bundle(&args[1..]),
         _ => Err(USAGE.to_string()),
     };
@@ -87,13 +94,14 @@ fn list() -> Result<(), String> {
     Ok(())
 }
 
-/// Runs the report binary in release mode (the CPU reference rows are timed too, so a debug
-/// build would misstate them) with the user's arguments. The binary says what went wrong itself,
-/// in one line; its exit code is passed on.
-fn report(args: &[String]) -> ExitCode {
+/// Runs one of the harness's binaries in release mode with the user's arguments: the report
+/// (its CPU reference rows are timed too, so a debug build would misstate them), the model and
+/// the ncu table (which replay launches of 2^26 elements and more). The binary says what went
+/// wrong itself, in one line; its exit code is passed on.
+fn release_bin(bin: &str, args: &[String]) -> ExitCode {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
-        .args(["run", "--quiet", "--release", "-p", "coalesce-benches", "--bin", "report", "--"])
+        .args(["run", "--quiet", "--release", "-p", "coalesce-benches", "--bin", bin, "--"])
         .args(args)
         .current_dir(root())
         .status();
@@ -160,7 +168,9 @@ fn bundle(args: &[String]) -> Result<(), String> {
     }
     let mut executables = cargo_executables(&["test", "--release", "--no-run", "--workspace"])?;
     executables.extend(cargo_executables(&["bench", "--no-run", "-p", "coalesce-benches"])?);
-    executables.extend(cargo_executables(&["build", "--release", "-p", "coalesce-benches", "--bin", "report"])?);
+    for bin_name in ["report", "model", "ncu_table"] {
+        executables.extend(cargo_executables(&["build", "--release", "-p", "coalesce-benches", "--bin", bin_name])?);
+    }
     let mut names = Vec::new();
     for exe in &executables {
         let name = artifact_name(exe);

@@ -12,7 +12,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use coalesce_benches::measure::{Measured, measure_memcpy, measure_variant};
-use coalesce_benches::report::{Device, Measurement, Param, Report, render};
+use coalesce_benches::predict::predict;
+use coalesce_benches::report::{Device, Measurement, Model, Param, Report, render};
 use coalesce_benches::{open_gpu, registry};
 
 const USAGE: &str = "usage: report [--out DIR] [FILTER] | report --from FILE.json [--out DIR]";
@@ -63,10 +64,7 @@ fn measurement(m: &Measured, v: Option<(&dyn registry::Variant, u32)>) -> Measur
 
 fn measure(filter: &str) -> Result<Report, String> {
     let gpu = open_gpu().map_err(|e| format!("report needs a GPU: {e}"))?;
-    let runs: Vec<(&dyn registry::Variant, u32)> = registry::all()
-        .flat_map(|v| v.sweep_values().iter().map(move |&p| (v, p)))
-        .filter(|(v, p)| v.run_id(*p).contains(filter))
-        .collect();
+    let runs = coalesce_benches::predict::runs(filter);
     let fail = |e: coalesce::Error| e.to_string();
     let memcpy = measurement(&measure_memcpy(&gpu).map_err(fail)?, None);
     let start = Instant::now();
@@ -80,6 +78,15 @@ fn measure(filter: &str) -> Result<Report, String> {
         measured.push(measurement(&m, Some((v, p))));
     }
     eprintln!("\r\x1b[K{} runs in {:.0} s", runs.len(), start.elapsed().as_secs_f64());
+    // The model beside every timing: what Nsight Compute should count for the run's profiled
+    // launch on this GPU's SM count (CPU, a few seconds for every run on a many-core host).
+    for ((run, prediction), m) in predict(&runs, gpu.multiprocessors()).into_iter().zip(&mut measured) {
+        debug_assert_eq!(run, m.run);
+        match prediction {
+            Ok(counts) => m.model = counts.as_ref().map(Model::from_counts),
+            Err(e) => eprintln!("{run}: no model ({e})"),
+        }
+    }
     let info = gpu.info();
     Ok(Report {
         device: Device {

@@ -90,6 +90,20 @@ pub struct Model {
     pub dram_write_bytes: u64,
 }
 
+impl Model {
+    /// The report's view of the model's counts for a run (`coalesce::model`).
+    pub fn from_counts(c: &coalesce::model::Counts) -> Model {
+        Model {
+            ld_sectors_per_request: c.ld_sectors_per_request(),
+            st_sectors_per_request: c.st_sectors_per_request(),
+            shared_ld_bank_conflicts: c.shared_ld_bank_conflicts,
+            shared_st_bank_conflicts: c.shared_st_bank_conflicts,
+            dram_read_bytes: c.dram_read_bytes,
+            dram_write_bytes: c.dram_write_bytes,
+        }
+    }
+}
+
 impl Measurement {
     /// Effective bandwidth in GB/s (10^9 bytes per second) of the bytes the run must move.
     pub fn gbps(&self) -> f64 {

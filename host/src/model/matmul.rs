@@ -1,0 +1,281 @@
+//! Replays of the matrix multiplies in `kernels-gpu/src/matmul.rs`.
+//!
+//! SASS (sm_90):
+//! - `matmul_naive`: per k step one 4-byte `LDG.E` of A (the warp's 32 lanes share a row: one
+//!   address) and one of B (32 consecutive columns), unrolled but never widened; one `STG.E`.
+//! - `matmul_tiled` / `matmul_prefetch`: per tile one `LDG.E` of A and one of B under `at`'s
+//!   bounds check, an `STS` of each into its tile (unconditional), and the inner product over the
+//!   tile as 8 trips of one `LDS.128` of A's tile row (ptxas merges the PTX's four
+//!   `ld.shared.b32` of `tile_offset(ty, i .. i + 4)`, 16-byte aligned since `i % 4 == 0`, into
+//!   one; all lanes share `ty`, so one address) and four `LDS` of B's tile column; one `STG.E`.
+//!   The prefetching kernel issues the same loads in another order.
+//! - `matmul_regblock`: per k tile one `LDG.E.128` of A and one of B (the next stage's, except
+//!   for the last tile; the first stage's before the loop), four `STS` of the A vector into Aᵀ
+//!   and one `STS.128` of the B vector, 8 steps of four `LDS.128` (two A, two B fragments), and
+//!   16 `STG.E.128` of the outputs.
+//!
+//! Uniformity: a 4096³ multiply is 10^11 lane accesses, so each launch is replayed one block
+//! per *class* and the class's count multiplied by its number of blocks. A block's global
+//! addresses are its origin's plus offsets that do not depend on the block, and its shared
+//! addresses do not depend on the block at all; so two blocks with the same number of valid
+//! rows and columns (the guards) and the same origin offsets modulo a sector (the alignment)
+//! make the same requests, sectors and wavefronts. The class key is exactly that. The DRAM
+//! footprint is worked out apart: every thread with a valid `(row, col)` reads row `row` of A and
+//! column `col` of B over all of k and writes `C(row, col)`, so the footprint is the covered rows
+//! of A, the covered columns of B and their product in C.
+use std::collections::BTreeMap;
+
+use cust::memory::DeviceSlice;
+
+use super::{Buffer, Counts, Model, Warp, block_warps, blocks, fake_slice, lanes_where};
+use crate::error::Result;
+use crate::launch::{Call, Launch};
+use crate::matmul::{
+    BK, BM, BN, MatmulSig, Method, NAIVE_BLOCK, RB_B_OFFSET_V4, RB_STAGE_V4, TILE, TM, matmul_naive, matmul_regblock,
+    naive_coords, plan, rb_a_frag, rb_a_index, rb_a_load, rb_at_offset, rb_b_frag, rb_b_index, rb_b_load, rb_b_offset,
+    rb_block_origin, rb_out_col, rb_out_row, rb_thread, row_major, tile_a_col, tile_b_row, tile_offset, tiled_coords,
+};
+
+/// Floats in a sector.
+const SECTOR_FLOATS: u64 = super::SECTOR_BYTES / 4;
+
+/// The buffers and sizes of one launch.
+struct Launched {
+    a: Buffer,
+    b: Buffer,
+    c: Buffer,
+    m: u32,
+    n: u32,
+    k: u32,
+}
+
+/// Counts of a planned matmul launch.
+pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
+    let launch = call.launch();
+    let &(a, b, ref c, m, n, k) = call.args();
+    let kernel = call.kernel();
+    let method = if kernel == matmul_naive {
+        Method::Naive
+    } else if kernel == matmul_regblock {
+        Method::RegisterBlocked
+    } else {
+        // Tiled and prefetch make the same accesses.
+        Method::Tiled
+    };
+    let mut model = Model::new();
+    let l =
+        Launched { a: model.buffer(a.address()), b: model.buffer(b.address()), c: model.buffer(c.address()), m, n, k };
+    // Origin `(row, col)` of a block and how many of its rows and columns are inside C.
+    let (block_rows, block_cols) = match method {
+        Method::Naive => (NAIVE_BLOCK.1, NAIVE_BLOCK.0),
+        Method::RegisterBlocked => (BM, BN),
+        _ => (TILE, TILE),
+    };
+    let origin = |(bx, by): (u32, u32)| match method {
+        Method::Naive => naive_coords(bx, by, 0, 0),
+        Method::RegisterBlocked => rb_block_origin(bx, by),
+        _ => tiled_coords(bx, by, 0, 0),
+    };
+    let residue = |x: u64| x % SECTOR_FLOATS;
+    let key = |block: (u32, u32)| {
+        let (r0, c0) = origin(block);
+        let rows = m.min(r0.saturating_add(block_rows)).saturating_sub(r0);
+        let cols = n.min(c0.saturating_add(block_cols)).saturating_sub(c0);
+        let (r0, c0) = (u64::from(r0), u64::from(c0));
+        (rows, cols, residue(row_major(r0, 0, k.into())), residue(c0), residue(row_major(r0, c0, n.into())))
+    };
+    let mut classes: BTreeMap<_, ((u32, u32), u64)> = BTreeMap::new();
+    for block in blocks(&launch) {
+        classes.entry(key(block)).or_insert((block, 0)).1 += 1;
+    }
+    for (block, count) in classes.into_values() {
+        let mut one = Model::instructions_only();
+        let lb =
+            Launched { a: one.buffer(a.address()), b: one.buffer(b.address()), c: one.buffer(c.address()), m, n, k };
+        for w in block_warps(&launch, block) {
+            match method {
+                Method::Naive => naive_warp(&mut one, &lb, &w),
+                Method::RegisterBlocked => regblock_warp(&mut one, &lb, &launch, &w),
+                _ => tiled_warp(&mut one, &lb, &w),
+            }
+        }
+        model.add(&one.counts().repeated(count));
+    }
+    footprint(&mut model, &l, &launch, origin, (block_rows, block_cols));
+    model.counts()
+}
+
+/// Marks the DRAM footprint (see the module docs): covered rows and columns, from the blocks'
+/// origins and sizes clipped to C.
+fn footprint(
+    model: &mut Model,
+    l: &Launched,
+    launch: &Launch,
+    origin: impl Fn((u32, u32)) -> (u32, u32),
+    (block_rows, block_cols): (u32, u32),
+) {
+    let (m, n, k) = (u64::from(l.m), u64::from(l.n), u64::from(l.k));
+    let mut rows = vec![false; l.m as usize];
+    let mut cols = vec![false; l.n as usize];
+    for block in blocks(launch) {
+        let (r0, c0) = origin(block);
+        for r in r0..l.m.min(r0.saturating_add(block_rows)) {
+            rows[r as usize] = true;
+        }
+        for c in c0..l.n.min(c0.saturating_add(block_cols)) {
+            cols[c as usize] = true;
+        }
+    }
+    let runs = |covered: &[bool]| {
+        let mut out = Vec::new();
+        let mut start = None;
+        for (i, &on) in covered.iter().chain([false].iter()).enumerate() {
+            match (on, start) {
+                (true, None) => start = Some(i as u64),
+                (false, Some(s)) => {
+                    out.push((s, i as u64 - s));
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        out
+    };
+    let (row_runs, col_runs) = (runs(&rows), runs(&cols));
+    for &(r, len) in &row_runs {
+        model.footprint_read(l.a, 4 * row_major(r, 0, k), 4 * len * k);
+        for rr in r..r + len {
+            for &(c, width) in &col_runs {
+                model.footprint_write(l.c, 4 * row_major(rr, c, n), 4 * width);
+            }
+        }
+    }
+    if !row_runs.is_empty() {
+        for i in 0..k {
+            for &(c, width) in &col_runs {
+                model.footprint_read(l.b, 4 * row_major(i, c, n), 4 * width);
+            }
+        }
+    }
+    let _ = m;
+}
+
+fn naive_warp(model: &mut Model, l: &Launched, w: &Warp) {
+    let rc = |lane| {
+        let (tx, ty) = w.thread(lane);
+        naive_coords(w.block.0, w.block.1, tx, ty)
+    };
+    let active = lanes_where(w.lanes, |lane| {
+        let (r, c) = rc(lane);
+        r < l.m && c < l.n
+    });
+    let (n, k) = (u64::from(l.n), u64::from(l.k));
+    for i in 0..k {
+        model.load(l.a, 4, active, |lane| 4 * row_major(rc(lane).0.into(), i, k));
+        model.load(l.b, 4, active, |lane| 4 * row_major(i, rc(lane).1.into(), n));
+    }
+    model.store(l.c, 4, active, |lane| {
+        let (r, c) = rc(lane);
+        4 * row_major(r.into(), c.into(), n)
+    });
+}
+
+fn tiled_warp(model: &mut Model, l: &Launched, w: &Warp) {
+    let t = |lane| w.thread(lane);
+    let rc = |lane| {
+        let (tx, ty) = t(lane);
+        tiled_coords(w.block.0, w.block.1, tx, ty)
+    };
+    let (m, n, k) = (l.m, l.n, l.k);
+    let b_tile = TILE * TILE * 4;
+    for tile in 0..k.div_ceil(TILE) {
+        // `at(a, row, tile_a_col(t, tx), m, k)` and `at(b, tile_b_row(t, ty), col, k, n)`.
+        let a_at = |lane| (rc(lane).0, tile_a_col(tile, t(lane).0));
+        let b_at = |lane| (tile_b_row(tile, t(lane).1), rc(lane).1);
+        let a_on = lanes_where(w.lanes, |lane| a_at(lane).0 < m && a_at(lane).1 < k);
+        let b_on = lanes_where(w.lanes, |lane| b_at(lane).0 < k && b_at(lane).1 < n);
+        model.load(l.a, 4, a_on, |lane| 4 * row_major(a_at(lane).0.into(), a_at(lane).1.into(), k.into()));
+        model.load(l.b, 4, b_on, |lane| 4 * row_major(b_at(lane).0.into(), b_at(lane).1.into(), n.into()));
+        let here = |lane| {
+            let (tx, ty) = t(lane);
+            4 * tile_offset(ty, tx)
+        };
+        model.shared_store(4, w.lanes, here);
+        model.shared_store(4, w.lanes, |lane| b_tile + here(lane));
+        for i in (0..TILE).step_by(4) {
+            model.shared_load(16, w.lanes, |lane| 4 * tile_offset(t(lane).1, i));
+            for q in i..i + 4 {
+                model.shared_load(4, w.lanes, |lane| b_tile + 4 * tile_offset(q, t(lane).0));
+            }
+        }
+    }
+    let active = lanes_where(w.lanes, |lane| {
+        let (r, c) = rc(lane);
+        r < m && c < n
+    });
+    model.store(l.c, 4, active, |lane| {
+        let (r, c) = rc(lane);
+        4 * row_major(r.into(), c.into(), n.into())
+    });
+}
+
+fn regblock_warp(model: &mut Model, l: &Launched, launch: &Launch, w: &Warp) {
+    debug_assert_eq!(launch.block.1, 1);
+    let t = |lane| w.thread(lane).0;
+    let (row0, col0) = rb_block_origin(w.block.0, w.block.1);
+    let (n, k) = (l.n, l.k);
+    let load = |model: &mut Model, kt: u32| {
+        model.load(l.a, 16, w.lanes, |lane| 4 * rb_a_index(row0, rb_a_load(t(lane)), kt, k));
+        model.load(l.b, 16, w.lanes, |lane| 4 * rb_b_index(col0, rb_b_load(t(lane)), kt, n));
+    };
+    // Byte addresses in shared memory: stage `s` starts at `s * RB_STAGE_V4` vectors, its B part
+    // `RB_B_OFFSET_V4` vectors further.
+    let stage_bytes = |s: u32| 16 * s * RB_STAGE_V4;
+    let store = |model: &mut Model, s: u32| {
+        for i in 0..4 {
+            model.shared_store(4, w.lanes, |lane| stage_bytes(s) + 4 * rb_at_offset(rb_a_load(t(lane)), i));
+        }
+        model
+            .shared_store(16, w.lanes, |lane| stage_bytes(s) + 16 * (RB_B_OFFSET_V4 + rb_b_offset(rb_b_load(t(lane)))));
+    };
+    let tiles = k / BK;
+    load(model, 0);
+    store(model, 0);
+    for kt in 0..tiles {
+        let stage = kt % 2;
+        let more = kt + 1 < tiles;
+        if more {
+            load(model, kt + 1);
+        }
+        for kk in 0..BK {
+            let (tx, ty) = (|lane| rb_thread(t(lane)).0, |lane| rb_thread(t(lane)).1);
+            model.shared_load(16, w.lanes, |lane| stage_bytes(stage) + 16 * rb_a_frag(kk, ty(lane)).0);
+            model.shared_load(16, w.lanes, |lane| stage_bytes(stage) + 16 * rb_a_frag(kk, ty(lane)).1);
+            model.shared_load(16, w.lanes, |lane| {
+                stage_bytes(stage) + 16 * (RB_B_OFFSET_V4 + rb_b_frag(kk, tx(lane)).0)
+            });
+            model.shared_load(16, w.lanes, |lane| {
+                stage_bytes(stage) + 16 * (RB_B_OFFSET_V4 + rb_b_frag(kk, tx(lane)).1)
+            });
+        }
+        if more {
+            store(model, 1 - stage);
+        }
+    }
+    for i in 0..TM {
+        for half in 0..2 {
+            model.store(l.c, 16, w.lanes, |lane| {
+                let (tx, ty) = rb_thread(t(lane));
+                4 * row_major(rb_out_row(row0, ty, i).into(), rb_out_col(col0, tx, half).into(), n.into())
+            });
+        }
+    }
+}
+
+/// The `m × n × k` multiply with `method`, one launch (at most `method.band_rows()` rows).
+pub fn run(method: Method, (m, n, k): (usize, usize, usize)) -> Result<Counts> {
+    let a: DeviceSlice<f32> = fake_slice(0, m * k);
+    let b: DeviceSlice<f32> = fake_slice(1, k * n);
+    let mut c: DeviceSlice<f32> = fake_slice(2, m * n);
+    Ok(matmul(&plan(method, &a, &b, &mut c, (m, n, k))?))
+}

@@ -1,0 +1,82 @@
+//! Replays of the transposes in `kernels-gpu/src/transpose.rs`.
+//!
+//! SASS (sm_90): each of the `TILE / BLOCK_ROWS` steps is one 4-byte `LDG.E` under
+//! `r < rows && c < cols`, then for the copy and the naive kernel one `STG.E`; the shared-tile
+//! kernels store the step's element with one `STS` and, after the barrier, each step is one `LDS`
+//! of the transposed slot and one `STG.E`, under the same guard on `store_coords`.
+use cust::memory::DeviceSlice;
+
+use super::{Counts, Model, block_warps, blocks, fake_slice, lanes_where};
+use crate::error::Result;
+use crate::launch::Call;
+use crate::transpose::{
+    BLOCK_ROWS, Method, PITCH, PITCH_PADDED, TILE, TransposeSig, col_tiles, load_coords, plan, row_major_index,
+    store_coords, tile_origin, tile_slot, transpose_copy, transpose_naive, transpose_padded, transpose_shared,
+    transposed_index,
+};
+
+/// Counts of a planned transpose (or tiled copy).
+pub fn transpose(call: &Call<'_, TransposeSig>) -> Counts {
+    let launch = call.launch();
+    let &(input, ref output, rows, cols) = call.args();
+    let mut m = Model::new();
+    let (src, dst) = (m.buffer(input.address()), m.buffer(output.address()));
+    let kernel = call.kernel();
+    let pitch = if kernel == transpose_shared {
+        PITCH
+    } else if kernel == transpose_padded {
+        PITCH_PADDED
+    } else {
+        0
+    };
+    let inside = |(r, c): (u32, u32)| r < rows && c < cols;
+    for block in blocks(&launch) {
+        let origin = tile_origin(block.0, col_tiles(cols));
+        for w in block_warps(&launch, block) {
+            let t = |l| w.thread(l);
+            let steps = (0..TILE).step_by(BLOCK_ROWS as usize);
+            for j in steps.clone() {
+                let at = |l| load_coords(origin, t(l), j);
+                let active = lanes_where(w.lanes, |l| inside(at(l)));
+                m.load(src, 4, active, |l| {
+                    let (r, c) = at(l);
+                    4 * row_major_index(r, c, cols)
+                });
+                if kernel == transpose_copy || kernel == transpose_naive {
+                    let naive = kernel == transpose_naive;
+                    m.store(dst, 4, active, |l| {
+                        let (r, c) = at(l);
+                        4 * if naive { transposed_index(r, c, rows) } else { row_major_index(r, c, cols) }
+                    });
+                } else {
+                    m.shared_store(4, active, |l| {
+                        let (tx, ty) = t(l);
+                        4 * tile_slot(ty + j, tx, pitch)
+                    });
+                }
+            }
+            if pitch == 0 {
+                continue;
+            }
+            for j in steps {
+                let at = |l| store_coords(origin, t(l), j);
+                let active = lanes_where(w.lanes, |l| inside(at(l)));
+                m.shared_load(4, active, |l| {
+                    let (tx, ty) = t(l);
+                    4 * tile_slot(tx, ty + j, pitch)
+                });
+                m.store(dst, 4, active, |l| {
+                    let (r, c) = at(l);
+                    4 * transposed_index(r, c, rows)
+                });
+            }
+        }
+    }
+    m.counts()
+}
+
+/// The `rows × cols` transpose (or copy) with `method`.
+pub fn run(method: Method, rows: usize, cols: usize) -> Result<Counts> {
+    let (input, mut output): (DeviceSlice<f32>, _) = (fake_slice(0, rows * cols), fake_slice(1, rows * cols));
+    Ok(transpose(&plan(method, &input, &mut output, rows, cols)?))
+}
