@@ -132,6 +132,22 @@ fn transposes_naive_strided_stores_shared_32_way_padded_none() {
 }
 
 #[test]
+fn the_wide_tile_halves_the_requests_and_pays_a_2_way_conflict() {
+    let (rows, cols) = (256, 512);
+    let n = (rows * cols) as u64;
+    let wide = model::transpose::run(Transpose::Wide, rows, cols).unwrap();
+    // 8-byte accesses: a warp moves 256 contiguous bytes, 8 sectors, half as many requests.
+    assert_eq!(per_request(&wide), (8.0, 8.0));
+    assert_eq!((wide.ld_requests, wide.st_requests), (n / 64, n / 64));
+    // Each pair goes through the tile as two 4-byte accesses; with pitch 65 lanes l and l + 16
+    // meet in one bank (2l + c and 2(l + 16) + c agree mod 32): 2 wavefronts an instruction.
+    let (lds, sts) = (n / 32, n / 32);
+    assert_eq!((wide.shared_ld_wavefronts, wide.shared_ld_bank_conflicts), (2 * lds, lds));
+    assert_eq!((wide.shared_st_wavefronts, wide.shared_st_bank_conflicts), (2 * sts, sts));
+    assert_eq!((wide.dram_read_bytes, wide.dram_write_bytes), (4 * n, 4 * n));
+}
+
+#[test]
 fn edge_tiles_only_count_the_elements_inside() {
     // 33 x 31: two row tiles of one column tile. Every element is read and written once.
     let c = model::transpose::run(Transpose::Padded, 33, 31).unwrap();

@@ -4,15 +4,21 @@
 //! `r < rows && c < cols`, then for the copy and the naive kernel one `STG.E`; the shared-tile
 //! kernels store the step's element with one `STS` and, after the barrier, each step is one `LDS`
 //! of the transposed slot and one `STG.E`, under the same guard on `store_coords`.
+//!
+//! The wide kernel (SASS, sm_90): 4 steps of one `LDG.E.64` under the guard on
+//! `wide_load_coords`, then per step two unguarded 4-byte `STS` (every lane stores its pair, zeros
+//! outside the matrix); after the barrier, per step two 4-byte `LDS` and one `STG.E.64` under the
+//! guard on `wide_store_coords`.
 use cust::memory::DeviceSlice;
 
 use super::{Counts, Model, block_warps, blocks, fake_slice, lanes_where};
 use crate::error::Result;
 use crate::launch::Call;
 use crate::transpose::{
-    BLOCK_ROWS, Method, PITCH, PITCH_PADDED, TILE, TransposeSig, col_tiles, load_coords, plan, row_major_index,
-    store_coords, tile_origin, tile_slot, transpose_copy, transpose_naive, transpose_padded, transpose_shared,
-    transposed_index,
+    BLOCK_ROWS, Method, PITCH, PITCH_PADDED, TILE, TransposeSig, WIDE_PITCH, WIDE_ROWS, WIDE_TILE, col_tiles,
+    load_coords, plan, row_major_index, store_coords, tile_origin, tile_slot, transpose_copy, transpose_naive,
+    transpose_padded, transpose_shared, transpose_wide, transposed_index, wide_load_coords, wide_row_tiles,
+    wide_store_coords, wide_tile_origin,
 };
 
 /// Counts of a planned transpose (or tiled copy).
@@ -22,6 +28,9 @@ pub fn transpose(call: &Call<'_, TransposeSig>) -> Counts {
     let mut m = Model::new();
     let (src, dst) = (m.buffer(input.address()), m.buffer(output.address()));
     let kernel = call.kernel();
+    if kernel == transpose_wide {
+        return wide(call);
+    }
     let pitch = if kernel == transpose_shared {
         PITCH
     } else if kernel == transpose_padded {
@@ -66,6 +75,52 @@ pub fn transpose(call: &Call<'_, TransposeSig>) -> Counts {
                     4 * tile_slot(tx, ty + j, pitch)
                 });
                 m.store(dst, 4, active, |l| {
+                    let (r, c) = at(l);
+                    4 * transposed_index(r, c, rows)
+                });
+            }
+        }
+    }
+    m.counts()
+}
+
+/// Counts of a planned wide transpose (see the module docs for its instructions).
+fn wide(call: &Call<'_, TransposeSig>) -> Counts {
+    let launch = call.launch();
+    let &(input, ref output, rows, cols) = call.args();
+    let mut m = Model::new();
+    let (src, dst) = (m.buffer(input.address()), m.buffer(output.address()));
+    let inside = |(r, c): (u32, u32)| r < rows && c < cols;
+    for block in blocks(&launch) {
+        let origin = wide_tile_origin(block.0, wide_row_tiles(rows));
+        for w in block_warps(&launch, block) {
+            let t = |l| w.thread(l);
+            for j in 0..WIDE_TILE / WIDE_ROWS {
+                let at = |l| wide_load_coords(origin, t(l), j);
+                let active = lanes_where(w.lanes, |l| inside(at(l)));
+                m.load(src, 8, active, |l| {
+                    let (r, c) = at(l);
+                    4 * row_major_index(r, c, cols)
+                });
+            }
+            for j in 0..WIDE_TILE / WIDE_ROWS {
+                let slot = |l| {
+                    let (r, c) = wide_load_coords(origin, t(l), j);
+                    tile_slot(r - origin.1, c - origin.0, WIDE_PITCH)
+                };
+                m.shared_store(4, w.lanes, |l| 4 * slot(l));
+                m.shared_store(4, w.lanes, |l| 4 * (slot(l) + 1));
+            }
+            for j in 0..WIDE_TILE / WIDE_ROWS {
+                let at = |l| wide_store_coords(origin, t(l), j);
+                let active = lanes_where(w.lanes, |l| inside(at(l)));
+                let slot = |l, down| {
+                    let (r, c) = at(l);
+                    tile_slot(r - origin.1 + down, c - origin.0, WIDE_PITCH)
+                };
+                m.shared_load(4, active, |l| 4 * slot(l, 0));
+                m.shared_load(4, active, |l| 4 * slot(l, 1));
+                m.store(dst, 8, active, |l| {
                     let (r, c) = at(l);
                     4 * transposed_index(r, c, rows)
                 });
