@@ -1,7 +1,8 @@
 //! Matrix transpose, `out (cols × rows) = inᵀ` for a row-major `in (rows × cols)`, in 32 × 32
 //! tiles processed by (32, 8) blocks (each thread handles 4 rows of its tile). The progression:
 //! a tiled copy of the same shape (the ceiling), the naive transpose, a shared-memory tile, and
-//! the same tile padded to 33 columns.
+//! the same tile padded to 33 columns. In the Hopper module, the tile moved by the TMA through
+//! tensor maps (`transpose_tma`).
 //!
 //! All four kernels launch a 1-D grid with one block per tile: block `b` takes row tile
 //! `b / col_tiles` and column tile `b % col_tiles` ([`tile_origin`]). Consecutive blocks walk
@@ -33,6 +34,62 @@ const _: () = assert!(TILE * BLOCK_ROWS <= crate::launch::MAX_BLOCK_THREADS);
 const _: () = assert!(TILE * PITCH_PADDED * 4 <= DEFAULT_SHARED_BYTES);
 // The padding is what spreads a tile column over the banks: pitch 33 is coprime to 32.
 const _: () = assert!(PITCH == TILE && PITCH_PADDED % crate::WARP_SIZE == 1);
+
+/// Threads per block of the TMA transpose (4 warps; each thread moves 8 elements of the tile
+/// from the loaded box to the box to store).
+pub const TMA_THREADS: u32 = 128;
+/// Bytes of one 32 × 32 f32 box.
+pub const TMA_BOX_BYTES: u32 = TILE * TILE * 4;
+/// Shared memory of the TMA transpose: 1024 bytes of slack to align the boxes to the 128-byte
+/// swizzle's 1024-byte period, the loaded box, the box to store, one mbarrier.
+pub const TMA_SHARED_BYTES: u32 = 1024 + 2 * TMA_BOX_BYTES + 16;
+/// Elements each thread of the TMA transpose moves.
+pub const TMA_STEPS: u32 = TILE * TILE / TMA_THREADS;
+/// What the TMA transpose needs of a shape: rows and columns multiples of 4, so both tensors'
+/// row pitches are multiples of 16 bytes (a tensor map's global strides must be).
+pub const TMA_ALIGN: u32 = 4;
+
+// A box row is 128 bytes: exactly the 128-byte swizzle's span, so chunk j of row r sits at
+// chunk j ^ (r % 8).
+const _: () = assert!(TILE * 4 == 128, "one box row is one 128-byte swizzle row");
+const _: () = assert!(TMA_THREADS.is_multiple_of(crate::WARP_SIZE) && TMA_STEPS * TMA_THREADS == TILE * TILE);
+// The warp steps pair up the 64 4 × 4 blocks of the tile: 32 warp steps of 2 blocks.
+const _: () = assert!(TMA_STEPS * (TMA_THREADS / crate::WARP_SIZE) == 32);
+const _: () = assert!(TMA_SHARED_BYTES <= DEFAULT_SHARED_BYTES);
+
+/// Float offset of element `(r, c)` of a 32 × 32 f32 box stored with the 128-byte swizzle (the
+/// 16-byte chunk `c / 4` of row `r` lands at chunk `(c / 4) ^ (r % 8)`), in a box that starts
+/// on a 1024-byte boundary.
+#[inline(always)]
+pub const fn swizzle128(r: u32, c: u32) -> u32 {
+    r * TILE + ((((c >> 2) ^ (r & 7)) << 2) | (c & 3))
+}
+
+/// `(r, c)` in the loaded box of the element lane `lane` of warp `warp` moves at step `step`:
+/// warp step `ws` covers a pair of 4 × 4 blocks of one 8 × 8 block group, lanes 0-15 one block
+/// and 16-31 the other (diagonally or anti-diagonally placed), so that a warp's 32 reads of
+/// the swizzled loaded box and its 32 writes of the swizzled box to store (at `(c, r)`) each
+/// hit 32 different banks.
+#[inline(always)]
+pub const fn tma_lane_coords(warp: u32, lane: u32, step: u32) -> (u32, u32) {
+    let ws = step * (TMA_THREADS / crate::WARP_SIZE) + warp;
+    let anti = ws & 1;
+    let (r0, c0) = (2 * ((ws >> 1) & 3), 2 * (ws >> 3));
+    let e = lane >> 4;
+    let (br, bc) = (r0 + e, c0 + (e ^ anti));
+    (4 * br + ((lane >> 2) & 3), 4 * bc + (lane & 3))
+}
+
+/// Whether the TMA transpose takes a `rows × cols` matrix (both multiples of [`TMA_ALIGN`], and
+/// tile coordinates that fit the TMA's signed 32-bit coordinates).
+pub const fn tma_supports(rows: u32, cols: u32) -> bool {
+    rows > 0
+        && cols > 0
+        && rows.is_multiple_of(TMA_ALIGN)
+        && cols.is_multiple_of(TMA_ALIGN)
+        && rows <= i32::MAX as u32
+        && cols <= i32::MAX as u32
+}
 
 /// Tiles across a row of the matrix (`cols / TILE` rounded up).
 pub const fn col_tiles(cols: u32) -> u32 {
@@ -134,6 +191,83 @@ kernel! {
     pub unsafe fn transpose_padded(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
         // SAFETY: forwarded plan guarantees (TILE * PITCH_PADDED floats of shared memory).
         unsafe { device::through_shared::<PITCH_PADDED>(input, output, rows, cols) }
+    }
+}
+
+crate::hopper_kernel! {
+    /// TMA transpose: one thread loads the block's 32 × 32 tile with one
+    /// `cp.async.bulk.tensor.2d` through the input's tensor map (completing on an mbarrier;
+    /// elements past the matrix read as zero), the block moves it into a second box transposed
+    /// (both boxes 128-byte swizzled, so each warp's 32 shared reads and 32 writes are
+    /// conflict-free without padding), and one thread stores that box with one
+    /// `cp.async.bulk.tensor.2d` through the output's map (elements past the matrix are
+    /// clipped). Changes from `transpose_padded`: no thread computes a global address or a
+    /// bounds check, and global memory moves in whole 128-byte box rows, 4 KiB per instruction.
+    pub unsafe fn transpose_tma(input: crate::types::LoadMap, output: crate::types::StoreMap, rows: u32, cols: u32) {
+        // SAFETY: forwarded plan guarantees (see `tma`).
+        unsafe { hopper_device::tma(input, output, rows, cols) }
+    }
+}
+
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
+mod hopper_device {
+    use super::*;
+    use crate::prelude::{bulk, mbarrier};
+    use crate::types::{LoadMap, StoreMap};
+
+    /// # Safety
+    /// `input` and `output` point to tensor maps in global memory encoded (`cuTensorMapEncodeTiled`,
+    /// f32, 32 × 32 boxes, 128-byte swizzle) for a `rows × cols` input and its `cols × rows`
+    /// output, both live; the launch is one block per tile (`tiles(rows, cols)`), `TMA_THREADS`
+    /// threads and `TMA_SHARED_BYTES` of shared memory (checked by the plan).
+    #[inline(always)]
+    pub(super) unsafe fn tma(input: LoadMap, output: StoreMap, rows: u32, cols: u32) {
+        let _ = rows;
+        let t = thread::thread_idx_x();
+        let (warp, lane) = (t / crate::WARP_SIZE, t % crate::WARP_SIZE);
+        let (x0, y0) = tile_origin(thread::block_idx_x(), col_tiles(cols));
+        let raw = shared::dynamic::<u8>();
+        // SAFETY: the dynamic shared memory is this block's.
+        let raw_addr = unsafe { shared::address(raw) };
+        let pad = raw_addr.next_multiple_of(1024) - raw_addr;
+        let (boxes, base) = (unsafe { raw.add(pad as usize) } as *mut f32, raw_addr + pad);
+        let (loaded, to_store, bar) = (base, base + TMA_BOX_BYTES, base + 2 * TMA_BOX_BYTES);
+        // SAFETY (whole body): the maps are live and describe the matrices (plan); the boxes
+        // and the barrier lie inside the launched shared memory (pad < 1024, then two boxes and
+        // 8 bytes: TMA_SHARED_BYTES); swizzle128 < TILE * TILE. Every thread reaches both
+        // barriers; thread 0 alone issues the TMA operations, after acquiring the maps.
+        unsafe {
+            if t == 0 {
+                bulk::acquire_map(input.0);
+                bulk::acquire_map(output.0);
+                mbarrier::init(bar, 1);
+                mbarrier::fence_init();
+            }
+            // The barrier is initialised before anyone waits on it.
+            thread::sync_threads();
+            if t == 0 {
+                mbarrier::arrive_expect_tx(bar, TMA_BOX_BYTES);
+                bulk::load_tile_2d(loaded, input.0, x0 as i32, y0 as i32, bar);
+            }
+            mbarrier::wait_parity(bar, 0);
+            let (src, dst) = (boxes, boxes.add((TMA_BOX_BYTES / 4) as usize));
+            let mut step = 0;
+            while step < TMA_STEPS {
+                let (r, c) = tma_lane_coords(warp, lane, step);
+                *dst.add(swizzle128(c, r) as usize) = *src.add(swizzle128(r, c) as usize);
+                step += 1;
+            }
+            // Each thread's shared writes are ordered before the async proxy's reads, and
+            // every thread's are done before thread 0 stores the box.
+            bulk::fence_proxy_async();
+            thread::sync_threads();
+            if t == 0 {
+                bulk::store_tile_2d(output.0, y0 as i32, x0 as i32, to_store);
+                bulk::commit();
+                // The box must stay in shared memory until the store has read it.
+                bulk::wait::<0>();
+            }
+        }
     }
 }
 
@@ -254,6 +388,38 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The shared-memory bank (4-byte word mod 32) of `(r, c)` in a swizzled box.
+    fn bank(r: u32, c: u32) -> u32 {
+        swizzle128(r, c) % 32
+    }
+
+    #[test]
+    fn tma_lanes_move_every_element_once_without_bank_conflicts() {
+        let mut moved = vec![0u8; (TILE * TILE) as usize];
+        for warp in 0..TMA_THREADS / 32 {
+            for step in 0..TMA_STEPS {
+                let coords: Vec<(u32, u32)> = (0..32).map(|lane| tma_lane_coords(warp, lane, step)).collect();
+                let reads: std::collections::HashSet<u32> = coords.iter().map(|&(r, c)| bank(r, c)).collect();
+                let writes: std::collections::HashSet<u32> = coords.iter().map(|&(r, c)| bank(c, r)).collect();
+                assert_eq!(reads.len(), 32, "warp {warp} step {step}: read conflicts");
+                assert_eq!(writes.len(), 32, "warp {warp} step {step}: write conflicts");
+                for (r, c) in coords {
+                    assert!(r < TILE && c < TILE);
+                    moved[(r * TILE + c) as usize] += 1;
+                }
+            }
+        }
+        assert!(moved.iter().all(|&m| m == 1));
+        // The swizzle is a permutation of each row's 32 words.
+        for r in 0..TILE {
+            let row: std::collections::HashSet<u32> = (0..TILE).map(|c| swizzle128(r, c)).collect();
+            assert_eq!(row.len(), 32);
+            assert!(row.iter().all(|&o| o / TILE == r));
+        }
+        assert!(tma_supports(4, 4) && tma_supports(8188, 4100));
+        assert!(!tma_supports(31, 32) && !tma_supports(32, 30) && !tma_supports(0, 4));
     }
 
     #[test]
