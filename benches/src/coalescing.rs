@@ -39,6 +39,10 @@ const OFFSETS: [u32; MAX_OFFSET as usize + 1] = range(0);
 const STRIDES: [u32; MAX_STRIDE as usize] = range(1);
 const OFFSET: Param = Param { name: "offset", sweep: &OFFSETS, check: &[0, 1, 2, 7, 8, 16, 31, 32] };
 const STRIDE: Param = Param { name: "stride", sweep: &STRIDES, check: &[1, 2, 3, 8, 31, 32] };
+/// Resident blocks per SM of the cp.async copy's persistent grid (its ring allows 8 on an H100).
+const CP_GRID: Param = Param { name: "blocks_per_sm", sweep: &[2, 4, 8], check: &[1, 8] };
+/// Resident blocks per SM of the bulk copy (3 rings of 64 KiB fit an H100 SM).
+const BULK_GRID: Param = Param { name: "blocks_per_sm", sweep: &[1, 2, 3], check: &[1, 3] };
 /// Blocks per SM of the 16-byte copies; 0 = one unrolled trip per thread (no loop).
 const GRID: Param = Param { name: "blocks_per_sm", sweep: &[1, 2, 4, 8, 16, 32, 64, 0], check: &[0, 1, 8, 64] };
 
@@ -76,7 +80,9 @@ impl Family for Coalescing {
             Coalescing::Vec4 => "16-byte loads/stores, 4 in flight per thread, 16 KiB per block: aims at memcpy",
             Coalescing::Vec4Stream => "vec4 with ld.global.nc loads and st.global.cs streaming stores",
             Coalescing::CpAsync => "cp.async.cg 16 B into a 4-stage shared ring, stored back with st.global.v4 (sm_90)",
-            Coalescing::Bulk => "TMA cp.async.bulk: one thread moves 16 KiB chunks via shared, mbarrier-completed (sm_90)",
+            Coalescing::Bulk => {
+                "TMA cp.async.bulk: one thread moves 16 KiB chunks via shared, mbarrier-completed (sm_90)"
+            }
         }
     }
 
@@ -98,7 +104,8 @@ impl Family for Coalescing {
             Coalescing::Offset | Coalescing::OffsetCg => Some(OFFSET),
             Coalescing::Stride => Some(STRIDE),
             Coalescing::Vec4 | Coalescing::Vec4Stream => Some(GRID),
-            Coalescing::CpAsync | Coalescing::Bulk => None,
+            Coalescing::CpAsync => Some(CP_GRID),
+            Coalescing::Bulk => Some(BULK_GRID),
         }
     }
 
@@ -179,8 +186,8 @@ impl Coalescing {
             Coalescing::Stride => lib::stride_copy(gpu, input, output, n, value),
             Coalescing::Vec4 => lib::copy_tuned(gpu, input, output, value, false),
             Coalescing::Vec4Stream => lib::copy_tuned(gpu, input, output, value, true),
-            Coalescing::CpAsync => lib::copy_async(gpu, AsyncCopy::CpAsync, input, output),
-            Coalescing::Bulk => lib::copy_async(gpu, AsyncCopy::Bulk, input, output),
+            Coalescing::CpAsync => lib::copy_async(gpu, AsyncCopy::CpAsync, input, output, value),
+            Coalescing::Bulk => lib::copy_async(gpu, AsyncCopy::Bulk, input, output, value),
         }
     }
 

@@ -43,7 +43,8 @@ pub enum Matmul {
 
 impl Family for Matmul {
     const NAME: &'static str = "matmul";
-    const VARIANTS: &'static [Self] = &[Matmul::Naive, Matmul::Tiled, Matmul::Prefetch, Matmul::CpAsync, Matmul::Regblock];
+    const VARIANTS: &'static [Self] =
+        &[Matmul::Naive, Matmul::Tiled, Matmul::Prefetch, Matmul::CpAsync, Matmul::Regblock];
 
     fn name(self) -> &'static str {
         match self {
@@ -60,7 +61,9 @@ impl Family for Matmul {
             Matmul::Naive => "one output a thread, operands straight from global memory",
             Matmul::Tiled => "32x32 shared-memory tiles, barriers after store and after use",
             Matmul::Prefetch => "tiles with the next one loaded into registers during compute",
-            Matmul::CpAsync => "32x32 tiles through a 4-stage cp.async ring: 3 tiles in flight, 1 barrier a tile (sm_90)",
+            Matmul::CpAsync => {
+                "32x32 tiles through a 4-stage cp.async ring: 3 tiles in flight, 1 barrier a tile (sm_90)"
+            }
             Matmul::Regblock => "128x128 block tile, 8x8 per thread, 16-byte shared loads, 2 stages",
         }
     }

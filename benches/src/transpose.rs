@@ -51,7 +51,8 @@ const SHAPE: Param = Param { name: "shape", sweep: &[0, 1], check: &[0] };
 
 impl Family for Transpose {
     const NAME: &'static str = "transpose";
-    const VARIANTS: &'static [Self] = &[Transpose::Copy, Transpose::Naive, Transpose::Shared, Transpose::Padded, Transpose::Tma];
+    const VARIANTS: &'static [Self] =
+        &[Transpose::Copy, Transpose::Naive, Transpose::Shared, Transpose::Padded, Transpose::Tma];
 
     fn name(self) -> &'static str {
         match self {
@@ -69,7 +70,9 @@ impl Family for Transpose {
             Transpose::Naive => "coalesced reads, column writes: 32 sectors per warp store",
             Transpose::Shared => "32x32 shared tile: coalesced both ways, 32-way bank conflicts",
             Transpose::Padded => "32x33 shared tile: coalesced both ways, conflict-free",
-            Transpose::Tma => "cp.async.bulk.tensor tiles via tensor maps, 128B-swizzled boxes, no bounds checks (sm_90)",
+            Transpose::Tma => {
+                "cp.async.bulk.tensor tiles via tensor maps, 128B-swizzled boxes, no bounds checks (sm_90)"
+            }
         }
     }
 

@@ -66,8 +66,11 @@ fn embedded_ptx_holds_exactly_the_registered_kernels() {
     let registered = registered();
     let missing: Vec<_> = registered.iter().filter(|k| !entries.contains(*k) && !hopper.contains(*k)).collect();
     assert!(missing.is_empty(), "registered kernels in neither module: {missing:?}");
-    let unregistered: Vec<_> =
-        entries.iter().chain(&hopper).filter(|e| !registered.contains(*e) && !helpers().contains(&e.as_str())).collect();
+    let unregistered: Vec<_> = entries
+        .iter()
+        .chain(&hopper)
+        .filter(|e| !registered.contains(*e) && !helpers().contains(&e.as_str()))
+        .collect();
     assert!(unregistered.is_empty(), "PTX entries no variant registers: {unregistered:?}");
     if coalesce::PTX_ARCH == coalesce_builder::DEFAULT_ARCH {
         assert!(!hopper.is_empty(), "the sm_75 module must not hold the Hopper kernels");
@@ -115,7 +118,10 @@ fn hopper_module_holds_the_hopper_kernels_and_their_instructions() {
         }
     }
     let Some(ptxas) = find_ptxas() else {
-        return skipped("hopper_module_holds_the_hopper_kernels_and_their_instructions (ptxas part)", "ptxas is not on PATH");
+        return skipped(
+            "hopper_module_holds_the_hopper_kernels_and_their_instructions (ptxas part)",
+            "ptxas is not on PATH",
+        );
     };
     let dir = std::env::temp_dir().join(format!("coalesce-ptx90-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

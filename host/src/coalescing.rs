@@ -36,16 +36,24 @@ impl AsyncCopy {
         }
     }
 
-    /// The persistent launch over `vectors` 16-byte vectors on `multiprocessors` SMs: as many
-    /// blocks as fit resident (never more than there are chunks), with the shared ring.
-    pub fn launch(self, vectors: u64, multiprocessors: u32) -> Launch {
+    /// Most resident blocks per SM its shared ring allows on an H100 (the default is the most).
+    pub const fn max_blocks_per_sm(self) -> u32 {
+        match self {
+            AsyncCopy::CpAsync => CP_BLOCKS_PER_SM,
+            AsyncCopy::Bulk => BULK_BLOCKS_PER_SM,
+        }
+    }
+
+    /// The persistent launch over `vectors` 16-byte vectors: `blocks_per_sm` blocks on each of
+    /// `multiprocessors` SMs (never more than there are chunks, at least one), with the ring.
+    pub fn launch(self, vectors: u64, multiprocessors: u32, blocks_per_sm: u32) -> Launch {
         match self {
             AsyncCopy::CpAsync => {
-                let blocks = grid_stride_blocks(vectors, CP_BLOCK, multiprocessors, CP_BLOCKS_PER_SM);
+                let blocks = grid_stride_blocks(vectors, CP_BLOCK, multiprocessors, blocks_per_sm);
                 Launch::linear(blocks, CP_BLOCK).with_shared(CP_SHARED_BYTES)
             }
             AsyncCopy::Bulk => {
-                let full = u64::from(multiprocessors) * u64::from(BULK_BLOCKS_PER_SM);
+                let full = u64::from(multiprocessors) * u64::from(blocks_per_sm);
                 let blocks = bulk_chunks(vectors).min(full).max(1);
                 Launch::linear(blocks as u32, BULK_THREADS).with_shared(BULK_SHARED_BYTES)
             }
@@ -132,22 +140,25 @@ pub fn plan_copy<'a>(
     Ok(unsafe { Call::new(kernel, Launch::linear(blocks as u32, BLOCK), (In::of(input), Out::of(output), n)) })
 }
 
-/// Validates a whole-buffer copy (any length) by `kind` and returns its persistent launch on
-/// `multiprocessors` SMs. Errors as [`plan_copy`]: empty input, unequal lengths, buffers not on
-/// 16-byte boundaries.
+/// Validates a whole-buffer copy (any length) by `kind` and returns its persistent launch of
+/// `blocks_per_sm` (1 ..= [`AsyncCopy::max_blocks_per_sm`]) blocks on each of `multiprocessors`
+/// SMs. Errors as [`plan_copy`]: empty input, unequal lengths, buffers not on 16-byte
+/// boundaries, blocks per SM out of range.
 pub fn plan_async_copy<'a>(
     kind: AsyncCopy,
     input: &'a DeviceSlice<f32>,
     output: &'a mut DeviceSlice<f32>,
     multiprocessors: u32,
+    blocks_per_sm: u32,
 ) -> Result<Call<'a, CopySig>> {
+    in_range("blocks per SM", blocks_per_sm.into(), 1, kind.max_blocks_per_sm().into())?;
     non_empty("copy input", input.len())?;
     exactly("copy output", output.len(), input.len())?;
     aligned16("copy input", input.as_device_ptr().as_raw())?;
     aligned16("copy output", output.as_device_ptr().as_raw())?;
     let n = input.len() as u64;
     let (vectors, _) = vec4_split(n);
-    let launch = kind.launch(vectors, multiprocessors);
+    let launch = kind.launch(vectors, multiprocessors, blocks_per_sm);
     // SAFETY: both buffers hold exactly n floats and start on 16-byte boundaries (checked). The
     // cp.async copy touches vector `cp_vector(cp_chunk(b, j, grid), t)` only when it is below
     // `vectors = n / 4`, its shared slots `cp_slot(j, t) < CP_SHARED_BYTES` (launched) with the
@@ -158,10 +169,17 @@ pub fn plan_async_copy<'a>(
     Ok(unsafe { Call::new(kind.kernel(), launch, (In::of(input), Out::of(output), n)) })
 }
 
-/// Copies all of `input` into `output` (equal lengths, any size) with the hardware copy `kind`
-/// (Hopper module: [`crate::Error::ModuleUnavailable`] on older devices).
-pub fn copy_async(gpu: &Gpu, kind: AsyncCopy, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>) -> Result<()> {
-    gpu.launch(plan_async_copy(kind, input, output, gpu.multiprocessors())?)
+/// Copies all of `input` into `output` (equal lengths, any size) with the hardware copy `kind`,
+/// `blocks_per_sm` resident blocks per SM (Hopper module: [`crate::Error::ModuleUnavailable`] on
+/// older devices).
+pub fn copy_async(
+    gpu: &Gpu,
+    kind: AsyncCopy,
+    input: &DeviceSlice<f32>,
+    output: &mut DeviceSlice<f32>,
+    blocks_per_sm: u32,
+) -> Result<()> {
+    gpu.launch(plan_async_copy(kind, input, output, gpu.multiprocessors(), blocks_per_sm)?)
 }
 
 /// Copies elements `offset..offset + n` of `input` to the same positions of `output`, one
@@ -279,9 +297,9 @@ mod tests {
 
     #[test]
     fn async_copy_plans_are_persistent_and_checked() {
-        let plan = |kind, a, b| {
+        let plan = |kind: AsyncCopy, a, b| {
             let (i, mut o) = slices(a, b);
-            plan_async_copy(kind, &i, &mut o, 132).map(|c| c.launch())
+            plan_async_copy(kind, &i, &mut o, 132, kind.max_blocks_per_sm()).map(|c| c.launch())
         };
         assert!(matches!(plan(AsyncCopy::Bulk, 0, 0), Err(Error::Empty(_))));
         assert!(matches!(plan(AsyncCopy::CpAsync, 10, 11), Err(Error::LengthMismatch { .. })));
@@ -295,7 +313,9 @@ mod tests {
         assert_eq!(plan(AsyncCopy::CpAsync, 5, 5).unwrap().grid.0, 1);
         // SAFETY: descriptors only.
         let (i, mut o) = unsafe { (slice_at::<f32>(0x10_0000, 8), slice_at::<f32>(0x20_0008, 8)) };
-        assert!(matches!(plan_async_copy(AsyncCopy::Bulk, &i, &mut o, 132), Err(Error::Misaligned { .. })));
+        assert!(matches!(plan_async_copy(AsyncCopy::Bulk, &i, &mut o, 132, 1), Err(Error::Misaligned { .. })));
+        assert!(matches!(plan_async_copy(AsyncCopy::Bulk, &i, &mut o, 132, 4), Err(Error::OutOfRange { .. })));
+        assert!(matches!(plan_async_copy(AsyncCopy::CpAsync, &i, &mut o, 132, 0), Err(Error::OutOfRange { .. })));
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //! `CUresult` as an integer (a newer driver may return codes cust's enum does not know).
 use std::ffi::{CStr, c_char, c_void};
 
-use cust::sys::{CUfunction, CUstream};
 use coalesce_kernels::types::TensorMap;
+use cust::sys::{CUfunction, CUstream};
 
 use crate::error::{Error, Result};
 
@@ -79,8 +79,12 @@ impl LaunchAttribute {
 }
 
 unsafe extern "C" {
-    fn cuLaunchKernelEx(config: *const LaunchConfig, f: CUfunction, params: *mut *mut c_void, extra: *mut *mut c_void)
-    -> u32;
+    fn cuLaunchKernelEx(
+        config: *const LaunchConfig,
+        f: CUfunction,
+        params: *mut *mut c_void,
+        extra: *mut *mut c_void,
+    ) -> u32;
     fn cuFuncSetAttribute(f: CUfunction, attribute: u32, value: i32) -> u32;
     #[allow(clippy::too_many_arguments)]
     fn cuTensorMapEncodeTiled(
@@ -149,9 +153,7 @@ pub unsafe fn launch_cluster(
     };
     // SAFETY: `config` and `attribute` live across the call (the driver copies them), and the
     // caller guarantees the rest.
-    check("cuLaunchKernelEx", unsafe {
-        cuLaunchKernelEx(&config, function, params.as_mut_ptr(), std::ptr::null_mut())
-    })
+    check("cuLaunchKernelEx", unsafe { cuLaunchKernelEx(&config, function, params.as_mut_ptr(), std::ptr::null_mut()) })
 }
 
 /// Lets `function` be launched with up to `bytes` of dynamic shared memory.

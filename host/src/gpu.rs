@@ -149,7 +149,10 @@ impl Gpu {
                 };
                 let have = self.info.compute_capability;
                 if have < needs {
-                    return Err(unavailable(format!("{} has compute capability {}.{}", self.info.name, have.0, have.1)));
+                    return Err(unavailable(format!(
+                        "{} has compute capability {}.{}",
+                        self.info.name, have.0, have.1
+                    )));
                 }
                 // Entries the base module has stay there: only the Hopper kernels come from here.
                 load(crate::PTX_SM90, |name| !self.functions.contains_key(name))

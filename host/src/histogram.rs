@@ -48,7 +48,11 @@ impl Method {
 /// Validates a histogram of all of `input` into `bins` (exactly [`BINS`] counters, which the
 /// kernel adds to: [`run`] clears them first) and returns its launch. Errors: an empty input,
 /// `bins` not `BINS` long, an input not on a 16-byte boundary, more blocks than `gridDim.x`.
-pub fn plan<'a>(method: Method, input: &'a DeviceSlice<u32>, bins: &'a mut DeviceSlice<u32>) -> Result<Call<'a, HistogramSig>> {
+pub fn plan<'a>(
+    method: Method,
+    input: &'a DeviceSlice<u32>,
+    bins: &'a mut DeviceSlice<u32>,
+) -> Result<Call<'a, HistogramSig>> {
     non_empty("histogram input", input.len())?;
     exactly("histogram bins", bins.len(), BINS as usize)?;
     aligned16("histogram input", input.as_device_ptr().as_raw())?;

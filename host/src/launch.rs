@@ -19,9 +19,7 @@ use cust::memory::{DeviceCopy, DevicePointer, DeviceSlice};
 pub use coalesce_kernels::kernel::Kernel;
 
 use crate::error::{Error, Result};
-use coalesce_kernels::launch::{
-    MAX_BLOCK_THREADS, MAX_CLUSTER_BLOCKS, MAX_GRID_X, MAX_GRID_Y, MAX_SHARED_BYTES,
-};
+use coalesce_kernels::launch::{MAX_BLOCK_THREADS, MAX_CLUSTER_BLOCKS, MAX_GRID_X, MAX_GRID_Y, MAX_SHARED_BYTES};
 use coalesce_kernels::types::{LoadMap, StoreMap, TensorMap};
 
 /// Grid, block, dynamic shared memory and cluster size of one launch.
@@ -86,7 +84,10 @@ impl Launch {
             return bad("blocks per cluster", self.cluster.into(), MAX_CLUSTER_BLOCKS.into());
         }
         if !gx.is_multiple_of(self.cluster) {
-            return Err(Error::Unsupported(format!("grid x = {gx} is not a multiple of the cluster size {}", self.cluster)));
+            return Err(Error::Unsupported(format!(
+                "grid x = {gx} is not a multiple of the cluster size {}",
+                self.cluster
+            )));
         }
         if self.shared_bytes > MAX_SHARED_BYTES {
             return bad("dynamic shared memory bytes", self.shared_bytes.into(), MAX_SHARED_BYTES.into());
@@ -191,7 +192,11 @@ impl<'a> MapIn<'a> {
     ///
     /// # Safety
     /// `maps[index]` is a tensor map whose tensor lies inside `tensor`.
-    pub(crate) unsafe fn new(maps: &'a DeviceSlice<TensorMap>, index: usize, _tensor: &'a DeviceSlice<f32>) -> Result<Self> {
+    pub(crate) unsafe fn new(
+        maps: &'a DeviceSlice<TensorMap>,
+        index: usize,
+        _tensor: &'a DeviceSlice<f32>,
+    ) -> Result<Self> {
         check_range(&(index..index + 1), maps.len())?;
         let address = maps.as_device_ptr().as_raw() + (index * std::mem::size_of::<TensorMap>()) as u64;
         Ok(MapIn { map: DevicePointer::from_raw(address), _borrow: PhantomData })
@@ -208,7 +213,11 @@ impl<'a> MapOut<'a> {
     ///
     /// # Safety
     /// `maps[index]` is a tensor map whose tensor lies inside `tensor`.
-    pub(crate) unsafe fn new(maps: &'a DeviceSlice<TensorMap>, index: usize, _tensor: &'a mut DeviceSlice<f32>) -> Result<Self> {
+    pub(crate) unsafe fn new(
+        maps: &'a DeviceSlice<TensorMap>,
+        index: usize,
+        _tensor: &'a mut DeviceSlice<f32>,
+    ) -> Result<Self> {
         check_range(&(index..index + 1), maps.len())?;
         let address = maps.as_device_ptr().as_raw() + (index * std::mem::size_of::<TensorMap>()) as u64;
         Ok(MapOut { map: DevicePointer::from_raw(address), _borrow: PhantomData })

@@ -68,15 +68,21 @@ impl Method {
     pub const fn launch(self, m: u32, n: u32) -> Launch {
         match self {
             Method::Naive => Launch { grid: naive_grid(m, n), block: NAIVE_BLOCK, shared_bytes: 0, cluster: 1 },
-            Method::Tiled | Method::Prefetch => {
-                Launch { grid: tiled_grid(m, n), block: (TILE, TILE), shared_bytes: TILED_SHARED_FLOATS * 4, cluster: 1 }
-            }
+            Method::Tiled | Method::Prefetch => Launch {
+                grid: tiled_grid(m, n),
+                block: (TILE, TILE),
+                shared_bytes: TILED_SHARED_FLOATS * 4,
+                cluster: 1,
+            },
             Method::CpAsync => {
                 Launch { grid: tiled_grid(m, n), block: (TILE, TILE), shared_bytes: MM_SHARED_BYTES, cluster: 1 }
             }
-            Method::RegisterBlocked => {
-                Launch { grid: regblock_grid(m, n), block: (RB_THREADS, 1), shared_bytes: RB_SHARED_FLOATS * 4, cluster: 1 }
-            }
+            Method::RegisterBlocked => Launch {
+                grid: regblock_grid(m, n),
+                block: (RB_THREADS, 1),
+                shared_bytes: RB_SHARED_FLOATS * 4,
+                cluster: 1,
+            },
         }
     }
 }

@@ -79,7 +79,8 @@ pub fn plan<'a>(
     let (rows32, cols32, blocks, n) = shape(rows, cols)?;
     exactly("transpose input", input.len(), n)?;
     exactly("transpose output", output.len(), n)?;
-    let launch = Launch { grid: (blocks as u32, 1), block: (TILE, BLOCK_ROWS), shared_bytes: method.shared_bytes(), cluster: 1 };
+    let launch =
+        Launch { grid: (blocks as u32, 1), block: (TILE, BLOCK_ROWS), shared_bytes: method.shared_bytes(), cluster: 1 };
     // SAFETY: block `b < blocks` handles the tile at `tile_origin(b, col_tiles(cols))`, whose
     // coordinates plus at most TILE - 1 stay in u32 (the tiles round rows and cols, both
     // <= u32::MAX, up to a multiple of TILE). Every global access is guarded by `r < rows` and
@@ -126,7 +127,13 @@ impl TileMaps {
     /// multiples of [`TMA_ALIGN`] (a map's row pitch must be a multiple of 16 bytes),
     /// [`Error::Misaligned`] unless both buffers start on 16-byte boundaries, and
     /// [`Error::Driver`] if the driver refuses the encoding.
-    pub fn new(gpu: &Gpu, input: &DeviceSlice<f32>, output: &DeviceSlice<f32>, rows: usize, cols: usize) -> Result<Self> {
+    pub fn new(
+        gpu: &Gpu,
+        input: &DeviceSlice<f32>,
+        output: &DeviceSlice<f32>,
+        rows: usize,
+        cols: usize,
+    ) -> Result<Self> {
         let _ = gpu; // a context must be current for the upload
         let (rows32, cols32, _, n) = shape(rows, cols)?;
         if !tma_supports(rows32, cols32) {
@@ -164,10 +171,7 @@ pub fn plan_tma<'a>(
     input: &'a DeviceSlice<f32>,
     output: &'a mut DeviceSlice<f32>,
 ) -> Result<Call<'a, TmaSig>> {
-    let given = (
-        (input.as_device_ptr().as_raw(), input.len()),
-        (output.as_device_ptr().as_raw(), output.len()),
-    );
+    let given = ((input.as_device_ptr().as_raw(), input.len()), (output.as_device_ptr().as_raw(), output.len()));
     if given != (maps.input, maps.output) {
         return Err(Error::Unsupported("the tensor maps were encoded for other buffers".into()));
     }
@@ -181,14 +185,8 @@ pub fn plan_tma<'a>(
     // when the maps were made) transposes the tile at `tile_origin(b, col_tiles(cols))`, whose
     // coordinates fit i32 (`tma_supports`); its shared boxes and barrier fit the
     // TMA_SHARED_BYTES launched, with the TMA_THREADS threads the lane mapping assumes.
-    let args = unsafe {
-        (
-            MapIn::new(&maps.maps, 0, input)?,
-            MapOut::new(&maps.maps, 1, output)?,
-            maps.rows,
-            maps.cols,
-        )
-    };
+    let args =
+        unsafe { (MapIn::new(&maps.maps, 0, input)?, MapOut::new(&maps.maps, 1, output)?, maps.rows, maps.cols) };
     // SAFETY: as above.
     Ok(unsafe { Call::new(transpose_tma, launch, args) })
 }

@@ -379,7 +379,9 @@ pub mod cluster {
     pub fn rank() -> u32 {
         let r: u32;
         // SAFETY: reading a special register has no preconditions.
-        unsafe { asm!("mov.u32 {r}, %cluster_ctarank;", r = out(reg32) r, options(pure, nomem, nostack, preserves_flags)) }
+        unsafe {
+            asm!("mov.u32 {r}, %cluster_ctarank;", r = out(reg32) r, options(pure, nomem, nostack, preserves_flags))
+        }
         r
     }
 
@@ -388,7 +390,9 @@ pub mod cluster {
     pub fn size() -> u32 {
         let r: u32;
         // SAFETY: reading a special register has no preconditions.
-        unsafe { asm!("mov.u32 {r}, %cluster_nctarank;", r = out(reg32) r, options(pure, nomem, nostack, preserves_flags)) }
+        unsafe {
+            asm!("mov.u32 {r}, %cluster_nctarank;", r = out(reg32) r, options(pure, nomem, nostack, preserves_flags))
+        }
         r
     }
 
@@ -403,8 +407,11 @@ pub mod cluster {
     pub unsafe fn sync() {
         // SAFETY: forwarded from the caller.
         unsafe {
-            asm!("barrier.cluster.arrive.release.aligned;", "barrier.cluster.wait.acquire.aligned;",
-                 options(nostack, preserves_flags));
+            asm!(
+                "barrier.cluster.arrive.release.aligned;",
+                "barrier.cluster.wait.acquire.aligned;",
+                options(nostack, preserves_flags)
+            );
         }
     }
 
