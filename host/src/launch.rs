@@ -411,7 +411,7 @@ mod tests {
         assert!(Launch::linear(32, 256).with_cluster(MAX_CLUSTER_BLOCKS + 1).check_limits().is_err());
         assert!(Launch::linear(1, 32).with_shared(MAX_SHARED_BYTES).check_limits().is_ok());
         assert!(Launch::linear(1, 32).with_shared(MAX_SHARED_BYTES + 1).check_limits().is_err());
-        assert!(coalesce_kernels::launch::DEFAULT_SHARED_BYTES < MAX_SHARED_BYTES);
+        const { assert!(coalesce_kernels::launch::DEFAULT_SHARED_BYTES < MAX_SHARED_BYTES) };
     }
 
     #[test]

@@ -494,7 +494,7 @@ mod tests {
             assert_eq!(total, vectors * 16, "{vectors}");
             for c in 0..chunks {
                 let bytes = bulk_chunk_bytes(c, vectors);
-                assert!(bytes > 0 && bytes % 16 == 0 && bytes <= BULK_CHUNK_BYTES);
+                assert!(bytes > 0 && bytes.is_multiple_of(16) && bytes <= BULK_CHUNK_BYTES);
             }
         }
         assert_eq!(bulk_barrier(0) % 8, 0);

@@ -489,7 +489,7 @@ mod tests {
         assert!(tma_supports(4, 4) && tma_supports(8188, 4100));
         assert_eq!(tma_barrier(TMA_STAGES - 1) + 8 + 1024, TMA_SHARED_BYTES);
         assert_eq!(tma_to_store(0), tma_loaded(TMA_STAGES - 1) + TMA_BOX_BYTES);
-        assert!((0..TMA_STAGES).all(|s| tma_loaded(s) % 1024 == 0 && tma_to_store(s) % 1024 == 0));
+        assert!((0..TMA_STAGES).all(|s| tma_loaded(s).is_multiple_of(1024) && tma_to_store(s).is_multiple_of(1024)));
         assert_eq!((tma_blocks(0, 132), tma_blocks(100, 132), tma_blocks(65_536, 132)), (1, 100, 1056));
         assert!(!tma_supports(31, 32) && !tma_supports(32, 30) && !tma_supports(0, 4));
     }
