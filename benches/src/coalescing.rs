@@ -40,9 +40,10 @@ const STRIDES: [u32; MAX_STRIDE as usize] = range(1);
 const OFFSET: Param = Param { name: "offset", sweep: &OFFSETS, check: &[0, 1, 2, 7, 8, 16, 31, 32] };
 const STRIDE: Param = Param { name: "stride", sweep: &STRIDES, check: &[1, 2, 3, 8, 31, 32] };
 /// Resident blocks per SM of the cp.async copy's persistent grid (its ring allows 8 on an H100).
-const CP_GRID: Param = Param { name: "blocks_per_sm", sweep: &[2, 4, 8], check: &[1, 8] };
+/// 0: one ring's worth of chunks per block, the hardware scheduling blocks as others finish.
+const CP_GRID: Param = Param { name: "blocks_per_sm", sweep: &[2, 8, 0], check: &[1, 8, 0] };
 /// Resident blocks per SM of the bulk copy (3 rings of 64 KiB fit an H100 SM).
-const BULK_GRID: Param = Param { name: "blocks_per_sm", sweep: &[1, 2, 3], check: &[1, 3] };
+const BULK_GRID: Param = Param { name: "blocks_per_sm", sweep: &[1, 2, 3, 0], check: &[1, 3, 0] };
 /// Blocks per SM of the 16-byte copies; 0 = one unrolled trip per thread (no loop).
 const GRID: Param = Param { name: "blocks_per_sm", sweep: &[1, 2, 4, 8, 16, 32, 64, 0], check: &[0, 1, 8, 64] };
 

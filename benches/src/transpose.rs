@@ -115,7 +115,7 @@ impl Family for Transpose {
             gpu.supports(lib::transpose_tma)?;
             let maps = lib::TileMaps::new(gpu, &input, &output, r, c)?;
             return Ok(Workload::new(8 * (r * c) as u64, move |gpu| {
-                gpu.launch(lib::plan_tma(&maps, &input, &mut output)?)
+                gpu.launch(lib::plan_tma(&maps, &input, &mut output, gpu.multiprocessors())?)
             }));
         }
         Ok(Workload::new(8 * (r * c) as u64, move |gpu| self.run(gpu, &input, &mut output, r, c)))
@@ -189,7 +189,10 @@ fn check_tma(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
     let (a, b) = (gpu.upload(&rng.f32s(16))?, gpu.poisoned::<f32>(16, POISON_BITS)?);
     let mut other = gpu.poisoned::<f32>(16, POISON_BITS)?;
     let maps = lib::TileMaps::new(gpu, &a, &b, 4, 4)?;
-    expect_refusal("tma maps of other buffers", lib::plan_tma(&maps, &a, &mut other).map(|_| ()))?;
+    expect_refusal(
+        "tma maps of other buffers",
+        lib::plan_tma(&maps, &a, &mut other, gpu.multiprocessors()).map(|_| ()),
+    )?;
     Ok(format!("shapes {TMA_CHECK_SHAPES:?}; 31x33 and foreign maps refused"))
 }
 

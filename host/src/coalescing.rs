@@ -44,20 +44,22 @@ impl AsyncCopy {
         }
     }
 
-    /// The persistent launch over `vectors` 16-byte vectors: `blocks_per_sm` blocks on each of
-    /// `multiprocessors` SMs (never more than there are chunks, at least one), with the ring.
-    pub fn launch(self, vectors: u64, multiprocessors: u32, blocks_per_sm: u32) -> Launch {
-        match self {
-            AsyncCopy::CpAsync => {
-                let blocks = grid_stride_blocks(vectors, CP_BLOCK, multiprocessors, blocks_per_sm);
-                Launch::linear(blocks, CP_BLOCK).with_shared(CP_SHARED_BYTES)
-            }
-            AsyncCopy::Bulk => {
-                let full = u64::from(multiprocessors) * u64::from(blocks_per_sm);
-                let blocks = bulk_chunks(vectors).min(full).max(1);
-                Launch::linear(blocks as u32, BULK_THREADS).with_shared(BULK_SHARED_BYTES)
-            }
+    /// The launch over `vectors` 16-byte vectors: a persistent grid of `blocks_per_sm` blocks
+    /// on each of `multiprocessors` SMs (never more than there are chunks, at least one), or
+    /// with `blocks_per_sm == 0` one block per ring's worth of chunks (each block fills its
+    /// ring once and drains it; the hardware schedules blocks as others finish). With the ring.
+    /// The block count may pass `u32` only for absurd sizes; the plan checks it.
+    pub fn launch(self, vectors: u64, multiprocessors: u32, blocks_per_sm: u32) -> (u64, Launch) {
+        let (chunks, stages, threads, shared) = match self {
+            AsyncCopy::CpAsync => (cp_chunks(vectors), CP_STAGES, CP_BLOCK, CP_SHARED_BYTES),
+            AsyncCopy::Bulk => (bulk_chunks(vectors), BULK_STAGES, BULK_THREADS, BULK_SHARED_BYTES),
+        };
+        let blocks = match blocks_per_sm {
+            0 => chunks.div_ceil(u64::from(stages)),
+            b => chunks.min(u64::from(multiprocessors) * u64::from(b)),
         }
+        .max(1);
+        (blocks, Launch::linear(blocks.min(u64::from(MAX_GRID_X)) as u32, threads).with_shared(shared))
     }
 }
 
@@ -140,10 +142,10 @@ pub fn plan_copy<'a>(
     Ok(unsafe { Call::new(kernel, Launch::linear(blocks as u32, BLOCK), (In::of(input), Out::of(output), n)) })
 }
 
-/// Validates a whole-buffer copy (any length) by `kind` and returns its persistent launch of
-/// `blocks_per_sm` (1 ..= [`AsyncCopy::max_blocks_per_sm`]) blocks on each of `multiprocessors`
-/// SMs. Errors as [`plan_copy`]: empty input, unequal lengths, buffers not on 16-byte
-/// boundaries, blocks per SM out of range.
+/// Validates a whole-buffer copy (any length) by `kind` and returns its launch of
+/// `blocks_per_sm` (0 ..= [`AsyncCopy::max_blocks_per_sm`], see [`AsyncCopy::launch`]) blocks
+/// on each of `multiprocessors` SMs. Errors as [`plan_copy`]: empty input, unequal lengths,
+/// buffers not on 16-byte boundaries, blocks per SM out of range, too many blocks.
 pub fn plan_async_copy<'a>(
     kind: AsyncCopy,
     input: &'a DeviceSlice<f32>,
@@ -151,14 +153,15 @@ pub fn plan_async_copy<'a>(
     multiprocessors: u32,
     blocks_per_sm: u32,
 ) -> Result<Call<'a, CopySig>> {
-    in_range("blocks per SM", blocks_per_sm.into(), 1, kind.max_blocks_per_sm().into())?;
+    in_range("blocks per SM", blocks_per_sm.into(), 0, kind.max_blocks_per_sm().into())?;
     non_empty("copy input", input.len())?;
     exactly("copy output", output.len(), input.len())?;
     aligned16("copy input", input.as_device_ptr().as_raw())?;
     aligned16("copy output", output.as_device_ptr().as_raw())?;
     let n = input.len() as u64;
     let (vectors, _) = vec4_split(n);
-    let launch = kind.launch(vectors, multiprocessors, blocks_per_sm);
+    let (blocks, launch) = kind.launch(vectors, multiprocessors, blocks_per_sm);
+    in_range("copy blocks", blocks, 1, MAX_GRID_X.into())?;
     // SAFETY: both buffers hold exactly n floats and start on 16-byte boundaries (checked). The
     // cp.async copy touches vector `cp_vector(cp_chunk(b, j, grid), t)` only when it is below
     // `vectors = n / 4`, its shared slots `cp_slot(j, t) < CP_SHARED_BYTES` (launched) with the
@@ -315,7 +318,14 @@ mod tests {
         let (i, mut o) = unsafe { (slice_at::<f32>(0x10_0000, 8), slice_at::<f32>(0x20_0008, 8)) };
         assert!(matches!(plan_async_copy(AsyncCopy::Bulk, &i, &mut o, 132, 1), Err(Error::Misaligned { .. })));
         assert!(matches!(plan_async_copy(AsyncCopy::Bulk, &i, &mut o, 132, 4), Err(Error::OutOfRange { .. })));
-        assert!(matches!(plan_async_copy(AsyncCopy::CpAsync, &i, &mut o, 132, 0), Err(Error::OutOfRange { .. })));
+        assert!(matches!(plan_async_copy(AsyncCopy::CpAsync, &i, &mut o, 132, 9), Err(Error::OutOfRange { .. })));
+        // One ring per block: 2^24 vectors are 16384 bulk chunks (4096 blocks), 65536 cp.async
+        // chunks (16384 blocks).
+        let one_trip = |kind| {
+            let (i, mut o) = slices(1 << 26, 1 << 26);
+            plan_async_copy(kind, &i, &mut o, 132, 0).map(|c| c.launch().grid.0)
+        };
+        assert_eq!((one_trip(AsyncCopy::Bulk).unwrap(), one_trip(AsyncCopy::CpAsync).unwrap()), (4096, 16384));
     }
 
     #[test]

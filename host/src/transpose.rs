@@ -164,27 +164,31 @@ impl TileMaps {
 }
 
 /// Validates a TMA transpose of `input` into `output` through `maps` and returns its launch:
-/// one block of [`TMA_THREADS`] per 32 × 32 tile, [`TMA_SHARED_BYTES`] of shared memory.
-/// [`Error::Unsupported`] if the maps were encoded for other buffers.
+/// a persistent grid of [`TMA_BLOCKS_PER_SM`] blocks of [`TMA_THREADS`] on each of
+/// `multiprocessors` SMs (fewer when there are fewer tiles), [`TMA_SHARED_BYTES`] of shared
+/// memory each. [`Error::Unsupported`] if the maps were encoded for other buffers.
 pub fn plan_tma<'a>(
     maps: &'a TileMaps,
     input: &'a DeviceSlice<f32>,
     output: &'a mut DeviceSlice<f32>,
+    multiprocessors: u32,
 ) -> Result<Call<'a, TmaSig>> {
     let given = ((input.as_device_ptr().as_raw(), input.len()), (output.as_device_ptr().as_raw(), output.len()));
     if given != (maps.input, maps.output) {
         return Err(Error::Unsupported("the tensor maps were encoded for other buffers".into()));
     }
-    let blocks = tiles(maps.rows, maps.cols);
+    let blocks = tma_blocks(tiles(maps.rows, maps.cols), multiprocessors);
+    in_range("transpose blocks", blocks, 1, MAX_GRID_X.into())?;
     let launch = Launch::linear(blocks as u32, TMA_THREADS).with_shared(TMA_SHARED_BYTES);
     // SAFETY: map 0 describes exactly `input` (rows × cols floats at its address) and map 1
     // exactly `output` (cols × rows), checked above against the buffers borrowed here (shared
     // and exclusive) and encoded by `TileMaps::new`, which checked shape, lengths and alignment.
     // The TMA reads and writes nothing outside the tensors a map describes: boxes past the edge
-    // read zeros and store nothing there. Block b < tiles(rows, cols) (<= MAX_GRID_X, checked
-    // when the maps were made) transposes the tile at `tile_origin(b, col_tiles(cols))`, whose
-    // coordinates fit i32 (`tma_supports`); its shared boxes and barrier fit the
-    // TMA_SHARED_BYTES launched, with the TMA_THREADS threads the lane mapping assumes.
+    // read zeros and store nothing there. Block b transposes the tiles b, b + grid, .. below
+    // tiles(rows, cols) (<= MAX_GRID_X, checked when the maps were made), at
+    // `tile_origin(tile, col_tiles(cols))`, whose coordinates fit i32 (`tma_supports`); its
+    // shared boxes and barriers fit the TMA_SHARED_BYTES launched, with the TMA_THREADS threads
+    // the lane mapping assumes.
     let args =
         unsafe { (MapIn::new(&maps.maps, 0, input)?, MapOut::new(&maps.maps, 1, output)?, maps.rows, maps.cols) };
     // SAFETY: as above.
@@ -203,7 +207,7 @@ pub fn tma_transpose(
 ) -> Result<()> {
     gpu.supports(transpose_tma)?;
     let maps = TileMaps::new(gpu, input, output, rows, cols)?;
-    gpu.launch(plan_tma(&maps, input, output)?)
+    gpu.launch(plan_tma(&maps, input, output, gpu.multiprocessors())?)
     // `maps` is freed here by cuMemFree, which waits for the kernel that reads it.
 }
 

@@ -143,6 +143,36 @@ pub const fn mm_b_slot(t: u32, here: u32) -> u32 {
     (t % MM_STAGES) * MM_STAGE_FLOATS + TILE * TILE + here
 }
 
+/// Whether the `cp.async` kernel copies 16-byte vectors (one `cp.async.cg` per 4 floats) for
+/// this shape and these buffer addresses: rows of A and B start on 16-byte boundaries (k and n
+/// multiples of 4, both buffers 16-byte aligned). Otherwise it copies 4 bytes per thread.
+#[inline(always)]
+pub const fn mm_vectors(n: u32, k: u32, a: u64, b: u64) -> bool {
+    n.is_multiple_of(4) && k.is_multiple_of(4) && a.is_multiple_of(16) && b.is_multiple_of(16)
+}
+
+/// The 16-byte vector thread `t` (0..1024, `ty * TILE + tx`) of the `cp.async` kernel copies in
+/// the vector path: threads 0..256 one of A's tile, 256..512 one of B's, the rest none. Returns
+/// `(is_b, row in the tile, first column in the tile)`; a warp copies 4 rows of 128 bytes.
+#[inline(always)]
+pub const fn mm_vector_of(t: u32) -> Option<(bool, u32, u32)> {
+    const PER_TILE: u32 = TILE * TILE / 4;
+    const PER_ROW: u32 = TILE / 4;
+    if t < 2 * PER_TILE {
+        let u = t % PER_TILE;
+        Some((t >= PER_TILE, u / PER_ROW, (u % PER_ROW) * 4))
+    } else {
+        None
+    }
+}
+
+/// Bytes of a 16-byte vector starting at column `c0` (a multiple of 4) of row `r` of a
+/// `rows × cols` matrix whose `cols` is a multiple of 4: 16 inside, 0 outside.
+#[inline(always)]
+pub const fn mm_vector_bytes(r: u32, c0: u32, rows: u32, cols: u32) -> u32 {
+    if r < rows && c0 < cols { 16 } else { 0 }
+}
+
 /// `(tx, ty)` of thread `t` of the register-blocked kernel in its 16 × 16 grid of 8 × 8 blocks.
 #[inline(always)]
 pub const fn rb_thread(t: u32) -> (u32, u32) {
@@ -285,13 +315,15 @@ kernel! {
 }
 
 crate::hopper_kernel! {
-    /// Tiles through a `cp.async` pipeline: the same 32 × 32 tiles and global transactions as
-    /// `matmul_prefetch` (a warp copies 128 contiguous bytes of a row of A or B), but each
-    /// thread's two elements go global → shared with `cp.async.ca` (4 bytes, zero-filled outside
-    /// the matrix) into a 4-stage ring, so three tiles are in flight while one is computed,
-    /// no register holds them on the way and the store to shared leaves the instruction stream.
-    /// One barrier per tile instead of two (refilling the stage read in the previous trip, after
-    /// this trip's barrier). Costs 32 KiB of shared memory per block instead of 8.
+    /// Tiles through a `cp.async` pipeline: the same 32 × 32 tiles and global bytes as
+    /// `matmul_prefetch`, but the tiles go global → shared with `cp.async` into a 4-stage ring,
+    /// so three tiles are in flight while one is computed, no register holds them on the way and
+    /// the store to shared leaves the instruction stream. Where rows start on 16-byte boundaries
+    /// (k, n multiples of 4, aligned buffers) 512 threads each copy one 16-byte vector with
+    /// `cp.async.cg` (L2 only; a warp: 4 rows of 128 bytes); else every thread copies its two
+    /// floats with 4-byte `cp.async.ca`. Edges are zero-filled by the copy itself. One barrier
+    /// per tile instead of two (refilling the stage read in the previous trip, after this trip's
+    /// barrier). Costs 32 KiB of shared memory per block instead of 8.
     pub unsafe fn matmul_cp_async(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
         // SAFETY: forwarded plan guarantees (see `cp_async_tiled`).
         unsafe { hopper_device::cp_async_tiled(a, b, c, m, n, k) }
@@ -315,10 +347,29 @@ mod hopper_device {
         let (row, col) = tiled_coords(thread::block_idx_x(), thread::block_idx_y(), tx, ty);
         let here = tile_offset(ty, tx);
         let tiles = k.div_ceil(TILE);
-        // Tile t's two copies into stage t % MM_STAGES; every trip commits a group, empty past
-        // the last tile, so "all but the newest MM_STAGES - 2 groups" is always "tile t".
+        let vectors = mm_vectors(n, k, a as u64, b as u64);
+        let vector = mm_vector_of(ty * TILE + tx);
+        let (row0, col0) = tiled_coords(thread::block_idx_x(), thread::block_idx_y(), 0, 0);
+        // Tile t's copies into stage t % MM_STAGES; every trip commits a group, empty past the
+        // last tile, so "all but the newest MM_STAGES - 2 groups" is always "tile t".
         let issue = |t: u32| {
-            if t < tiles {
+            if t < tiles && vectors {
+                if let Some((is_b, r, c0)) = vector {
+                    // A: row row0 + r, columns t*TILE + c0 ..+4; B: row t*TILE + r, columns
+                    // col0 + c0 ..+4. k and n are multiples of 4, so a vector is all in or all out.
+                    let (src, rows, cols, gr, gc) =
+                        if is_b { (b, k, n, t * TILE + r, col0 + c0) } else { (a, m, k, row0 + r, t * TILE + c0) };
+                    let bytes = mm_vector_bytes(gr, gc, rows, cols);
+                    let slot = if is_b { mm_b_slot(t, tile_offset(r, c0)) } else { mm_a_slot(t, tile_offset(r, c0)) };
+                    // SAFETY: an inside vector is below rows·cols, 16-byte aligned (mm_vectors);
+                    // an outside one reads 0 bytes from the aligned buffer start. The slot is a
+                    // 16-byte aligned part of stage t's half (c0 % 4 == 0), this thread's own.
+                    unsafe {
+                        let at = if bytes > 0 { row_major(gr as u64, gc as u64, cols as u64) as usize } else { 0 };
+                        async_copy::copy_16_zfill(ring + 4 * slot, src.add(at), bytes);
+                    }
+                }
+            } else if t < tiles {
                 let (ac, br) = (tile_a_col(t, tx), tile_b_row(t, ty));
                 let (a_in, b_in) = (row < m && ac < k, br < k && col < n);
                 // SAFETY: an element outside the matrix reads 0 bytes (zero fill) from the
@@ -571,6 +622,26 @@ mod tests {
         }
         assert_eq!(seen.len() as u32 * 4, MM_SHARED_BYTES);
         assert_eq!(mm_a_slot(MM_STAGES, 5), mm_a_slot(0, 5), "the ring wraps");
+    }
+
+    #[test]
+    fn cp_async_vectors_cover_both_tiles_once() {
+        let (mut a, mut b) = (vec![0u8; (TILE * TILE) as usize], vec![0u8; (TILE * TILE) as usize]);
+        for t in 0..TILE * TILE {
+            if let Some((is_b, r, c0)) = mm_vector_of(t) {
+                assert!(r < TILE && c0 % 4 == 0 && c0 + 4 <= TILE);
+                let hits = if is_b { &mut b } else { &mut a };
+                for c in c0..c0 + 4 {
+                    hits[tile_offset(r, c) as usize] += 1;
+                }
+            }
+        }
+        assert!(a.iter().chain(&b).all(|&h| h == 1));
+        // A warp's 32 vectors are 4 rows of 8 consecutive vectors (128 bytes each).
+        let warp: Vec<_> = (32..64).map(|t| mm_vector_of(t).unwrap()).collect();
+        assert_eq!((warp[0].1, warp[31].1, warp[7].2), (4, 7, 28));
+        assert!(mm_vectors(64, 8, 256, 512) && !mm_vectors(64, 6, 256, 512) && !mm_vectors(64, 8, 260, 512));
+        assert_eq!((mm_vector_bytes(3, 4, 4, 8), mm_vector_bytes(4, 4, 4, 8), mm_vector_bytes(0, 8, 4, 8)), (16, 0, 0));
     }
 
     #[test]

@@ -152,6 +152,20 @@ pub mod async_copy {
         }
     }
 
+    /// `cp.async.cg.shared.global [dst], [src], 16, src_bytes`: copies 16 bytes (L2 only), of
+    /// which the first `src_bytes` (0, 4, 8, 12 or 16) are read and the rest zero-filled.
+    ///
+    /// # Safety
+    /// As [`copy_16`] (`src` 16-byte aligned and readable even when fewer bytes are read).
+    #[inline(always)]
+    pub unsafe fn copy_16_zfill(dst: u32, src: *const f32, src_bytes: u32) {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            asm!("cp.async.cg.shared.global [{d}], [{s}], 16, {n};", d = in(reg32) dst, s = in(reg64) src,
+                 n = in(reg32) src_bytes, options(nostack, preserves_flags));
+        }
+    }
+
     /// `cp.async.commit_group`: closes the group of this thread's copies issued since the last
     /// commit (an empty group is fine and keeps group counting uniform).
     #[inline(always)]

@@ -40,9 +40,15 @@ const _: () = assert!(PITCH == TILE && PITCH_PADDED % crate::WARP_SIZE == 1);
 pub const TMA_THREADS: u32 = 128;
 /// Bytes of one 32 × 32 f32 box.
 pub const TMA_BOX_BYTES: u32 = TILE * TILE * 4;
+/// Tiles a block of the TMA transpose has in flight: it loads tile `j + TMA_STAGES` while it
+/// transposes tile `j`, and up to `TMA_STAGES - 1` stores of earlier tiles are still reading.
+pub const TMA_STAGES: u32 = 3;
+/// Resident blocks per SM of the TMA transpose's persistent grid (8 × 25 KiB of shared memory).
+pub const TMA_BLOCKS_PER_SM: u32 = 8;
 /// Shared memory of the TMA transpose: 1024 bytes of slack to align the boxes to the 128-byte
-/// swizzle's 1024-byte period, the loaded box, the box to store, one mbarrier.
-pub const TMA_SHARED_BYTES: u32 = 1024 + 2 * TMA_BOX_BYTES + 16;
+/// swizzle's 1024-byte period, `TMA_STAGES` loaded boxes, `TMA_STAGES` boxes to store, one
+/// mbarrier per stage.
+pub const TMA_SHARED_BYTES: u32 = 1024 + 2 * TMA_STAGES * TMA_BOX_BYTES + 8 * TMA_STAGES;
 /// Elements each thread of the TMA transpose moves.
 pub const TMA_STEPS: u32 = TILE * TILE / TMA_THREADS;
 /// What the TMA transpose needs of a shape: rows and columns multiples of 4, so both tensors'
@@ -56,6 +62,33 @@ const _: () = assert!(TMA_THREADS.is_multiple_of(crate::WARP_SIZE) && TMA_STEPS 
 // The warp steps pair up the 64 4 × 4 blocks of the tile: 32 warp steps of 2 blocks.
 const _: () = assert!(TMA_STEPS * (TMA_THREADS / crate::WARP_SIZE) == 32);
 const _: () = assert!(TMA_SHARED_BYTES <= DEFAULT_SHARED_BYTES);
+const _: () = assert!(TMA_BLOCKS_PER_SM * (TMA_SHARED_BYTES + 1024) <= 228 * 1024, "8 blocks fit an H100 SM");
+const _: () = assert!(TMA_STAGES >= 2);
+
+/// Shared byte offset (from the 1024-aligned base) of stage `s`'s loaded box.
+#[inline(always)]
+pub const fn tma_loaded(s: u32) -> u32 {
+    s * TMA_BOX_BYTES
+}
+
+/// Shared byte offset of stage `s`'s box to store.
+#[inline(always)]
+pub const fn tma_to_store(s: u32) -> u32 {
+    (TMA_STAGES + s) * TMA_BOX_BYTES
+}
+
+/// Shared byte offset of stage `s`'s mbarrier.
+#[inline(always)]
+pub const fn tma_barrier(s: u32) -> u32 {
+    2 * TMA_STAGES * TMA_BOX_BYTES + 8 * s
+}
+
+/// Blocks of the TMA transpose's persistent grid over `tiles` tiles on `sms` SMs.
+pub const fn tma_blocks(tiles: u64, sms: u32) -> u64 {
+    let full = sms as u64 * TMA_BLOCKS_PER_SM as u64;
+    let blocks = if tiles < full { tiles } else { full };
+    if blocks == 0 { 1 } else { blocks }
+}
 
 /// Float offset of element `(r, c)` of a 32 × 32 f32 box stored with the 128-byte swizzle (the
 /// 16-byte chunk `c / 4` of row `r` lands at chunk `(c / 4) ^ (r % 8)`), in a box that starts
@@ -195,14 +228,15 @@ kernel! {
 }
 
 crate::hopper_kernel! {
-    /// TMA transpose: one thread loads the block's 32 × 32 tile with one
-    /// `cp.async.bulk.tensor.2d` through the input's tensor map (completing on an mbarrier;
-    /// elements past the matrix read as zero), the block moves it into a second box transposed
-    /// (both boxes 128-byte swizzled, so each warp's 32 shared reads and 32 writes are
-    /// conflict-free without padding), and one thread stores that box with one
-    /// `cp.async.bulk.tensor.2d` through the output's map (elements past the matrix are
-    /// clipped). Changes from `transpose_padded`: no thread computes a global address or a
-    /// bounds check, and global memory moves in whole 128-byte box rows, 4 KiB per instruction.
+    /// TMA transpose: one thread loads each 32 × 32 tile with one `cp.async.bulk.tensor.2d`
+    /// through the input's tensor map (completing on an mbarrier; elements past the matrix read
+    /// as zero), the block moves it into a second box transposed (both boxes 128-byte swizzled,
+    /// so each warp's 32 shared reads and 32 writes are conflict-free without padding), and one
+    /// thread stores that box with one `cp.async.bulk.tensor.2d` through the output's map
+    /// (elements past the matrix are clipped). A persistent grid: each block walks tiles
+    /// `b, b + grid, ..` with `TMA_STAGES` tiles loading ahead, and acquires the maps once.
+    /// Changes from `transpose_padded`: no thread computes a global address or a bounds check,
+    /// and global memory moves in whole 128-byte box rows, 4 KiB per instruction.
     pub unsafe fn transpose_tma(input: crate::types::LoadMap, output: crate::types::StoreMap, rows: u32, cols: u32) {
         // SAFETY: forwarded plan guarantees (see `tma`).
         unsafe { hopper_device::tma(input, output, rows, cols) }
@@ -222,49 +256,83 @@ mod hopper_device {
     /// threads and `TMA_SHARED_BYTES` of shared memory (checked by the plan).
     #[inline(always)]
     pub(super) unsafe fn tma(input: LoadMap, output: StoreMap, rows: u32, cols: u32) {
-        let _ = rows;
         let t = thread::thread_idx_x();
         let (warp, lane) = (t / crate::WARP_SIZE, t % crate::WARP_SIZE);
-        let (x0, y0) = tile_origin(thread::block_idx_x(), col_tiles(cols));
+        let (b, grid) = (thread::block_idx_x(), thread::grid_dim_x());
+        let all = tiles(rows, cols);
+        let tile = |j: u32| b as u64 + j as u64 * grid as u64;
+        let per_row = col_tiles(cols);
         let raw = shared::dynamic::<u8>();
         // SAFETY: the dynamic shared memory is this block's.
         let raw_addr = unsafe { shared::address(raw) };
         let pad = raw_addr.next_multiple_of(1024) - raw_addr;
-        let (boxes, base) = (unsafe { raw.add(pad as usize) } as *mut f32, raw_addr + pad);
-        let (loaded, to_store, bar) = (base, base + TMA_BOX_BYTES, base + 2 * TMA_BOX_BYTES);
-        // SAFETY (whole body): the maps are live and describe the matrices (plan); the boxes
-        // and the barrier lie inside the launched shared memory (pad < 1024, then two boxes and
-        // 8 bytes: TMA_SHARED_BYTES); swizzle128 < TILE * TILE. Every thread reaches both
-        // barriers; thread 0 alone issues the TMA operations, after acquiring the maps.
+        let base = raw_addr + pad;
+        // SAFETY: pad < 1024, inside the launched shared memory.
+        let boxes = unsafe { raw.add(pad as usize) } as *mut f32;
+        // SAFETY (whole body): the maps are live and describe the matrices (plan); boxes and
+        // barriers lie inside the launched shared memory (pad < 1024, then TMA_SHARED_BYTES -
+        // 1024 bytes); swizzle128 < TILE * TILE. Every thread runs the same trips (tile(j) is
+        // uniform across the block) and so reaches every barrier; thread 0 alone issues the TMA
+        // operations, after acquiring the maps.
         unsafe {
+            // Tile j of this block loads into stage j % TMA_STAGES, phase j / TMA_STAGES.
+            let load = |j: u32| {
+                if tile(j) < all {
+                    let s = j % TMA_STAGES;
+                    let (x0, y0) = tile_origin(tile(j) as u32, per_row);
+                    mbarrier::arrive_expect_tx(base + tma_barrier(s), TMA_BOX_BYTES);
+                    bulk::load_tile_2d(base + tma_loaded(s), input.0, x0 as i32, y0 as i32, base + tma_barrier(s));
+                }
+            };
             if t == 0 {
                 bulk::acquire_map(input.0);
                 bulk::acquire_map(output.0);
-                mbarrier::init(bar, 1);
+                let mut s = 0;
+                while s < TMA_STAGES {
+                    mbarrier::init(base + tma_barrier(s), 1);
+                    s += 1;
+                }
                 mbarrier::fence_init();
+                let mut j = 0;
+                while j < TMA_STAGES {
+                    load(j);
+                    j += 1;
+                }
             }
-            // The barrier is initialised before anyone waits on it.
+            // The barriers are initialised before anyone waits on them.
             thread::sync_threads();
-            if t == 0 {
-                mbarrier::arrive_expect_tx(bar, TMA_BOX_BYTES);
-                bulk::load_tile_2d(loaded, input.0, x0 as i32, y0 as i32, bar);
+            let mut j = 0;
+            while tile(j) < all {
+                let s = j % TMA_STAGES;
+                if t == 0 {
+                    // The store of tile j - TMA_STAGES has read stage s's box to store.
+                    bulk::wait_read::<{ TMA_STAGES - 1 }>();
+                }
+                mbarrier::wait_parity(base + tma_barrier(s), (j / TMA_STAGES) & 1);
+                thread::sync_threads();
+                let src = boxes.add((tma_loaded(s) / 4) as usize);
+                let dst = boxes.add((tma_to_store(s) / 4) as usize);
+                let mut step = 0;
+                while step < TMA_STEPS {
+                    let (r, c) = tma_lane_coords(warp, lane, step);
+                    *dst.add(swizzle128(c, r) as usize) = *src.add(swizzle128(r, c) as usize);
+                    step += 1;
+                }
+                // Each thread's shared accesses are ordered before the async proxy's (the store
+                // reading the box, the next load rewriting the loaded one), and every thread's
+                // are done before thread 0 issues them.
+                bulk::fence_proxy_async();
+                thread::sync_threads();
+                if t == 0 {
+                    let (x0, y0) = tile_origin(tile(j) as u32, per_row);
+                    bulk::store_tile_2d(output.0, y0 as i32, x0 as i32, base + tma_to_store(s));
+                    bulk::commit();
+                    load(j + TMA_STAGES);
+                }
+                j += 1;
             }
-            mbarrier::wait_parity(bar, 0);
-            let (src, dst) = (boxes, boxes.add((TMA_BOX_BYTES / 4) as usize));
-            let mut step = 0;
-            while step < TMA_STEPS {
-                let (r, c) = tma_lane_coords(warp, lane, step);
-                *dst.add(swizzle128(c, r) as usize) = *src.add(swizzle128(r, c) as usize);
-                step += 1;
-            }
-            // Each thread's shared writes are ordered before the async proxy's reads, and
-            // every thread's are done before thread 0 stores the box.
-            bulk::fence_proxy_async();
-            thread::sync_threads();
             if t == 0 {
-                bulk::store_tile_2d(output.0, y0 as i32, x0 as i32, to_store);
-                bulk::commit();
-                // The box must stay in shared memory until the store has read it.
+                // The boxes must stay in shared memory until the stores have read them.
                 bulk::wait::<0>();
             }
         }
@@ -419,6 +487,10 @@ mod tests {
             assert!(row.iter().all(|&o| o / TILE == r));
         }
         assert!(tma_supports(4, 4) && tma_supports(8188, 4100));
+        assert_eq!(tma_barrier(TMA_STAGES - 1) + 8 + 1024, TMA_SHARED_BYTES);
+        assert_eq!(tma_to_store(0), tma_loaded(TMA_STAGES - 1) + TMA_BOX_BYTES);
+        assert!((0..TMA_STAGES).all(|s| tma_loaded(s).is_multiple_of(1024) && tma_to_store(s).is_multiple_of(1024)));
+        assert_eq!((tma_blocks(0, 132), tma_blocks(100, 132), tma_blocks(65_536, 132)), (1, 100, 1056));
         assert!(!tma_supports(31, 32) && !tma_supports(32, 30) && !tma_supports(0, 4));
     }
 
