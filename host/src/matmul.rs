@@ -147,7 +147,9 @@ pub fn plan<'a>(
     //   with x, y < TILE, inside the `TILED_SHARED_FLOATS` launched, and their coordinates
     //   (`naive_coords`, `tiled_coords`) use the block size the launch has;
     // - the cp.async kernel guards each copy the same way (an element outside reads 0 bytes from
-    //   the matrix's first float) and its store by `row < m && col < n`; its ring slots
+    //   the matrix's first float) and its store by `row < m && col < n`; it copies 16-byte
+    //   vectors only where `mm_vectors` holds (k and n multiples of 4, both inputs 16-byte
+    //   aligned: a vector starting inside a row ends inside it), else floats; its ring slots
     //   `mm_a_slot`/`mm_b_slot` stay inside the `MM_SHARED_BYTES` launched;
     // - the register-blocked kernel has no guards: the shape is whole BM × BN × BK tiles (checked
     //   by `validate`), the grid is `regblock_grid(m, n)` blocks of `RB_THREADS` threads with

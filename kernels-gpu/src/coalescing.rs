@@ -217,7 +217,9 @@ crate::hopper_kernel! {
     /// from `coalescing_vec4`: the loads retire into shared memory, so a thread's in-flight bytes
     /// are bounded by the ring (64 bytes a thread) rather than registers, and the copy itself
     /// needs no register until the store. The same 16 sectors per warp instruction both ways;
-    /// one more shared read per vector. Persistent grid, 64-bit indices: any size.
+    /// one more shared read per vector. Grid-strides over chunks (a persistent grid, or one
+    /// ring's worth of chunks per block: on the H100 the latter, 97.9% of memcpy against at best
+    /// 93.4% persistent); 64-bit indices: any size.
     pub unsafe fn coalescing_cp_async(input: *const f32, output: *mut f32, n: u64) {
         // SAFETY: forwarded plan guarantees (see `cp_async_copy`).
         unsafe { hopper_device::cp_async_copy(input, output, n) }
@@ -230,6 +232,9 @@ crate::hopper_kernel! {
     /// groups), `BULK_STAGES` chunks in flight per block. Changes from `coalescing_vec4`: one
     /// instruction per 16 KiB instead of 32 threads × 4 per 2 KiB; the TMA unit generates every
     /// address and the SM's threads sit idle. The same bytes move as full 128-byte lines.
+    /// Grid-strides over chunks; with one ring (4 chunks) per block the hardware balances the
+    /// blocks (97.6% of memcpy on the H100), a persistent grid leaves some SMs a chunk behind
+    /// (at best 95.4%).
     pub unsafe fn coalescing_bulk(input: *const f32, output: *mut f32, n: u64) {
         // SAFETY: forwarded plan guarantees (see `bulk_copy`).
         unsafe { hopper_device::bulk_copy(input, output, n) }
