@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The bundle's driver, for a GPU host that has the NVIDIA driver but no Rust toolchain.
-#   run.sh [all|checks|report|bench|ptxas|ncu|sanitize] [args for that step]
+#   run.sh [all|checks|report|bench|ptxas|ncu|sanitize|hopper] [args for that step]
 # (`ncu [FILTER]` profiles every registered run, or those whose id contains FILTER.)
 # Logs go to $OUT when set (the device tool's folder), else to ./logs beside this script.
 set -uo pipefail
@@ -101,6 +101,36 @@ sanitize() {
   tail -n 3 "$logs/memcheck.log"
 }
 
+# The Hopper module's variants (issue 9) and the siblings they are compared with, in one pass:
+# their checks, the whole report (every ratio against the same run's memcpy), memcheck over their
+# checks, and Nsight Compute sections for the runs the numbers are about. Each part has a time
+# limit, so a kernel that hangs costs minutes, not the session.
+HOPPER_CHECKS="coalescing/cp_async coalescing/bulk matmul/cp_async transpose/tma histogram"
+HOPPER_NCU="coalescing/vec4/blocks_per_sm=0 coalescing/cp_async/blocks_per_sm=8 coalescing/bulk/blocks_per_sm=3
+transpose/padded/shape=0 transpose/tma/shape=0 matmul/prefetch matmul/cp_async
+histogram/global/input=1 histogram/cluster/input=1"
+hopper() {
+  info
+  ptxas_report
+  timeout 240 "$here/bin/gpu" $HOPPER_CHECKS 2>&1 | tee "$logs/checks.log" || status=1
+  timeout 180 "$here/bin/report" --out "$logs/report" 2>&1 | tail -n 3 | tee "$logs/report.log" || status=1
+  if command -v compute-sanitizer >/dev/null; then
+    COALESCE_SKIP_LARGE=1 timeout 300 compute-sanitizer --tool memcheck --print-limit 20 "$here/bin/gpu" $HOPPER_CHECKS \
+      > "$logs/memcheck.log" 2>&1 || status=1
+    tail -n 4 "$logs/memcheck.log"
+  fi
+  if command -v ncu >/dev/null; then
+    "$here/bin/gpu" --list > "$logs/runs.txt"
+    for run in $HOPPER_NCU; do
+      kernel=$(awk -v r="$run" '$1 == r { print $2 }' "$logs/runs.txt")
+      echo "# $run" >> "$logs/ncu-hopper.txt"
+      timeout 60 ncu --clock-control none --kernel-name "$kernel" --launch-count 1 \
+        --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section WarpStateStats \
+        "$here/bin/gpu" --once "$run" >> "$logs/ncu-hopper.txt" 2>&1 || echo "ncu failed for $run" >> "$logs/ncu-hopper.txt"
+    done
+  fi
+}
+
 case "$step" in
   all) info; ptxas_report; checks; report; ncu_counters; bench ;;
   sanitize) sanitize "$@" ;;
@@ -109,6 +139,7 @@ case "$step" in
   bench) info; bench "$@" ;;
   ptxas) ptxas_report ;;
   ncu) ncu_counters "$@" ;;
-  *) echo "unknown step $step (all|checks|report|bench|ptxas|ncu|sanitize)"; exit 2 ;;
+  hopper) hopper ;;
+  *) echo "unknown step $step (all|checks|report|bench|ptxas|ncu|sanitize|hopper)"; exit 2 ;;
 esac
 exit $status

@@ -1,5 +1,5 @@
 //! Coalescing lessons: the registry entries, checks and workloads for `coalesce::coalescing`.
-use coalesce::coalescing::{self as lib, Load, MAX_OFFSET, MAX_STRIDE, offset_len, stride_len};
+use coalesce::coalescing::{self as lib, AsyncCopy, Load, MAX_OFFSET, MAX_STRIDE, offset_len, stride_len};
 use coalesce::model::Counts;
 use coalesce::{Gpu, Result};
 
@@ -30,19 +30,35 @@ pub enum Coalescing {
     Vec4,
     /// The same with read-only loads and streaming stores.
     Vec4Stream,
+    /// `cp.async` into a 4-stage shared ring (Hopper module).
+    CpAsync,
+    /// TMA bulk copies of 16 KiB chunks (Hopper module).
+    Bulk,
 }
 
 const OFFSETS: [u32; MAX_OFFSET as usize + 1] = range(0);
 const STRIDES: [u32; MAX_STRIDE as usize] = range(1);
 const OFFSET: Param = Param { name: "offset", sweep: &OFFSETS, check: &[0, 1, 2, 7, 8, 16, 31, 32] };
 const STRIDE: Param = Param { name: "stride", sweep: &STRIDES, check: &[1, 2, 3, 8, 31, 32] };
+/// Resident blocks per SM of the cp.async copy's persistent grid (its ring allows 8 on an H100).
+/// 0: one ring's worth of chunks per block, the hardware scheduling blocks as others finish.
+const CP_GRID: Param = Param { name: "blocks_per_sm", sweep: &[2, 8, 0], check: &[1, 8, 0] };
+/// Resident blocks per SM of the bulk copy (3 rings of 64 KiB fit an H100 SM).
+const BULK_GRID: Param = Param { name: "blocks_per_sm", sweep: &[1, 2, 3, 0], check: &[1, 3, 0] };
 /// Blocks per SM of the 16-byte copies; 0 = one unrolled trip per thread (no loop).
 const GRID: Param = Param { name: "blocks_per_sm", sweep: &[1, 2, 4, 8, 16, 32, 64, 0], check: &[0, 1, 8, 64] };
 
 impl Family for Coalescing {
     const NAME: &'static str = "coalescing";
-    const VARIANTS: &'static [Self] =
-        &[Coalescing::Offset, Coalescing::Stride, Coalescing::OffsetCg, Coalescing::Vec4, Coalescing::Vec4Stream];
+    const VARIANTS: &'static [Self] = &[
+        Coalescing::Offset,
+        Coalescing::Stride,
+        Coalescing::OffsetCg,
+        Coalescing::Vec4,
+        Coalescing::Vec4Stream,
+        Coalescing::CpAsync,
+        Coalescing::Bulk,
+    ];
 
     fn name(self) -> &'static str {
         match self {
@@ -51,6 +67,8 @@ impl Family for Coalescing {
             Coalescing::OffsetCg => "offset_cg",
             Coalescing::Vec4 => "vec4",
             Coalescing::Vec4Stream => "vec4_stream",
+            Coalescing::CpAsync => "cp_async",
+            Coalescing::Bulk => "bulk",
         }
     }
 
@@ -63,6 +81,10 @@ impl Family for Coalescing {
             Coalescing::OffsetCg => "offset copy with L2-only ld.global.cg loads: 32-byte sectors, no L1 line fills",
             Coalescing::Vec4 => "16-byte loads/stores, 2 in flight per thread, 8 KiB per block: aims at memcpy",
             Coalescing::Vec4Stream => "vec4 with ld.global.nc loads and st.global.cs streaming stores",
+            Coalescing::CpAsync => "cp.async.cg 16 B into a 4-stage shared ring, stored back with st.global.v4 (sm_90)",
+            Coalescing::Bulk => {
+                "TMA cp.async.bulk: one thread moves 16 KiB chunks via shared, mbarrier-completed (sm_90)"
+            }
         }
     }
 
@@ -74,22 +96,33 @@ impl Family for Coalescing {
             Coalescing::OffsetCg => const { &[coalescing_offset_cg.name()] },
             Coalescing::Vec4 => const { &[coalescing_vec4.name()] },
             Coalescing::Vec4Stream => const { &[coalescing_vec4_stream.name()] },
+            Coalescing::CpAsync => const { &[coalescing_cp_async.name()] },
+            Coalescing::Bulk => const { &[coalescing_bulk.name()] },
         }
     }
 
     fn param(self) -> Option<Param> {
-        Some(match self {
-            Coalescing::Offset | Coalescing::OffsetCg => OFFSET,
-            Coalescing::Stride => STRIDE,
-            Coalescing::Vec4 | Coalescing::Vec4Stream => GRID,
-        })
+        match self {
+            Coalescing::Offset | Coalescing::OffsetCg => Some(OFFSET),
+            Coalescing::Stride => Some(STRIDE),
+            Coalescing::Vec4 | Coalescing::Vec4Stream => Some(GRID),
+            Coalescing::CpAsync => Some(CP_GRID),
+            Coalescing::Bulk => Some(BULK_GRID),
+        }
     }
 
     fn check(self, gpu: &Gpu, rng: &mut Rng, value: u32) -> CheckResult<String> {
+        if let Some(kind) = self.async_copy()
+            && let Err(e) = gpu.supports(kind.kernel())
+        {
+            return Ok(format!("SKIPPED ({e})"));
+        }
         let sizes: Vec<usize> = match self {
             // The largest stride size is capped so the strided buffers stay at 512 MiB.
             Coalescing::Stride => CHECK_SIZES.iter().map(|&n| n.min((1 << 27) / value as usize)).collect(),
-            Coalescing::Vec4 | Coalescing::Vec4Stream => COPY_CHECK_SIZES.to_vec(),
+            Coalescing::Vec4 | Coalescing::Vec4Stream | Coalescing::CpAsync | Coalescing::Bulk => {
+                COPY_CHECK_SIZES.to_vec()
+            }
             _ => CHECK_SIZES.to_vec(),
         };
         for &n in &sizes {
@@ -107,6 +140,9 @@ impl Family for Coalescing {
     }
 
     fn bench(self, gpu: &Gpu, value: u32) -> Result<Workload> {
+        if let Some(kind) = self.async_copy() {
+            gpu.supports(kind.kernel())?;
+        }
         let n = if self == Coalescing::Stride { BENCH_STRIDE_N } else { BENCH_N };
         // The offset buffers are sized for the largest offset, so every offset runs on the same data.
         let len = match self {
@@ -126,18 +162,30 @@ impl Family for Coalescing {
             Coalescing::Stride => model::stride_copy(BENCH_STRIDE_N, value),
             Coalescing::Vec4 => model::vec4_copy(BENCH_N, sms, value, false),
             Coalescing::Vec4Stream => model::vec4_copy(BENCH_N, sms, value, true),
+            // Not modelled yet: cp.async (LDGSTS) and bulk (TMA) copies bypass the load/store
+            // pipe the model counts; ncu reports them under other metrics.
+            Coalescing::CpAsync | Coalescing::Bulk => return Ok(None),
         })
         .transpose()
     }
 }
 
 impl Coalescing {
+    /// The hardware copy the variant runs, if it is one.
+    const fn async_copy(self) -> Option<AsyncCopy> {
+        match self {
+            Coalescing::CpAsync => Some(AsyncCopy::CpAsync),
+            Coalescing::Bulk => Some(AsyncCopy::Bulk),
+            _ => None,
+        }
+    }
+
     /// Elements each buffer holds for a copy of `n` at parameter `value`.
     fn buffer_len(self, n: usize, value: u32) -> usize {
         match self {
             Coalescing::Offset | Coalescing::OffsetCg => offset_len(n as u64, value) as usize,
             Coalescing::Stride => stride_len(n as u64, value) as usize,
-            Coalescing::Vec4 | Coalescing::Vec4Stream => n,
+            Coalescing::Vec4 | Coalescing::Vec4Stream | Coalescing::CpAsync | Coalescing::Bulk => n,
         }
     }
 
@@ -156,6 +204,8 @@ impl Coalescing {
             Coalescing::Stride => lib::stride_copy(gpu, input, output, n, value),
             Coalescing::Vec4 => lib::copy_tuned(gpu, input, output, value, false),
             Coalescing::Vec4Stream => lib::copy_tuned(gpu, input, output, value, true),
+            Coalescing::CpAsync => lib::copy_async(gpu, AsyncCopy::CpAsync, input, output, value),
+            Coalescing::Bulk => lib::copy_async(gpu, AsyncCopy::Bulk, input, output, value),
         }
     }
 
@@ -164,7 +214,9 @@ impl Coalescing {
         match self {
             Coalescing::Offset | Coalescing::OffsetCg => lib::offset_copy_cpu(input, output, n, value as usize),
             Coalescing::Stride => lib::stride_copy_cpu(input, output, n, value as usize),
-            Coalescing::Vec4 | Coalescing::Vec4Stream => output.copy_from_slice(input),
+            Coalescing::Vec4 | Coalescing::Vec4Stream | Coalescing::CpAsync | Coalescing::Bulk => {
+                output.copy_from_slice(input)
+            }
         }
     }
 }

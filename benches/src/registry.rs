@@ -136,6 +136,7 @@ pub fn families() -> Vec<(&'static str, Vec<&'static dyn Variant>)> {
         family::<crate::transpose::Transpose>(),
         family::<crate::bank::Bank>(),
         family::<crate::reduce::Reduce>(),
+        family::<crate::histogram::Histogram>(),
         family::<crate::matmul::Matmul>(),
         family::<crate::distance::Distance>(),
     ]

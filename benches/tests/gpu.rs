@@ -4,7 +4,8 @@
 //!
 //! Without a GPU each check prints `SKIPPED` with the reason and counts as skipped, not passed.
 //! `COALESCE_REQUIRE_GPU=1` (set by the bundle's run script) turns a missing GPU into a failure.
-//! A non-flag argument filters checks by substring, as with libtest. `COALESCE_DEVICE` picks the GPU;
+//! Non-flag arguments filter checks by substring, as with libtest (a check runs if any
+//! matches). `COALESCE_DEVICE` picks the GPU;
 //! `COALESCE_SKIP_LARGE=1` leaves out the `library/` checks past 2^31 elements.
 //!
 //! Two more modes serve the bundle's Nsight Compute step, so it keeps no list of its own:
@@ -31,7 +32,7 @@ fn main() -> ExitCode {
     if let Some(i) = args.iter().position(|a| a == "--once") {
         return once(args.get(i + 1).map(String::as_str).unwrap_or(""));
     }
-    let filter = args.iter().find(|a| !a.starts_with('-')).cloned();
+    let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
     let mut cases: Vec<(String, Check)> = Vec::new();
     for v in registry::all() {
         for &p in v.check_values() {
@@ -44,7 +45,7 @@ fn main() -> ExitCode {
             cases.push((check.id.to_string(), Box::new(move |gpu, rng| (check.run)(gpu, rng))));
         }
     }
-    cases.retain(|(id, _)| filter.as_deref().is_none_or(|f| id.contains(f)));
+    cases.retain(|(id, _)| filters.is_empty() || filters.iter().any(|f| id.contains(f.as_str())));
     let required = std::env::var("COALESCE_REQUIRE_GPU").is_ok_and(|v| v == "1");
     println!("\nrunning {} GPU checks", cases.len());
     let gpu = match open_gpu() {

@@ -50,10 +50,85 @@ fn assemble(ptxas: &Path, ptx: &Path, gpu: &str) {
     }
 }
 
+/// Entries of the Hopper module that the base module lacks: the kernels only it holds.
+fn hopper_only() -> BTreeSet<String> {
+    let base: BTreeSet<String> = ptx_entries(coalesce::PTX).into_iter().collect();
+    ptx_entries(coalesce::PTX_SM90).into_iter().filter(|e| !base.contains(e)).collect()
+}
+
 #[test]
 fn embedded_ptx_holds_exactly_the_registered_kernels() {
     assert!(coalesce::PTX.contains(&format!(".target {}", coalesce::PTX_ARCH)));
-    assert_entries_match_registry(coalesce::PTX);
+    // The base module holds every registered kernel but the Hopper module's own, and nothing
+    // unregistered; the Hopper module adds exactly those.
+    let entries: BTreeSet<String> = ptx_entries(coalesce::PTX).into_iter().collect();
+    let hopper = hopper_only();
+    let registered = registered();
+    let missing: Vec<_> = registered.iter().filter(|k| !entries.contains(*k) && !hopper.contains(*k)).collect();
+    assert!(missing.is_empty(), "registered kernels in neither module: {missing:?}");
+    let unregistered: Vec<_> = entries
+        .iter()
+        .chain(&hopper)
+        .filter(|e| !registered.contains(*e) && !helpers().contains(&e.as_str()))
+        .collect();
+    assert!(unregistered.is_empty(), "PTX entries no variant registers: {unregistered:?}");
+    if coalesce::PTX_ARCH == coalesce_builder::DEFAULT_ARCH {
+        assert!(!hopper.is_empty(), "the sm_75 module must not hold the Hopper kernels");
+    }
+}
+
+#[test]
+fn hopper_module_holds_the_hopper_kernels_and_their_instructions() {
+    let ptx = coalesce::PTX_SM90;
+    assert!(ptx.contains(".target sm_90") && ptx.contains(".version 8.3"));
+    assert_entries_match_registry(ptx);
+    let hopper = hopper_only();
+    for kernel in [
+        coalesce::coalescing::coalescing_cp_async.name(),
+        coalesce::coalescing::coalescing_bulk.name(),
+        coalesce::matmul::matmul_cp_async.name(),
+        coalesce::transpose::transpose_tma.name(),
+        coalesce::histogram::histogram_cluster.name(),
+    ] {
+        assert!(hopper.contains(kernel), "{kernel} should be in the Hopper module only");
+    }
+    // What the module is for: cp.async, bulk and tensor copies, mbarriers, cluster memory.
+    for instruction in [
+        "cp.async.cg.shared.global",
+        "cp.async.ca.shared.global",
+        "cp.async.wait_group",
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
+        "cp.async.bulk.global.shared::cta.bulk_group",
+        "cp.async.bulk.tensor.2d.shared::cluster.global",
+        "cp.async.bulk.tensor.2d.global.shared::cta",
+        "fence.proxy.tensormap::generic.acquire",
+        "mbarrier.try_wait.parity",
+        "mbarrier.arrive.expect_tx",
+        "mapa.shared::cluster",
+        "ld.shared::cluster",
+        "barrier.cluster.arrive",
+        "%cluster_ctarank",
+    ] {
+        assert!(ptx.contains(instruction), "no {instruction} in the Hopper module");
+    }
+    // None of it leaks into the sm_75 module.
+    if coalesce::PTX_ARCH == coalesce_builder::DEFAULT_ARCH {
+        for instruction in ["cp.async", "mbarrier", "mapa", "cluster"] {
+            assert!(!coalesce::PTX.contains(instruction), "{instruction} in the sm_75 module");
+        }
+    }
+    let Some(ptxas) = find_ptxas() else {
+        return skipped(
+            "hopper_module_holds_the_hopper_kernels_and_their_instructions (ptxas part)",
+            "ptxas is not on PATH",
+        );
+    };
+    let dir = std::env::temp_dir().join(format!("coalesce-ptx90-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("kernels-sm_90.ptx");
+    std::fs::write(&path, ptx).unwrap();
+    assemble(&ptxas, &path, "sm_90");
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -77,7 +152,9 @@ fn builder_builds_sm90_ptx_with_every_kernel() {
     let kernels = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../kernels-gpu");
     let ptx_path = PtxBuilder::new(&kernels).arch("sm_90").build().expect("PTX build for sm_90");
     let ptx = std::fs::read_to_string(&ptx_path).unwrap();
-    assert!(ptx.contains(".target sm_90"));
+    // `--arch sm_90` is the Hopper module: the embedded one is this very build.
+    assert!(ptx.contains(".target sm_90") && ptx.contains(".version 8.3"));
+    assert_eq!(ptx, coalesce::PTX_SM90);
     assert_entries_match_registry(&ptx);
     match find_ptxas() {
         Some(ptxas) => assemble(&ptxas, &ptx_path, "sm_90"),
@@ -117,7 +194,7 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
 #[test]
 fn no_kernel_name_is_a_string_literal_outside_kernels_gpu() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize().unwrap();
-    let names: Vec<String> = ptx_entries(coalesce::PTX);
+    let names: Vec<String> = ptx_entries(coalesce::PTX_SM90);
     assert!(!names.is_empty());
     let mut files = Vec::new();
     for dir in ["host", "benches", "xtask", "builder"] {

@@ -16,11 +16,43 @@ pub const DEFAULT_ARCH: &str = "sm_75";
 /// The rustc target the kernels are compiled for.
 pub const TARGET: &str = "nvptx64-nvidia-cuda";
 
+/// The architecture of the Hopper module: the kernels that need sm_90 (cp.async pipelines, TMA
+/// bulk and tensor copies, mbarriers, thread-block clusters) are compiled only into PTX built
+/// for it (see `kernels-gpu/src/hopper.rs`).
+pub const HOPPER_ARCH: &str = "sm_90";
+
+/// The PTX ISA the Hopper module needs: 8.0 for the bulk copies and mbarrier transaction
+/// counts, 8.3 for `fence.proxy.tensormap::generic` (a tensor map in global memory). rustc's
+/// nvptx target defaults to PTX 7.8 for sm_90.
+pub const HOPPER_FEATURES: &[&str] = &["+ptx83"];
+
+/// The target features a build for `arch` gets unless told otherwise: [`HOPPER_FEATURES`] from
+/// sm_90 on (so `--arch sm_90` yields the Hopper module), none before.
+pub fn default_features(arch: &str) -> Vec<String> {
+    let digits: String = arch.trim_start_matches("sm_").chars().take_while(|c| c.is_ascii_digit()).collect();
+    match digits.parse::<u32>() {
+        Ok(sm) if sm >= 90 => HOPPER_FEATURES.iter().map(|f| f.to_string()).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Checks that `feature` looks like `+name` or `-name` with `name` made of `[a-z0-9_]`.
+pub fn validate_feature(feature: &str) -> Result<(), BuildError> {
+    let name = feature.strip_prefix(['+', '-']).unwrap_or("");
+    if !name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_') {
+        Ok(())
+    } else {
+        Err(BuildError::BadFeature(feature.to_string()))
+    }
+}
+
 /// Why a PTX build failed.
 #[derive(Debug)]
 pub enum BuildError {
     /// `arch` is not of the form `sm_NN`.
     BadArch(String),
+    /// A target feature is not of the form `+name` / `-name`.
+    BadFeature(String),
     /// cargo could not be started.
     Spawn(std::io::Error),
     /// cargo ran and failed; its stderr is in the message.
@@ -37,6 +69,7 @@ impl fmt::Display for BuildError {
             BuildError::BadArch(a) => {
                 write!(f, "unsupported arch `{a}`: expected sm_NN, e.g. sm_90")
             }
+            BuildError::BadFeature(t) => write!(f, "bad target feature `{t}`: expected +name or -name, e.g. +ptx83"),
             BuildError::Spawn(e) => write!(f, "could not run cargo: {e}"),
             BuildError::Cargo(log) => write!(f, "cargo failed to build the kernels:\n{log}"),
             BuildError::NoPtx(dir) => write!(f, "no PTX (.s) found in {}", dir.display()),
@@ -63,6 +96,7 @@ pub struct PtxBuilder {
     crate_dir: PathBuf,
     target_dir: PathBuf,
     arch: String,
+    features: Option<Vec<String>>,
 }
 
 impl PtxBuilder {
@@ -71,13 +105,26 @@ impl PtxBuilder {
     pub fn new(crate_dir: impl Into<PathBuf>) -> Self {
         let crate_dir = crate_dir.into();
         let target_dir = crate_dir.join("..").join("target").join("ptx");
-        PtxBuilder { crate_dir, target_dir, arch: DEFAULT_ARCH.to_string() }
+        PtxBuilder { crate_dir, target_dir, arch: DEFAULT_ARCH.to_string(), features: None }
     }
 
     /// The GPU architecture passed to rustc as `-C target-cpu`.
     pub fn arch(mut self, arch: impl Into<String>) -> Self {
         self.arch = arch.into();
         self
+    }
+
+    /// Target features passed to rustc as `-C target-feature=..` (e.g. `+ptx83`), replacing the
+    /// arch's [`default_features`].
+    pub fn features<S: Into<String>>(mut self, features: impl IntoIterator<Item = S>) -> Self {
+        self.features = Some(features.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The target features the build passes: those set with [`PtxBuilder::features`], else the
+    /// arch's defaults.
+    pub fn target_features(&self) -> Vec<String> {
+        self.features.clone().unwrap_or_else(|| default_features(&self.arch))
     }
 
     /// Where cargo builds (one subdirectory per arch, so arches never overwrite each other).
@@ -94,7 +141,16 @@ impl PtxBuilder {
     /// Runs the build and returns the path of the PTX it produced.
     pub fn build(&self) -> Result<PathBuf, BuildError> {
         validate_arch(&self.arch)?;
-        let target_dir = self.target_dir.join(&self.arch);
+        let features = self.target_features();
+        for f in &features {
+            validate_feature(f)?;
+        }
+        // One subdirectory per arch and feature set, so builds never overwrite each other.
+        let mut subdir = self.arch.clone();
+        for f in &features {
+            subdir.push_str(&f.replace('+', "_").replace('-', "_no_"));
+        }
+        let target_dir = self.target_dir.join(subdir);
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
         let mut cmd = Command::new(cargo);
         // A build script or `cargo clippy` hands cargo settings for the *host* build down through
@@ -123,6 +179,9 @@ impl PtxBuilder {
             .args(["--", "-C"])
             .arg(format!("target-cpu={}", self.arch))
             .arg("--emit=asm");
+        if !features.is_empty() {
+            cmd.arg("-C").arg(format!("target-feature={}", features.join(",")));
+        }
         let output = cmd.output().map_err(BuildError::Spawn)?;
         if !output.status.success() {
             return Err(BuildError::Cargo(String::from_utf8_lossy(&output.stderr).into_owned()));
@@ -191,6 +250,23 @@ mod tests {
         }
         for bad in ["", "sm_", "sm_9", "compute_90", "sm_90;rm", "sm_1000", "90"] {
             assert!(validate_arch(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn hopper_arches_get_the_ptx_isa_their_kernels_need() {
+        assert!(default_features("sm_75").is_empty());
+        assert!(default_features("sm_80").is_empty());
+        assert_eq!(default_features("sm_90"), ["+ptx83"]);
+        assert_eq!(default_features("sm_90a"), ["+ptx83"]);
+        assert_eq!(default_features("sm_100"), ["+ptx83"]);
+        let b = PtxBuilder::new("/x").arch("sm_90").features(["+ptx80"]);
+        assert_eq!(b.target_features(), ["+ptx80"]);
+        for good in ["+ptx83", "-sm_90", "+sm_90a"] {
+            assert!(validate_feature(good).is_ok(), "{good}");
+        }
+        for bad in ["", "+", "ptx83", "+ptx83,+x", "+PTX", "+a b"] {
+            assert!(validate_feature(bad).is_err(), "{bad}");
         }
     }
 

@@ -105,7 +105,8 @@ pub fn plan_walk_2d<'a>(
     elements32("rows * cols", rows.saturating_mul(cols))?;
     exactly("access order input", input.len(), rows * cols)?;
     exactly("access order output", output.len(), rows * cols)?;
-    let launch = Launch { grid: grid_2d(rows32, cols32, lanes.along_x()), block: BLOCK_2D, shared_bytes: 0 };
+    let launch =
+        Launch { grid: grid_2d(rows32, cols32, lanes.along_x()), block: BLOCK_2D, shared_bytes: 0, cluster: 1 };
     launch.check_limits()?;
     // SAFETY: the kernel maps (block, thread) with `along_x` / `along_y` to (r, c) (u32: at most
     // rows or cols rounded up to a block side, below 2^31 + 32) and touches only

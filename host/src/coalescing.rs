@@ -18,6 +18,51 @@ pub type CopySig = fn(*const f32, *mut f32, u64);
 /// persistent grid (1 to 64 blocks per SM) in the `vec4` sweep; see BENCHMARKS.md.
 pub const COPY_BLOCKS_PER_SM: u32 = 0;
 
+/// A copy the hardware moves (Hopper module).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AsyncCopy {
+    /// `cp.async` 16-byte copies into a 4-stage shared ring, stored back by the threads.
+    CpAsync,
+    /// TMA bulk copies of 16 KiB chunks global → shared → global, one thread per block.
+    Bulk,
+}
+
+impl AsyncCopy {
+    /// The kernel's typed handle.
+    pub const fn kernel(self) -> coalesce_kernels::kernel::Kernel<CopySig> {
+        match self {
+            AsyncCopy::CpAsync => coalescing_cp_async,
+            AsyncCopy::Bulk => coalescing_bulk,
+        }
+    }
+
+    /// Most resident blocks per SM its shared ring allows on an H100 (the default is the most).
+    pub const fn max_blocks_per_sm(self) -> u32 {
+        match self {
+            AsyncCopy::CpAsync => CP_BLOCKS_PER_SM,
+            AsyncCopy::Bulk => BULK_BLOCKS_PER_SM,
+        }
+    }
+
+    /// The launch over `vectors` 16-byte vectors: a persistent grid of `blocks_per_sm` blocks
+    /// on each of `multiprocessors` SMs (never more than there are chunks, at least one), or
+    /// with `blocks_per_sm == 0` one block per ring's worth of chunks (each block fills its
+    /// ring once and drains it; the hardware schedules blocks as others finish). With the ring.
+    /// The block count may pass `u32` only for absurd sizes; the plan checks it.
+    pub fn launch(self, vectors: u64, multiprocessors: u32, blocks_per_sm: u32) -> (u64, Launch) {
+        let (chunks, stages, threads, shared) = match self {
+            AsyncCopy::CpAsync => (cp_chunks(vectors), CP_STAGES, CP_BLOCK, CP_SHARED_BYTES),
+            AsyncCopy::Bulk => (bulk_chunks(vectors), BULK_STAGES, BULK_THREADS, BULK_SHARED_BYTES),
+        };
+        let blocks = match blocks_per_sm {
+            0 => chunks.div_ceil(u64::from(stages)),
+            b => chunks.min(u64::from(multiprocessors) * u64::from(b)),
+        }
+        .max(1);
+        (blocks, Launch::linear(blocks.min(u64::from(MAX_GRID_X)) as u32, threads).with_shared(shared))
+    }
+}
+
 /// Which load the offset copy uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Load {
@@ -95,6 +140,49 @@ pub fn plan_copy<'a>(
     // and tail floats only below `n`; both buffers hold exactly `n` floats and start on 16-byte
     // boundaries (checked above), and the launch has the `BLOCK` threads the kernel assumes.
     Ok(unsafe { Call::new(kernel, Launch::linear(blocks as u32, BLOCK), (In::of(input), Out::of(output), n)) })
+}
+
+/// Validates a whole-buffer copy (any length) by `kind` and returns its launch of
+/// `blocks_per_sm` (0 ..= [`AsyncCopy::max_blocks_per_sm`], see [`AsyncCopy::launch`]) blocks
+/// on each of `multiprocessors` SMs. Errors as [`plan_copy`]: empty input, unequal lengths,
+/// buffers not on 16-byte boundaries, blocks per SM out of range, too many blocks.
+pub fn plan_async_copy<'a>(
+    kind: AsyncCopy,
+    input: &'a DeviceSlice<f32>,
+    output: &'a mut DeviceSlice<f32>,
+    multiprocessors: u32,
+    blocks_per_sm: u32,
+) -> Result<Call<'a, CopySig>> {
+    in_range("blocks per SM", blocks_per_sm.into(), 0, kind.max_blocks_per_sm().into())?;
+    non_empty("copy input", input.len())?;
+    exactly("copy output", output.len(), input.len())?;
+    aligned16("copy input", input.as_device_ptr().as_raw())?;
+    aligned16("copy output", output.as_device_ptr().as_raw())?;
+    let n = input.len() as u64;
+    let (vectors, _) = vec4_split(n);
+    let (blocks, launch) = kind.launch(vectors, multiprocessors, blocks_per_sm);
+    in_range("copy blocks", blocks, 1, MAX_GRID_X.into())?;
+    // SAFETY: both buffers hold exactly n floats and start on 16-byte boundaries (checked). The
+    // cp.async copy touches vector `cp_vector(cp_chunk(b, j, grid), t)` only when it is below
+    // `vectors = n / 4`, its shared slots `cp_slot(j, t) < CP_SHARED_BYTES` (launched) with the
+    // CP_BLOCK threads it assumes; the bulk copy moves chunk c < bulk_chunks(vectors), bytes
+    // [c * BULK_CHUNK_BYTES, + bulk_chunk_bytes(c, vectors)) < 16 * vectors <= 4 n, into ring
+    // slots inside the BULK_SHARED_BYTES launched (opted in past 48 KiB by `Gpu::launch`); both
+    // copy the tail floats 4 * vectors + t < n only.
+    Ok(unsafe { Call::new(kind.kernel(), launch, (In::of(input), Out::of(output), n)) })
+}
+
+/// Copies all of `input` into `output` (equal lengths, any size) with the hardware copy `kind`,
+/// `blocks_per_sm` resident blocks per SM (Hopper module: [`crate::Error::ModuleUnavailable`] on
+/// older devices).
+pub fn copy_async(
+    gpu: &Gpu,
+    kind: AsyncCopy,
+    input: &DeviceSlice<f32>,
+    output: &mut DeviceSlice<f32>,
+    blocks_per_sm: u32,
+) -> Result<()> {
+    gpu.launch(plan_async_copy(kind, input, output, gpu.multiprocessors(), blocks_per_sm)?)
 }
 
 /// Copies elements `offset..offset + n` of `input` to the same positions of `output`, one
@@ -208,6 +296,36 @@ mod tests {
         // SAFETY: descriptors only.
         let (i, mut o) = unsafe { (slice_at::<f32>(0x10_0004, 8), slice_at::<f32>(0x20_0000, 8)) };
         assert!(matches!(plan_copy(&i, &mut o, 132, 0, false), Err(Error::Misaligned { .. })));
+    }
+
+    #[test]
+    fn async_copy_plans_are_persistent_and_checked() {
+        let plan = |kind: AsyncCopy, a, b| {
+            let (i, mut o) = slices(a, b);
+            plan_async_copy(kind, &i, &mut o, 132, kind.max_blocks_per_sm()).map(|c| c.launch())
+        };
+        assert!(matches!(plan(AsyncCopy::Bulk, 0, 0), Err(Error::Empty(_))));
+        assert!(matches!(plan(AsyncCopy::CpAsync, 10, 11), Err(Error::LengthMismatch { .. })));
+        let l = plan(AsyncCopy::CpAsync, 1 << 26, 1 << 26).unwrap();
+        assert_eq!((l.grid.0, l.block.0, l.shared_bytes), (132 * 8, 256, CP_SHARED_BYTES));
+        let l = plan(AsyncCopy::Bulk, 1 << 26, 1 << 26).unwrap();
+        assert_eq!((l.grid.0, l.block.0, l.shared_bytes), (132 * 3, 32, BULK_SHARED_BYTES));
+        assert!(l.shared_bytes > coalesce_kernels::launch::DEFAULT_SHARED_BYTES && l.check_limits().is_ok());
+        // Tiny copies: one block, which also copies the tail.
+        assert_eq!(plan(AsyncCopy::Bulk, 3, 3).unwrap().grid.0, 1);
+        assert_eq!(plan(AsyncCopy::CpAsync, 5, 5).unwrap().grid.0, 1);
+        // SAFETY: descriptors only.
+        let (i, mut o) = unsafe { (slice_at::<f32>(0x10_0000, 8), slice_at::<f32>(0x20_0008, 8)) };
+        assert!(matches!(plan_async_copy(AsyncCopy::Bulk, &i, &mut o, 132, 1), Err(Error::Misaligned { .. })));
+        assert!(matches!(plan_async_copy(AsyncCopy::Bulk, &i, &mut o, 132, 4), Err(Error::OutOfRange { .. })));
+        assert!(matches!(plan_async_copy(AsyncCopy::CpAsync, &i, &mut o, 132, 9), Err(Error::OutOfRange { .. })));
+        // One ring per block: 2^24 vectors are 16384 bulk chunks (4096 blocks), 65536 cp.async
+        // chunks (16384 blocks).
+        let one_trip = |kind| {
+            let (i, mut o) = slices(1 << 26, 1 << 26);
+            plan_async_copy(kind, &i, &mut o, 132, 0).map(|c| c.launch().grid.0)
+        };
+        assert_eq!((one_trip(AsyncCopy::Bulk).unwrap(), one_trip(AsyncCopy::CpAsync).unwrap()), (4096, 16384));
     }
 
     #[test]

@@ -28,6 +28,21 @@ pub enum Error {
     /// A shape or device the kernel does not handle.
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// A driver call cust does not wrap failed (`error` is the driver's name for the code).
+    #[error("{call} failed: {error}")]
+    Driver { call: &'static str, error: String },
+    /// The kernel's PTX module is not loaded on this device: it needs a newer GPU, or the driver
+    /// refused the module (e.g. a driver older than the module's PTX ISA).
+    #[error("kernel {kernel} needs {needs}; {why}")]
+    ModuleUnavailable { kernel: &'static str, needs: String, why: String },
+}
+
+impl Error {
+    /// Whether the error says the device (or its driver) cannot run the kernel at all, so the
+    /// harness reports SKIPPED instead of a failure.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(self, Error::ModuleUnavailable { .. })
+    }
 }
 
 /// `Result` with coalesce's [`Error`].

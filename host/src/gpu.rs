@@ -1,5 +1,12 @@
-//! The GPU handle: one context, one stream, the PTX module with every function loaded once, and
+//! The GPU handle: one context, one stream, the PTX modules with every function loaded once, and
 //! event timing.
+//!
+//! Two modules: the base one ([`crate::PTX`], sm_75 PTX the driver compiles for any GPU) holds
+//! every lesson kernel and is loaded when the handle opens; the Hopper one ([`crate::PTX_SM90`],
+//! sm_90 with PTX ISA 8.3) is loaded on first use of one of its kernels, and only on a device of
+//! compute capability 9.0 or newer. Kernels present in both are always taken from the base
+//! module, so their timings do not depend on which module is loaded.
+use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -12,7 +19,9 @@ use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 
 use crate::error::{Error, Result, exactly, words};
-use crate::launch::{Call, Signature};
+use crate::launch::{Call, Kernel, Signature};
+use coalesce_kernels::kernel::Module as PtxModule;
+use coalesce_kernels::launch::DEFAULT_SHARED_BYTES;
 
 /// A CUDA device ready to run coalesce's kernels.
 ///
@@ -20,15 +29,40 @@ use crate::launch::{Call, Signature};
 /// The stream is a blocking one, so cust's synchronous copies (`DeviceBuffer::from_slice`,
 /// `copy_to`, `as_host_vec`) wait for every kernel queued before them.
 pub struct Gpu {
-    /// Every entry point of the module, looked up once when it was loaded. `'static` stands for
-    /// "as long as `_module`": see `open`.
+    /// Every entry point of the base module, looked up once when it was loaded. `'static` stands
+    /// for "as long as `_module`": see `open`.
     functions: HashMap<String, Function<'static>>,
+    /// The Hopper module's own entry points, loaded on first use (or why it cannot be).
+    hopper: OnceCell<std::result::Result<Loaded, Error>>,
     stream: Stream,
     info: DeviceInfo,
     // Dropped after the functions' users: the functions belong to the module, the module and
     // the stream to the context (fields drop in declaration order).
     _module: Module,
     _context: Context,
+}
+
+/// A module and the entry points taken from it (fields drop in order: functions first).
+struct Loaded {
+    functions: HashMap<String, Function<'static>>,
+    _module: Module,
+}
+
+/// Loads `ptx` and looks up each of its entries that `keep` accepts.
+fn load(ptx: &str, keep: impl Fn(&str) -> bool) -> Result<Loaded> {
+    let module = Module::from_ptx(ptx, &[])?;
+    let mut functions = HashMap::new();
+    for name in ptx_entries(ptx).filter(|name| keep(name)) {
+        let function = module.get_function(name)?;
+        // SAFETY: a `Function` is a plain driver handle (no destructor) whose lifetime only ties
+        // it to its module. The module is moved into the same `Loaded`, which keeps it until
+        // after `functions` is dropped (fields drop in declaration order), and no `Function`
+        // ever leaves the `Gpu` that owns the `Loaded`. Moving the `Module` value does not move
+        // the driver's module.
+        let function: Function<'static> = unsafe { std::mem::transmute::<Function<'_>, Function<'static>>(function) };
+        functions.insert(name.to_string(), function);
+    }
+    Ok(Loaded { functions, _module: module })
 }
 
 /// What the harness and the launch plans need to know about the device.
@@ -69,19 +103,7 @@ impl Gpu {
         }
         let device = Device::get_device(ordinal).map_err(no_gpu)?;
         let context = Context::new(device)?;
-        let module = Module::from_ptx(ptx, &[])?;
-        let mut functions = HashMap::new();
-        for name in ptx_entries(ptx) {
-            let function = module.get_function(name)?;
-            // SAFETY: a `Function` is a plain driver handle (no destructor) whose lifetime only
-            // ties it to its module. The module is moved into the same `Gpu`, which keeps it
-            // until after `functions` is dropped (fields drop in declaration order), and no
-            // `Function` ever leaves the `Gpu`. Moving the `Module` value does not move the
-            // driver's module.
-            let function: Function<'static> =
-                unsafe { std::mem::transmute::<Function<'_>, Function<'static>>(function) };
-            functions.insert(name.to_string(), function);
-        }
+        let Loaded { functions, _module: module } = load(ptx, |_| true)?;
         let stream = Stream::new(StreamFlags::DEFAULT, None)?;
         let attribute = |a| device.get_attribute(a).map(|v| v as u32);
         let info = DeviceInfo {
@@ -94,7 +116,67 @@ impl Gpu {
             ),
             memory_bytes: device.total_memory()? as u64,
         };
-        Ok(Gpu { functions, stream, info, _module: module, _context: context })
+        Ok(Gpu { functions, hopper: OnceCell::new(), stream, info, _module: module, _context: context })
+    }
+
+    /// Whether the kernels of `module` can run here: `Ok` for the base module; for the Hopper
+    /// module, loads it on first call where the compute capability is at least 9.0, else (or if
+    /// the driver refuses it) the reason, as [`Error::ModuleUnavailable`] for `kernel`.
+    pub fn module_ready(&self, module: PtxModule, kernel: &'static str) -> Result<()> {
+        match module {
+            PtxModule::Base => Ok(()),
+            PtxModule::Hopper => self.hopper().map(|_| ()).map_err(|e| match e {
+                Error::ModuleUnavailable { needs, why, .. } => Error::ModuleUnavailable { kernel, needs, why },
+                other => other,
+            }),
+        }
+    }
+
+    /// Whether `kernel` can run on this device (see [`Gpu::module_ready`]).
+    pub fn supports<Sig>(&self, kernel: Kernel<Sig>) -> Result<()> {
+        self.module_ready(kernel.module(), kernel.name())
+    }
+
+    /// The Hopper module, loaded on first use.
+    fn hopper(&self) -> Result<&Loaded> {
+        self.hopper
+            .get_or_init(|| {
+                let needs = PtxModule::Hopper.min_compute_capability();
+                let unavailable = |why: String| Error::ModuleUnavailable {
+                    kernel: "(hopper module)",
+                    needs: format!("compute capability {}.{} (sm_90 PTX, ISA 8.3)", needs.0, needs.1),
+                    why,
+                };
+                let have = self.info.compute_capability;
+                if have < needs {
+                    return Err(unavailable(format!(
+                        "{} has compute capability {}.{}",
+                        self.info.name, have.0, have.1
+                    )));
+                }
+                // Entries the base module has stay there: only the Hopper kernels come from here.
+                load(crate::PTX_SM90, |name| !self.functions.contains_key(name))
+                    .map_err(|e| unavailable(format!("the driver refused the sm_90 module: {e}")))
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// The loaded function for `kernel`.
+    fn function<Sig>(&self, kernel: Kernel<Sig>) -> Result<&Function<'static>> {
+        let name = kernel.name();
+        let functions = match kernel.module() {
+            PtxModule::Base => &self.functions,
+            PtxModule::Hopper => {
+                self.module_ready(PtxModule::Hopper, name)?;
+                &self.hopper()?.functions
+            }
+        };
+        // A base-module build for sm_90 holds the Hopper kernels too: look there as well.
+        functions
+            .get(name)
+            .or_else(|| self.functions.get(name))
+            .ok_or_else(|| Error::Unsupported(format!("kernel {name} is not in the loaded PTX module")))
     }
 
     /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
@@ -127,11 +209,11 @@ impl Gpu {
     pub fn launch<'a, Sig: Signature<'a>>(&self, call: Call<'a, Sig>) -> Result<()> {
         let launch = call.launch();
         launch.check_limits()?;
-        let name = call.kernel().name();
-        let function = self
-            .functions
-            .get(name)
-            .ok_or_else(|| Error::Unsupported(format!("kernel {name} is not in the loaded PTX module")))?;
+        let function = self.function(call.kernel())?;
+        if launch.shared_bytes > DEFAULT_SHARED_BYTES {
+            // SAFETY: `function` is a live handle of this context's modules.
+            unsafe { crate::driver::allow_shared_bytes(function.to_raw(), launch.shared_bytes)? };
+        }
         let mut args = call.arg_pointers();
         // SAFETY: `call` was made by `Call::new`, whose contract (established by the plan that
         // validated the sizes) is that every address the kernel computes for this launch lies
@@ -139,8 +221,22 @@ impl Gpu {
         // kernel's parameter types in order (`Signature`, checked at compile time) and live in
         // `call` until `cuLaunchKernel` has copied them. A buffer freed later is freed by
         // `cuMemFree`, which waits for the queued kernel.
+        // With clusters (launch.cluster > 1, checked to divide the grid) the launch goes through
+        // `cuLaunchKernelEx` with the same arguments.
         unsafe {
-            self.stream.launch(function, launch.grid, launch.block, launch.shared_bytes, args.as_mut_slice())?;
+            if launch.cluster > 1 {
+                crate::driver::launch_cluster(
+                    function.to_raw(),
+                    self.stream.as_inner(),
+                    launch.grid,
+                    launch.block,
+                    launch.shared_bytes,
+                    launch.cluster,
+                    args.as_mut_slice(),
+                )?;
+            } else {
+                self.stream.launch(function, launch.grid, launch.block, launch.shared_bytes, args.as_mut_slice())?;
+            }
         }
         Ok(())
     }
@@ -234,5 +330,33 @@ mod tests {
         let entries: Vec<&str> = ptx_entries(crate::PTX).collect();
         assert!(entries.contains(&coalesce_kernels::util::util_fill.name()));
         assert!(entries.contains(&coalesce_kernels::coalescing::coalescing_vec4.name()));
+    }
+
+    /// The builder's default arch (not a dependency of the library itself).
+    fn coalesce_builder_default_arch() -> &'static str {
+        "sm_75"
+    }
+
+    #[test]
+    fn hopper_kernels_are_only_in_the_hopper_module() {
+        use coalesce_kernels::{coalescing, histogram, matmul, transpose};
+        let base: Vec<&str> = ptx_entries(crate::PTX).collect();
+        let hopper: Vec<&str> = ptx_entries(crate::PTX_SM90).collect();
+        for kernel in [
+            coalescing::coalescing_cp_async.name(),
+            coalescing::coalescing_bulk.name(),
+            matmul::matmul_cp_async.name(),
+            histogram::histogram_cluster.name(),
+        ] {
+            assert!(hopper.contains(&kernel), "{kernel}");
+            if crate::PTX_ARCH == coalesce_builder_default_arch() {
+                assert!(!base.contains(&kernel), "{kernel} in the sm_75 module");
+            }
+        }
+        assert!(hopper.contains(&transpose::transpose_tma.name()));
+        assert_eq!(transpose::transpose_tma.module(), PtxModule::Hopper);
+        assert_eq!(histogram::histogram_shared.module(), PtxModule::Base);
+        assert_eq!(coalesce_kernels::util::util_fill.module(), PtxModule::Base);
+        assert!(crate::PTX_SM90.contains(".target sm_90") && crate::PTX_SM90.contains(".version 8.3"));
     }
 }

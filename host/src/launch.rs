@@ -19,23 +19,34 @@ use cust::memory::{DeviceCopy, DevicePointer, DeviceSlice};
 pub use coalesce_kernels::kernel::Kernel;
 
 use crate::error::{Error, Result};
-use coalesce_kernels::launch::{MAX_BLOCK_THREADS, MAX_GRID_X, MAX_GRID_Y};
+use coalesce_kernels::launch::{MAX_BLOCK_THREADS, MAX_CLUSTER_BLOCKS, MAX_GRID_X, MAX_GRID_Y, MAX_SHARED_BYTES};
+use coalesce_kernels::types::{LoadMap, StoreMap, TensorMap};
 
-/// Grid, block and dynamic shared memory of one launch.
+/// Grid, block, dynamic shared memory and cluster size of one launch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Launch {
     /// Blocks in x and y.
     pub grid: (u32, u32),
     /// Threads per block in x and y.
     pub block: (u32, u32),
-    /// Dynamic shared memory per block, in bytes.
+    /// Dynamic shared memory per block, in bytes. Past [`DEFAULT_SHARED_BYTES`] the launch opts
+    /// the function in (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`).
     pub shared_bytes: u32,
+    /// Blocks per thread-block cluster along x (1: no clusters; more needs sm_90 and is
+    /// launched with `cuLaunchKernelEx`). The grid's x dimension must be a multiple of it.
+    pub cluster: u32,
 }
 
 impl Launch {
     /// A 1-D launch of `blocks` blocks of `threads` threads, no shared memory.
     pub const fn linear(blocks: u32, threads: u32) -> Self {
-        Launch { grid: (blocks, 1), block: (threads, 1), shared_bytes: 0 }
+        Launch { grid: (blocks, 1), block: (threads, 1), shared_bytes: 0, cluster: 1 }
+    }
+
+    /// The same launch in clusters of `blocks` blocks along x.
+    pub const fn with_cluster(mut self, blocks: u32) -> Self {
+        self.cluster = blocks;
+        self
     }
 
     /// The same launch with `bytes` of dynamic shared memory per block.
@@ -68,6 +79,18 @@ impl Launch {
         let threads = u64::from(bx) * u64::from(by);
         if bx == 0 || by == 0 || threads > MAX_BLOCK_THREADS.into() {
             return bad("threads per block", threads, MAX_BLOCK_THREADS.into());
+        }
+        if self.cluster == 0 || self.cluster > MAX_CLUSTER_BLOCKS {
+            return bad("blocks per cluster", self.cluster.into(), MAX_CLUSTER_BLOCKS.into());
+        }
+        if !gx.is_multiple_of(self.cluster) {
+            return Err(Error::Unsupported(format!(
+                "grid x = {gx} is not a multiple of the cluster size {}",
+                self.cluster
+            )));
+        }
+        if self.shared_bytes > MAX_SHARED_BYTES {
+            return bad("dynamic shared memory bytes", self.shared_bytes.into(), MAX_SHARED_BYTES.into());
         }
         Ok(())
     }
@@ -147,6 +170,77 @@ impl<T: DeviceCopy> std::fmt::Debug for Out<'_, T> {
     }
 }
 
+/// A [`LoadMap`] kernel argument: the device address of a tensor map whose tensor the kernel
+/// reads through TMA, borrowing the tensor (shared) and the map for `'a`. Made only by
+/// [`crate::transpose::TileMaps::plan_tma`], which checks the map describes that tensor.
+#[repr(transparent)]
+pub struct MapIn<'a> {
+    map: DevicePointer<TensorMap>,
+    _borrow: PhantomData<(&'a DeviceSlice<f32>, &'a DeviceSlice<TensorMap>)>,
+}
+
+/// A [`StoreMap`] kernel argument: as [`MapIn`], but the tensor is borrowed exclusively (the
+/// kernel writes it through TMA). Made only by [`crate::transpose::TileMaps::plan_tma`].
+#[repr(transparent)]
+pub struct MapOut<'a> {
+    map: DevicePointer<TensorMap>,
+    _borrow: PhantomData<(&'a mut DeviceSlice<f32>, &'a DeviceSlice<TensorMap>)>,
+}
+
+impl<'a> MapIn<'a> {
+    /// Map `index` of `maps`.
+    ///
+    /// # Safety
+    /// `maps[index]` is a tensor map whose tensor lies inside `tensor`.
+    pub(crate) unsafe fn new(
+        maps: &'a DeviceSlice<TensorMap>,
+        index: usize,
+        _tensor: &'a DeviceSlice<f32>,
+    ) -> Result<Self> {
+        check_range(&(index..index + 1), maps.len())?;
+        let address = maps.as_device_ptr().as_raw() + (index * std::mem::size_of::<TensorMap>()) as u64;
+        Ok(MapIn { map: DevicePointer::from_raw(address), _borrow: PhantomData })
+    }
+
+    /// The device address of the map.
+    pub fn address(&self) -> u64 {
+        self.map.as_raw()
+    }
+}
+
+impl<'a> MapOut<'a> {
+    /// Map `index` of `maps`.
+    ///
+    /// # Safety
+    /// `maps[index]` is a tensor map whose tensor lies inside `tensor`.
+    pub(crate) unsafe fn new(
+        maps: &'a DeviceSlice<TensorMap>,
+        index: usize,
+        _tensor: &'a mut DeviceSlice<f32>,
+    ) -> Result<Self> {
+        check_range(&(index..index + 1), maps.len())?;
+        let address = maps.as_device_ptr().as_raw() + (index * std::mem::size_of::<TensorMap>()) as u64;
+        Ok(MapOut { map: DevicePointer::from_raw(address), _borrow: PhantomData })
+    }
+
+    /// The device address of the map.
+    pub fn address(&self) -> u64 {
+        self.map.as_raw()
+    }
+}
+
+impl std::fmt::Debug for MapIn<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "MapIn({:#x})", self.address())
+    }
+}
+
+impl std::fmt::Debug for MapOut<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "MapOut({:#x})", self.address())
+    }
+}
+
 fn check_range(range: &std::ops::Range<usize>, len: usize) -> Result<()> {
     if range.start <= range.end && range.end <= len {
         Ok(())
@@ -168,6 +262,14 @@ impl<'a, T: DeviceCopy + 'a> DeviceParam<'a> for *const T {
 
 impl<'a, T: DeviceCopy + 'a> DeviceParam<'a> for *mut T {
     type Host = Out<'a, T>;
+}
+
+impl<'a> DeviceParam<'a> for LoadMap {
+    type Host = MapIn<'a>;
+}
+
+impl<'a> DeviceParam<'a> for StoreMap {
+    type Host = MapOut<'a>;
 }
 
 macro_rules! scalar_params {
@@ -301,8 +403,15 @@ mod tests {
         assert!(Launch::linear(1, 256).check_limits().is_ok());
         assert!(Launch::linear(0, 256).check_limits().is_err());
         assert!(Launch::linear(1, 1025).check_limits().is_err());
-        assert!(Launch { grid: (1, 65_536), block: (32, 8), shared_bytes: 0 }.check_limits().is_err());
+        assert!(Launch { grid: (1, 65_536), block: (32, 8), shared_bytes: 0, cluster: 1 }.check_limits().is_err());
         assert!(Launch::linear(MAX_GRID_X, 1024).check_limits().is_ok());
+        assert!(Launch::linear(16, 256).with_cluster(8).check_limits().is_ok());
+        assert!(Launch::linear(12, 256).with_cluster(8).check_limits().is_err());
+        assert!(Launch::linear(16, 256).with_cluster(0).check_limits().is_err());
+        assert!(Launch::linear(32, 256).with_cluster(MAX_CLUSTER_BLOCKS + 1).check_limits().is_err());
+        assert!(Launch::linear(1, 32).with_shared(MAX_SHARED_BYTES).check_limits().is_ok());
+        assert!(Launch::linear(1, 32).with_shared(MAX_SHARED_BYTES + 1).check_limits().is_err());
+        const { assert!(coalesce_kernels::launch::DEFAULT_SHARED_BYTES < MAX_SHARED_BYTES) };
     }
 
     #[test]
@@ -321,6 +430,10 @@ mod tests {
         }
         assert_eq!(std::mem::size_of::<In<f32>>(), 8);
         assert_eq!(std::mem::size_of::<Out<f32>>(), 8);
+        // The tensor-map arguments are `.u64` params too.
+        assert_eq!(std::mem::size_of::<MapIn>(), 8);
+        assert_eq!(std::mem::size_of::<MapOut>(), 8);
+        assert_eq!(std::mem::size_of::<LoadMap>(), 8);
     }
 
     #[test]

@@ -22,8 +22,10 @@ pub mod access_order;
 pub mod bank;
 pub mod coalescing;
 pub mod distance;
+pub mod driver;
 pub mod error;
 pub mod gpu;
+pub mod histogram;
 pub mod launch;
 pub mod layouts;
 pub mod matmul;
@@ -36,10 +38,15 @@ pub use coalesce_kernels as kernels;
 pub use cust::memory::{DeviceBuffer, DeviceSlice};
 pub use error::{Error, Result};
 pub use gpu::{DeviceInfo, Gpu};
-pub use launch::{Call, In, Kernel, Launch, Out};
+pub use launch::{Call, In, Kernel, Launch, MapIn, MapOut, Out};
 
 /// The kernels as PTX, built from `kernels-gpu/` by `build.rs` for [`PTX_ARCH`].
 pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
+
+/// The Hopper module: every kernel built for sm_90 with PTX ISA 8.3, the kernels of [`hopper`]
+/// among them (they exist in no other module). [`Gpu`] loads it on first use of one of them, on
+/// devices of compute capability 9.0 or newer.
+pub const PTX_SM90: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels-sm_90.ptx"));
 
 /// The architecture the embedded PTX targets (`COALESCE_PTX_ARCH` at build time, default sm_75);
 /// the driver compiles it for the GPU it runs on.

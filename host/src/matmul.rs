@@ -1,5 +1,6 @@
 //! FP32 matrix multiply: plans, launchers and the float64 CPU reference for the kernels in
-//! `kernels-gpu/src/matmul.rs` (naive, shared tiles, tiles with prefetch, register blocking).
+//! `kernels-gpu/src/matmul.rs` (naive, shared tiles, tiles with prefetch, tiles through a
+//! `cp.async` pipeline, register blocking).
 //!
 //! Any shape that fits in device memory is taken: m, n and k are `u32` kernel parameters, and
 //! every kernel indexes in 64 bits. The one limit left is the grid's y dimension (65535 blocks),
@@ -29,6 +30,8 @@ pub enum Method {
     Tiled,
     /// Tiles with the next one prefetched into registers.
     Prefetch,
+    /// Tiles through a 4-stage `cp.async` pipeline (Hopper module).
+    CpAsync,
     /// 128 × 128 block tile, 8 × 8 outputs a thread (whole tiles only, 16-byte aligned buffers).
     RegisterBlocked,
 }
@@ -40,6 +43,7 @@ impl Method {
             Method::Naive => matmul_naive,
             Method::Tiled => matmul_tiled,
             Method::Prefetch => matmul_prefetch,
+            Method::CpAsync => matmul_cp_async,
             Method::RegisterBlocked => matmul_regblock,
         }
     }
@@ -48,7 +52,7 @@ impl Method {
     pub const fn block_rows(self) -> u32 {
         match self {
             Method::Naive => NAIVE_BLOCK.1,
-            Method::Tiled | Method::Prefetch => TILE,
+            Method::Tiled | Method::Prefetch | Method::CpAsync => TILE,
             Method::RegisterBlocked => BM,
         }
     }
@@ -63,13 +67,22 @@ impl Method {
     /// [`Method::band_rows`]) and `n` columns.
     pub const fn launch(self, m: u32, n: u32) -> Launch {
         match self {
-            Method::Naive => Launch { grid: naive_grid(m, n), block: NAIVE_BLOCK, shared_bytes: 0 },
-            Method::Tiled | Method::Prefetch => {
-                Launch { grid: tiled_grid(m, n), block: (TILE, TILE), shared_bytes: TILED_SHARED_FLOATS * 4 }
+            Method::Naive => Launch { grid: naive_grid(m, n), block: NAIVE_BLOCK, shared_bytes: 0, cluster: 1 },
+            Method::Tiled | Method::Prefetch => Launch {
+                grid: tiled_grid(m, n),
+                block: (TILE, TILE),
+                shared_bytes: TILED_SHARED_FLOATS * 4,
+                cluster: 1,
+            },
+            Method::CpAsync => {
+                Launch { grid: tiled_grid(m, n), block: (TILE, TILE), shared_bytes: MM_SHARED_BYTES, cluster: 1 }
             }
-            Method::RegisterBlocked => {
-                Launch { grid: regblock_grid(m, n), block: (RB_THREADS, 1), shared_bytes: RB_SHARED_FLOATS * 4 }
-            }
+            Method::RegisterBlocked => Launch {
+                grid: regblock_grid(m, n),
+                block: (RB_THREADS, 1),
+                shared_bytes: RB_SHARED_FLOATS * 4,
+                cluster: 1,
+            },
         }
     }
 }
@@ -133,6 +146,11 @@ pub fn plan<'a>(
     //   `r < rows && i < cols`), whatever the grid; their shared indices are `tile_offset(y, x)`
     //   with x, y < TILE, inside the `TILED_SHARED_FLOATS` launched, and their coordinates
     //   (`naive_coords`, `tiled_coords`) use the block size the launch has;
+    // - the cp.async kernel guards each copy the same way (an element outside reads 0 bytes from
+    //   the matrix's first float) and its store by `row < m && col < n`; it copies 16-byte
+    //   vectors only where `mm_vectors` holds (k and n multiples of 4, both inputs 16-byte
+    //   aligned: a vector starting inside a row ends inside it), else floats; its ring slots
+    //   `mm_a_slot`/`mm_b_slot` stay inside the `MM_SHARED_BYTES` launched;
     // - the register-blocked kernel has no guards: the shape is whole BM × BN × BK tiles (checked
     //   by `validate`), the grid is `regblock_grid(m, n)` blocks of `RB_THREADS` threads with
     //   `RB_SHARED_FLOATS` floats of shared memory, so its largest vectors (`rb_a_index`,
@@ -235,7 +253,8 @@ mod tests {
     use super::*;
     use crate::launch::testing::slice_at;
 
-    const METHODS: [Method; 4] = [Method::Naive, Method::Tiled, Method::Prefetch, Method::RegisterBlocked];
+    const METHODS: [Method; 5] =
+        [Method::Naive, Method::Tiled, Method::Prefetch, Method::CpAsync, Method::RegisterBlocked];
 
     /// Descriptors of A, B, C with `lens` elements at made-up 256-byte-aligned addresses.
     fn slices(lens: (usize, usize, usize)) -> (DeviceSlice<f32>, DeviceSlice<f32>, DeviceSlice<f32>) {
@@ -292,6 +311,8 @@ mod tests {
         assert_eq!(d, Dims { m: 256, n: 384, k: 8 });
         let (l, _) = plan_of(Method::Tiled, (33, 65, 7), (231, 455, 2145)).unwrap();
         assert_eq!((l.grid, l.block, l.shared_bytes), ((3, 2), (32, 32), 8192));
+        let (l, _) = plan_of(Method::CpAsync, (33, 65, 7), (231, 455, 2145)).unwrap();
+        assert_eq!((l.grid, l.block, l.shared_bytes), ((3, 2), (32, 32), 32768));
         let (l, _) = plan_of(Method::Naive, (33, 65, 7), (231, 455, 2145)).unwrap();
         assert_eq!((l.grid, l.block, l.shared_bytes), ((3, 5), (32, 8), 0));
         for method in METHODS {

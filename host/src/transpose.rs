@@ -4,13 +4,21 @@
 //! Any `rows × cols` whose dimensions fit a `u32` works, past 2^31 elements and for tall or
 //! wide shapes alike: the kernels launch one block per 32 × 32 tile on a 1-D grid and index in
 //! 64 bits; edge tiles are bounds-checked in the kernels.
-use cust::memory::DeviceSlice;
+//!
+//! The Hopper module's `transpose_tma` takes its matrices through tensor maps ([`TileMaps`],
+//! encoded with `cuTensorMapEncodeTiled` and kept in device memory): rows and columns must be
+//! multiples of 4, and edge tiles are clipped by the TMA itself.
+use cust::memory::{DeviceBuffer, DeviceSlice};
 
-use crate::error::{Error, Result, aligned, dim32, exactly, in_range};
+use crate::error::{Error, Result, aligned, aligned16, dim32, exactly, in_range};
 use crate::gpu::Gpu;
-use crate::launch::{Call, In, Kernel, Launch, Out};
+use crate::launch::{Call, In, Kernel, Launch, MapIn, MapOut, Out};
 use coalesce_kernels::launch::MAX_GRID_X;
 pub use coalesce_kernels::transpose::*;
+use coalesce_kernels::types::{LoadMap, StoreMap, TensorMap};
+
+/// Parameter list of the TMA transpose: the input's map, the output's map, rows, cols.
+pub type TmaSig = fn(LoadMap, StoreMap, u32, u32);
 
 /// Parameter list of every transpose kernel: input, output, rows, cols.
 pub type TransposeSig = fn(*const f32, *mut f32, u32, u32);
@@ -76,21 +84,8 @@ pub fn plan<'a>(
     rows: usize,
     cols: usize,
 ) -> Result<Call<'a, TransposeSig>> {
-    let rows32 = dim32("transpose rows", rows)?;
-    let cols32 = dim32("transpose cols", cols)?;
-    let blocks = match method {
-        Method::Wide => wide_tiles(rows32, cols32),
-        _ => tiles(rows32, cols32),
-    };
-    in_range("transpose tiles", blocks, 1, MAX_GRID_X.into())?;
     // Both factors are below 2^32, so the product fits a u64; it fits a usize on 64-bit hosts.
-    let product = u64::from(rows32) * u64::from(cols32);
-    let n = usize::try_from(product).map_err(|_| Error::OutOfRange {
-        what: "transpose rows * cols",
-        value: product,
-        min: 1,
-        max: usize::MAX as u64,
-    })?;
+    let (rows32, cols32, blocks, n) = shape(rows, cols)?;
     exactly("transpose input", input.len(), n)?;
     exactly("transpose output", output.len(), n)?;
     if method == Method::Wide {
@@ -101,7 +96,10 @@ pub fn plan<'a>(
         }
         aligned("transpose input", input.as_device_ptr().as_raw(), 8)?;
         aligned("transpose output", output.as_device_ptr().as_raw(), 8)?;
-        let launch = Launch { grid: (blocks as u32, 1), block: (32, WIDE_ROWS), shared_bytes: WIDE_SHARED_BYTES };
+        // One block per 64 × 64 tile: fewer than the 32 × 32 tiles `shape` checked against the grid.
+        let blocks = wide_tiles(rows32, cols32);
+        let launch =
+            Launch { grid: (blocks as u32, 1), block: (32, WIDE_ROWS), shared_bytes: WIDE_SHARED_BYTES, cluster: 1 };
         // SAFETY: block `b < blocks` handles the 64 × 64 tile at `wide_tile_origin(b, ..)`, whose
         // coordinates plus 63 stay in u32. Each global access is a float pair at an even column
         // (load) or even row (store) guarded by `< cols` / `< rows`; both are even (checked
@@ -111,7 +109,8 @@ pub fn plan<'a>(
         // launched with the (32, WIDE_ROWS) block the kernel assumes.
         return Ok(unsafe { Call::new(method.kernel(), launch, (In::of(input), Out::of(output), rows32, cols32)) });
     }
-    let launch = Launch { grid: (blocks as u32, 1), block: (TILE, BLOCK_ROWS), shared_bytes: method.shared_bytes() };
+    let launch =
+        Launch { grid: (blocks as u32, 1), block: (TILE, BLOCK_ROWS), shared_bytes: method.shared_bytes(), cluster: 1 };
     // SAFETY: block `b < blocks` handles the tile at `tile_origin(b, col_tiles(cols))`, whose
     // coordinates plus at most TILE - 1 stay in u32 (the tiles round rows and cols, both
     // <= u32::MAX, up to a multiple of TILE). Every global access is guarded by `r < rows` and
@@ -120,6 +119,126 @@ pub fn plan<'a>(
     // a, b < TILE, so < TILE * pitch floats = `shared_bytes`, launched with the
     // `(TILE, BLOCK_ROWS)` block the kernels assume.
     Ok(unsafe { Call::new(method.kernel(), launch, (In::of(input), Out::of(output), rows32, cols32)) })
+}
+
+/// Checks a `rows × cols` shape and returns `(rows, cols, tiles, rows * cols)`: errors as
+/// [`plan`].
+fn shape(rows: usize, cols: usize) -> Result<(u32, u32, u64, usize)> {
+    let rows32 = dim32("transpose rows", rows)?;
+    let cols32 = dim32("transpose cols", cols)?;
+    let blocks = tiles(rows32, cols32);
+    in_range("transpose tiles", blocks, 1, MAX_GRID_X.into())?;
+    let product = u64::from(rows32) * u64::from(cols32);
+    let n = usize::try_from(product).map_err(|_| Error::OutOfRange {
+        what: "transpose rows * cols",
+        value: product,
+        min: 1,
+        max: usize::MAX as u64,
+    })?;
+    Ok((rows32, cols32, blocks, n))
+}
+
+/// The two tensor maps of a TMA transpose, in one device buffer: map 0 describes the input
+/// (`rows × cols`), map 1 the output (`cols × rows`), both f32, row-major, moved in 32 × 32
+/// boxes with the 128-byte swizzle. A map holds its tensor's address, so the maps remember
+/// which buffers they were encoded for and [`plan_tma`] refuses any other.
+#[derive(Debug)]
+pub struct TileMaps {
+    maps: DeviceBuffer<TensorMap>,
+    input: (u64, usize),
+    output: (u64, usize),
+    rows: u32,
+    cols: u32,
+}
+
+impl TileMaps {
+    /// Encodes the maps for transposing `input` (`rows × cols`) into `output` and copies them
+    /// to the device. Errors as [`plan`], and [`Error::Unsupported`] unless rows and cols are
+    /// multiples of [`TMA_ALIGN`] (a map's row pitch must be a multiple of 16 bytes),
+    /// [`Error::Misaligned`] unless both buffers start on 16-byte boundaries, and
+    /// [`Error::Driver`] if the driver refuses the encoding.
+    pub fn new(
+        gpu: &Gpu,
+        input: &DeviceSlice<f32>,
+        output: &DeviceSlice<f32>,
+        rows: usize,
+        cols: usize,
+    ) -> Result<Self> {
+        let _ = gpu; // a context must be current for the upload
+        let (rows32, cols32, _, n) = shape(rows, cols)?;
+        if !tma_supports(rows32, cols32) {
+            return Err(Error::Unsupported(format!(
+                "the TMA transpose needs rows and cols multiples of {TMA_ALIGN}, got {rows} x {cols}"
+            )));
+        }
+        exactly("transpose input", input.len(), n)?;
+        exactly("transpose output", output.len(), n)?;
+        let (a, b) = (input.as_device_ptr().as_raw(), output.as_device_ptr().as_raw());
+        aligned16("transpose input", a)?;
+        aligned16("transpose output", b)?;
+        let (r, c) = (u64::from(rows32), u64::from(cols32));
+        let host = [
+            crate::driver::encode_tiled_f32(a, r, c, TILE, TILE)?,
+            crate::driver::encode_tiled_f32(b, c, r, TILE, TILE)?,
+        ];
+        // A plain copy (the generic proxy): the kernel acquires the maps for the TMA with
+        // `fence.proxy.tensormap::generic.acquire` before using them.
+        let maps = DeviceBuffer::from_slice(&host)?;
+        Ok(TileMaps { maps, input: (a, n), output: (b, n), rows: rows32, cols: cols32 })
+    }
+
+    /// `(rows, cols)` of the input the maps describe.
+    pub fn shape(&self) -> (u32, u32) {
+        (self.rows, self.cols)
+    }
+}
+
+/// Validates a TMA transpose of `input` into `output` through `maps` and returns its launch:
+/// a persistent grid of [`TMA_BLOCKS_PER_SM`] blocks of [`TMA_THREADS`] on each of
+/// `multiprocessors` SMs (fewer when there are fewer tiles), [`TMA_SHARED_BYTES`] of shared
+/// memory each. [`Error::Unsupported`] if the maps were encoded for other buffers.
+pub fn plan_tma<'a>(
+    maps: &'a TileMaps,
+    input: &'a DeviceSlice<f32>,
+    output: &'a mut DeviceSlice<f32>,
+    multiprocessors: u32,
+) -> Result<Call<'a, TmaSig>> {
+    let given = ((input.as_device_ptr().as_raw(), input.len()), (output.as_device_ptr().as_raw(), output.len()));
+    if given != (maps.input, maps.output) {
+        return Err(Error::Unsupported("the tensor maps were encoded for other buffers".into()));
+    }
+    let blocks = tma_blocks(tiles(maps.rows, maps.cols), multiprocessors);
+    in_range("transpose blocks", blocks, 1, MAX_GRID_X.into())?;
+    let launch = Launch::linear(blocks as u32, TMA_THREADS).with_shared(TMA_SHARED_BYTES);
+    // SAFETY: map 0 describes exactly `input` (rows × cols floats at its address) and map 1
+    // exactly `output` (cols × rows), checked above against the buffers borrowed here (shared
+    // and exclusive) and encoded by `TileMaps::new`, which checked shape, lengths and alignment.
+    // The TMA reads and writes nothing outside the tensors a map describes: boxes past the edge
+    // read zeros and store nothing there. Block b transposes the tiles b, b + grid, .. below
+    // tiles(rows, cols) (<= MAX_GRID_X, checked when the maps were made), at
+    // `tile_origin(tile, col_tiles(cols))`, whose coordinates fit i32 (`tma_supports`); its
+    // shared boxes and barriers fit the TMA_SHARED_BYTES launched, with the TMA_THREADS threads
+    // the lane mapping assumes.
+    let args =
+        unsafe { (MapIn::new(&maps.maps, 0, input)?, MapOut::new(&maps.maps, 1, output)?, maps.rows, maps.cols) };
+    // SAFETY: as above.
+    Ok(unsafe { Call::new(transpose_tma, launch, args) })
+}
+
+/// `output (cols × rows) = inputᵀ` through the TMA (Hopper module: [`Error::ModuleUnavailable`]
+/// on older devices). Encodes the tensor maps each call; keep a [`TileMaps`] and use
+/// [`plan_tma`] to launch repeatedly.
+pub fn tma_transpose(
+    gpu: &Gpu,
+    input: &DeviceSlice<f32>,
+    output: &mut DeviceSlice<f32>,
+    rows: usize,
+    cols: usize,
+) -> Result<()> {
+    gpu.supports(transpose_tma)?;
+    let maps = TileMaps::new(gpu, input, output, rows, cols)?;
+    gpu.launch(plan_tma(&maps, input, output, gpu.multiprocessors())?)
+    // `maps` is freed here by cuMemFree, which waits for the kernel that reads it.
 }
 
 /// `output (cols × rows) = inputᵀ` with `method` (for [`Method::Copy`], `output = input`).

@@ -20,7 +20,7 @@ fn slices(lens: (usize, usize, usize), skew: u64) -> (DeviceSlice<f32>, DeviceSl
 }
 
 fn general() -> impl Strategy<Value = Method> {
-    prop_oneof![Just(Method::Naive), Just(Method::Tiled), Just(Method::Prefetch)]
+    prop_oneof![Just(Method::Naive), Just(Method::Tiled), Just(Method::Prefetch), Just(Method::CpAsync)]
 }
 
 /// Rows: small, up to 10M, and within 40 rows of a band boundary of any of the kernels.
@@ -100,7 +100,7 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
                 }
             }
         }
-        Method::Tiled | Method::Prefetch => {
+        Method::Tiled | Method::Prefetch | Method::CpAsync => {
             prop_assert!(band.grid.0 * TILE >= n && band.grid.1 * TILE >= m, "grid covers the band");
             let tiles = k.div_ceil(TILE);
             for (bx, by) in blocks(band.grid, probe) {
@@ -246,7 +246,7 @@ proptest! {
                 prop_assert!(bx < owners[0].grid.0 && by < owners[0].grid.1);
                 prop_assert_eq!(naive_coords(bx, by, tx, ty), (local, c));
             }
-            Method::Tiled | Method::Prefetch => {
+            Method::Tiled | Method::Prefetch | Method::CpAsync => {
                 let (bx, by) = (c / TILE, local / TILE);
                 prop_assert!(bx < owners[0].grid.0 && by < owners[0].grid.1);
                 prop_assert_eq!(tiled_coords(bx, by, c % TILE, local % TILE), (local, c));
@@ -283,7 +283,7 @@ proptest! {
         for by in 0..gy {
             for bx in 0..gx {
                 match method {
-                    Method::Naive | Method::Tiled | Method::Prefetch => {
+                    Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync => {
                         let (bw, bh) = planned[0].block;
                         for ty in 0..bh {
                             for tx in 0..bw {

@@ -1,7 +1,9 @@
 //! Global-memory coalescing: how the addresses of one warp's 32 threads map onto 32-byte sectors.
 //!
 //! The progression: an offset copy (alignment), a strided copy (spread), the offset copy again with
-//! L2-only loads (sector granularity), and a 16-byte copy that aims at the device memcpy.
+//! L2-only loads (sector granularity), and a 16-byte copy that aims at the device memcpy. Then two
+//! copies in the Hopper module where the hardware moves the bytes: `cp.async` into a shared
+//! staging ring (no registers on the way in), and TMA bulk copies (one thread moves 16 KiB).
 
 use crate::kernel;
 #[cfg(target_arch = "nvptx64")]
@@ -23,7 +25,35 @@ pub const CHUNK: u32 = UNROLL * BLOCK;
 /// Resident 256-thread blocks per multiprocessor a persistent launch aims for (2048 threads).
 pub const BLOCKS_PER_SM: u32 = 8;
 
+/// Threads per block of the `cp.async` copy.
+pub const CP_BLOCK: u32 = 256;
+/// Stages of the `cp.async` copy's ring: each thread has this many 16-byte copies in flight.
+pub const CP_STAGES: u32 = 4;
+/// Shared memory of the `cp.async` copy: `CP_STAGES` slots of 16 bytes per thread.
+pub const CP_SHARED_BYTES: u32 = CP_STAGES * CP_BLOCK * 16;
+/// Resident blocks per SM of the `cp.async` copy's persistent grid (2048 threads, 128 KiB).
+pub const CP_BLOCKS_PER_SM: u32 = 8;
+/// Bytes one TMA bulk copy moves: one chunk of the bulk copy.
+pub const BULK_CHUNK_BYTES: u32 = 16 * 1024;
+/// Chunks a block of the bulk copy has in its shared ring.
+pub const BULK_STAGES: u32 = 4;
+/// Threads per block of the bulk copy: one warp, lane 0 drives the TMA (the others copy the
+/// `n % 4` tail floats).
+pub const BULK_THREADS: u32 = 32;
+/// Shared memory of the bulk copy: the ring, then one 8-byte mbarrier per stage.
+pub const BULK_SHARED_BYTES: u32 = BULK_STAGES * BULK_CHUNK_BYTES + 8 * BULK_STAGES;
+/// Resident blocks per SM of the bulk copy (3 × 64 KiB of ring per SM).
+pub const BULK_BLOCKS_PER_SM: u32 = 3;
+
 const _: () = assert!(BLOCK.is_multiple_of(crate::WARP_SIZE), "warps must not straddle blocks");
+const _: () = assert!(CP_SHARED_BYTES <= crate::launch::DEFAULT_SHARED_BYTES, "no opt-in for the cp.async copy");
+const _: () = assert!(CP_STAGES >= 2 && CP_BLOCK.is_multiple_of(crate::WARP_SIZE));
+// Bulk copies move multiples of 16 bytes between 16-byte aligned addresses; the mbarrier's
+// transaction count holds at most 2^20 - 1 bytes.
+const _: () = assert!(BULK_CHUNK_BYTES.is_multiple_of(16) && BULK_CHUNK_BYTES < (1 << 20));
+const _: () = assert!(BULK_SHARED_BYTES <= crate::launch::MAX_SHARED_BYTES);
+const _: () = assert!(BULK_BLOCKS_PER_SM * (BULK_SHARED_BYTES + 1024) <= 228 * 1024, "3 blocks fit an H100 SM");
+const _: () = assert!(BULK_THREADS == crate::WARP_SIZE);
 const _: () = assert!(CHUNK == 512, "the vec4 copy moves 8 KiB chunks");
 
 /// Element that thread `i` of an offset copy reads and writes.
@@ -71,6 +101,57 @@ pub const fn vec4_tail_index(vectors: u64, b: u32, t: u32) -> (u64, u32) {
 pub const fn one_trip_blocks(vectors: u64) -> u64 {
     let blocks = vectors.div_ceil(CHUNK as u64);
     if blocks == 0 { 1 } else { blocks }
+}
+
+/// Chunks of `CP_BLOCK` vectors the `cp.async` copy splits `vectors` into (the last may be
+/// partial).
+pub const fn cp_chunks(vectors: u64) -> u64 {
+    vectors.div_ceil(CP_BLOCK as u64)
+}
+
+/// The chunk block `b` of a grid of `grid` blocks handles on its `j`-th trip.
+#[inline(always)]
+pub const fn cp_chunk(b: u32, j: u64, grid: u32) -> u64 {
+    b as u64 + j * grid as u64
+}
+
+/// The vector thread `t` copies in chunk `chunk`: a warp takes 32 consecutive vectors.
+#[inline(always)]
+pub const fn cp_vector(chunk: u64, t: u32) -> u64 {
+    chunk * CP_BLOCK as u64 + t as u64
+}
+
+/// Byte offset in the shared ring of thread `t`'s slot for trip `j` (stage `j % CP_STAGES`).
+#[inline(always)]
+pub const fn cp_slot(j: u64, t: u32) -> u32 {
+    ((j % CP_STAGES as u64) as u32 * CP_BLOCK + t) * 16
+}
+
+/// Chunks of `BULK_CHUNK_BYTES` the bulk copy splits `vectors` 16-byte vectors into.
+pub const fn bulk_chunks(vectors: u64) -> u64 {
+    (vectors * 16).div_ceil(BULK_CHUNK_BYTES as u64)
+}
+
+/// Bytes chunk `chunk` of a bulk copy of `vectors` vectors holds: `BULK_CHUNK_BYTES`, less for
+/// the last (a multiple of 16 either way). Only called for `chunk < bulk_chunks(vectors)`.
+#[inline(always)]
+pub const fn bulk_chunk_bytes(chunk: u64, vectors: u64) -> u32 {
+    let start = chunk * BULK_CHUNK_BYTES as u64;
+    let end = vectors * 16;
+    let left = end - start;
+    if left < BULK_CHUNK_BYTES as u64 { left as u32 } else { BULK_CHUNK_BYTES }
+}
+
+/// Shared byte offset of the ring slot of stage `stage` of the bulk copy.
+#[inline(always)]
+pub const fn bulk_slot(stage: u32) -> u32 {
+    stage * BULK_CHUNK_BYTES
+}
+
+/// Shared byte offset of stage `stage`'s mbarrier (after the ring).
+#[inline(always)]
+pub const fn bulk_barrier(stage: u32) -> u32 {
+    BULK_STAGES * BULK_CHUNK_BYTES + 8 * stage
 }
 
 kernel! {
@@ -128,6 +209,172 @@ kernel! {
     pub unsafe fn coalescing_vec4_stream(input: *const f32, output: *mut f32, n: u64) {
         // SAFETY: forwarded plan guarantees (see `vec4_copy`), and `input` is not written.
         unsafe { device::vec4_copy::<true>(input, output, n) }
+    }
+}
+
+crate::hopper_kernel! {
+    /// `cp.async` copy: each thread copies its 16-byte vector of a 4 KiB chunk global → shared with
+    /// `cp.async.cg` (L2 only, no register on the way), keeping `CP_STAGES` chunks in flight in a
+    /// shared ring, then writes it back with `st.global.v4` once its group has landed. Changes
+    /// from `coalescing_vec4`: the loads retire into shared memory, so a thread's in-flight bytes
+    /// are bounded by the ring (64 bytes a thread) rather than registers, and the copy itself
+    /// needs no register until the store. The same 16 sectors per warp instruction both ways;
+    /// one more shared read per vector. Grid-strides over chunks (a persistent grid, or one
+    /// ring's worth of chunks per block: on the H100 the latter, 97.9% of memcpy against at best
+    /// 93.4% persistent); 64-bit indices: any size.
+    pub unsafe fn coalescing_cp_async(input: *const f32, output: *mut f32, n: u64) {
+        // SAFETY: forwarded plan guarantees (see `cp_async_copy`).
+        unsafe { hopper_device::cp_async_copy(input, output, n) }
+    }
+}
+
+crate::hopper_kernel! {
+    /// TMA bulk copy: lane 0 of each one-warp block moves whole 16 KiB chunks with
+    /// `cp.async.bulk` global → shared (completing on an mbarrier) and shared → global (bulk
+    /// groups), `BULK_STAGES` chunks in flight per block. Changes from `coalescing_vec4`: one
+    /// instruction per 16 KiB instead of 32 threads × 4 per 2 KiB; the TMA unit generates every
+    /// address and the SM's threads sit idle. The same bytes move as full 128-byte lines.
+    /// Grid-strides over chunks; with one ring (4 chunks) per block the hardware balances the
+    /// blocks (97.6% of memcpy on the H100), a persistent grid leaves some SMs a chunk behind
+    /// (at best 95.4%).
+    pub unsafe fn coalescing_bulk(input: *const f32, output: *mut f32, n: u64) {
+        // SAFETY: forwarded plan guarantees (see `bulk_copy`).
+        unsafe { hopper_device::bulk_copy(input, output, n) }
+    }
+}
+
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
+mod hopper_device {
+    use super::*;
+    use crate::prelude::{async_copy, bulk, mbarrier, shared};
+
+    /// The `n % 4` floats past the last whole vector, copied by the first threads of block 0.
+    ///
+    /// # Safety
+    /// Both buffers hold `n` floats.
+    #[inline(always)]
+    unsafe fn tail(input: *const f32, output: *mut f32, vectors: u64, tail: u32) {
+        let t = thread::thread_idx_x();
+        if thread::block_idx_x() == 0 && t < tail {
+            let j = (vectors * 4 + t as u64) as usize;
+            // SAFETY: j < 4 * vectors + tail == n.
+            unsafe { *output.add(j) = *input.add(j) };
+        }
+    }
+
+    /// # Safety
+    /// Both buffers hold `n` floats and start on 16-byte boundaries; the launch has `CP_BLOCK`
+    /// threads a block and `CP_SHARED_BYTES` of shared memory (the plan checks all of it).
+    #[inline(always)]
+    pub(super) unsafe fn cp_async_copy(input: *const f32, output: *mut f32, n: u64) {
+        let (vectors, tail_len) = vec4_split(n);
+        let src = input as *const [f32; 4];
+        let dst = output as *mut [f32; 4];
+        let t = thread::thread_idx_x();
+        let (b, grid) = (thread::block_idx_x(), thread::grid_dim_x());
+        // SAFETY: the dynamic shared memory is this block's.
+        let ring = unsafe { shared::address(shared::dynamic::<u8>()) };
+        // Trip j's copy into slot `cp_slot(j, t)`; every trip commits a group (empty past the
+        // end), so "all but the newest CP_STAGES - 1 groups" always means "trip j".
+        let issue = |j: u64| {
+            let i = cp_vector(cp_chunk(b, j, grid), t);
+            if i < vectors {
+                // SAFETY: i < vectors, the buffer holds them, 16-byte aligned; the slot is inside
+                // the ring launched (cp_slot < CP_SHARED_BYTES) and only this thread uses it.
+                unsafe { async_copy::copy_16(ring + cp_slot(j, t), src.add(i as usize)) };
+            }
+            async_copy::commit();
+        };
+        let mut j = 0u64;
+        while j < CP_STAGES as u64 {
+            issue(j);
+            j += 1;
+        }
+        j = 0;
+        while cp_chunk(b, j, grid) * (CP_BLOCK as u64) < vectors {
+            // Trip j's group has landed (at most CP_STAGES - 1 newer ones pending).
+            async_copy::wait::<{ CP_STAGES - 1 }>();
+            let i = cp_vector(cp_chunk(b, j, grid), t);
+            if i < vectors {
+                // SAFETY: this thread's own slot, written by its retired copy; i < vectors.
+                unsafe {
+                    let v = shared::load_v4_f32(ring + cp_slot(j, t));
+                    mem::store_v4_f32(dst.add(i as usize), v);
+                }
+            }
+            // Refill the slot just read (same thread, after the read in program order).
+            issue(j + CP_STAGES as u64);
+            j += 1;
+        }
+        // SAFETY: both buffers hold n floats.
+        unsafe { tail(input, output, vectors, tail_len) };
+    }
+
+    /// # Safety
+    /// Both buffers hold `n` floats and start on 16-byte boundaries; the launch has
+    /// `BULK_THREADS` threads a block and `BULK_SHARED_BYTES` of shared memory (checked by the
+    /// plan).
+    #[inline(always)]
+    pub(super) unsafe fn bulk_copy(input: *const f32, output: *mut f32, n: u64) {
+        let (vectors, tail_len) = vec4_split(n);
+        let (b, grid) = (thread::block_idx_x(), thread::grid_dim_x());
+        if thread::thread_idx_x() == 0 {
+            let chunks = bulk_chunks(vectors);
+            // SAFETY: the dynamic shared memory is this block's.
+            let base = unsafe { shared::address(shared::dynamic::<u8>()) };
+            let bar = |stage: u32| base + bulk_barrier(stage);
+            let chunk = |j: u64| b as u64 + j * grid as u64;
+            let (src, dst) = (input as *const u8, output as *mut u8);
+            // SAFETY (whole block): one thread owns every barrier and slot of this block; each
+            // slot is inside the launched ring (bulk_slot + BULK_CHUNK_BYTES <= ring); every
+            // chunk copied is below `chunks`, so its bytes [c * CHUNK, c * CHUNK + bytes) lie
+            // inside both buffers (bytes from `bulk_chunk_bytes`, a multiple of 16, starting on
+            // a 16 KiB boundary of 16-byte aligned buffers).
+            unsafe {
+                let mut s = 0;
+                while s < BULK_STAGES {
+                    mbarrier::init(bar(s), 1);
+                    s += 1;
+                }
+                mbarrier::fence_init();
+                // Trip j loads into stage j % STAGES, the (j / STAGES)-th phase of its barrier.
+                let load = |j: u64| {
+                    let c = chunk(j);
+                    if c < chunks {
+                        let stage = (j % BULK_STAGES as u64) as u32;
+                        let bytes = bulk_chunk_bytes(c, vectors);
+                        mbarrier::arrive_expect_tx(bar(stage), bytes);
+                        let at = (c * BULK_CHUNK_BYTES as u64) as usize;
+                        bulk::load(base + bulk_slot(stage), src.add(at), bytes, bar(stage));
+                    }
+                };
+                let mut j = 0u64;
+                while j < BULK_STAGES as u64 {
+                    load(j);
+                    j += 1;
+                }
+                j = 0;
+                while chunk(j) < chunks {
+                    let stage = (j % BULK_STAGES as u64) as u32;
+                    mbarrier::wait_parity(bar(stage), ((j / BULK_STAGES as u64) & 1) as u32);
+                    let c = chunk(j);
+                    let at = (c * BULK_CHUNK_BYTES as u64) as usize;
+                    bulk::store(dst.add(at), base + bulk_slot(stage), bulk_chunk_bytes(c, vectors));
+                    bulk::commit();
+                    // Refill the previous trip's stage once its store has read it (all but the
+                    // newest bulk group, this trip's store, are done reading).
+                    if j >= 1 && chunk(j - 1 + BULK_STAGES as u64) < chunks {
+                        bulk::wait_read::<1>();
+                        load(j - 1 + BULK_STAGES as u64);
+                    }
+                    j += 1;
+                }
+                // The shared ring must outlive the stores' reads, and the writes are complete.
+                bulk::wait::<0>();
+            }
+        }
+        // SAFETY: both buffers hold n floats.
+        unsafe { tail(input, output, vectors, tail_len) };
     }
 }
 
@@ -218,6 +465,48 @@ mod tests {
             assert_eq!(4 * v + t as u64, n);
             assert!(t < 4);
         }
+    }
+
+    #[test]
+    fn cp_async_trips_cover_every_vector_once_in_private_slots() {
+        for (vectors, grid) in [(1u64, 1u32), (255, 1), (256, 2), (257, 2), (5000, 3), (5000, 64)] {
+            let mut hits = vec![0u8; vectors as usize];
+            for b in 0..grid {
+                let mut j = 0;
+                while cp_chunk(b, j, grid) * (CP_BLOCK as u64) < vectors {
+                    for t in 0..CP_BLOCK {
+                        let i = cp_vector(cp_chunk(b, j, grid), t);
+                        if i < vectors {
+                            hits[i as usize] += 1;
+                        }
+                        assert!(cp_slot(j, t) + 16 <= CP_SHARED_BYTES);
+                    }
+                    j += 1;
+                }
+            }
+            assert!(hits.iter().all(|&h| h == 1), "{vectors} vectors, grid {grid}");
+        }
+        // Slots: each thread its own, distinct per stage, 16-byte aligned.
+        let slots: std::collections::HashSet<u32> =
+            (0..CP_STAGES as u64).flat_map(|j| (0..CP_BLOCK).map(move |t| cp_slot(j, t))).collect();
+        assert_eq!(slots.len(), (CP_STAGES * CP_BLOCK) as usize);
+        assert!(slots.iter().all(|s| s % 16 == 0));
+    }
+
+    #[test]
+    fn bulk_chunks_cover_every_byte_once_in_16_byte_multiples() {
+        for vectors in [1u64, 1023, 1024, 1025, 4096 * 3 + 7, 1 << 24] {
+            let chunks = bulk_chunks(vectors);
+            let total: u64 = (0..chunks).map(|c| bulk_chunk_bytes(c, vectors) as u64).sum();
+            assert_eq!(total, vectors * 16, "{vectors}");
+            for c in 0..chunks {
+                let bytes = bulk_chunk_bytes(c, vectors);
+                assert!(bytes > 0 && bytes.is_multiple_of(16) && bytes <= BULK_CHUNK_BYTES);
+            }
+        }
+        assert_eq!(bulk_barrier(0) % 8, 0);
+        assert_eq!(bulk_barrier(BULK_STAGES - 1) + 8, BULK_SHARED_BYTES);
+        assert_eq!(bulk_slot(BULK_STAGES - 1) + BULK_CHUNK_BYTES, bulk_barrier(0));
     }
 
     #[test]

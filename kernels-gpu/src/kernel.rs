@@ -8,25 +8,57 @@
 //!   type. The host library's launch takes a `Kernel<fn(P1, .., Pn)>` together with arguments
 //!   that must match `P1 .. Pn` in type, count and order, or the launch does not compile.
 
+//!
+//! Kernels that need Hopper hardware (cp.async pipelines, TMA, mbarriers, clusters) are declared
+//! with [`hopper_kernel!`] instead: their entry points exist only in PTX built for sm_90 with PTX
+//! ISA 8.3 (the builder's Hopper module), their handles exist on every host build and say which
+//! module to look them up in ([`Kernel::module`]).
+
 use core::marker::PhantomData;
 
-/// A kernel as the host sees it: its PTX entry name and its parameter list `Sig`, written as a
-/// function type such as `fn(*const f32, *mut f32, u32)`.
+/// The PTX module a kernel's entry point lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Module {
+    /// The module embedded for every GPU (sm_75 by default): every lesson kernel.
+    Base,
+    /// The module built for sm_90 with PTX ISA 8.3, loaded only on devices of compute
+    /// capability 9.0 or newer: the kernels of `hopper`.
+    Hopper,
+}
+
+impl Module {
+    /// The compute capability a device needs to load the module.
+    pub const fn min_compute_capability(self) -> (u32, u32) {
+        match self {
+            Module::Base => (7, 5),
+            Module::Hopper => (9, 0),
+        }
+    }
+}
+
+/// A kernel as the host sees it: its PTX entry name, the module that holds it, and its
+/// parameter list `Sig`, written as a function type such as `fn(*const f32, *mut f32, u32)`.
 pub struct Kernel<Sig> {
     name: &'static str,
+    module: Module,
     _sig: PhantomData<fn() -> Sig>,
 }
 
 impl<Sig> Kernel<Sig> {
     /// Used by [`kernel!`] only: a handle is never made up by hand.
     #[doc(hidden)]
-    pub const fn declare(name: &'static str) -> Self {
-        Kernel { name, _sig: PhantomData }
+    pub const fn declare(name: &'static str, module: Module) -> Self {
+        Kernel { name, module, _sig: PhantomData }
     }
 
     /// The entry point's name in the PTX module.
     pub const fn name(self) -> &'static str {
         self.name
+    }
+
+    /// The module the entry point is in.
+    pub const fn module(self) -> Module {
+        self.module
     }
 }
 
@@ -63,9 +95,10 @@ impl<Sig> PartialEq for Kernel<Sig> {
 /// Parameters follow one order in every family: inputs, outputs, sizes, parameters.
 #[macro_export]
 macro_rules! kernel {
-    ($(#[$attr:meta])* pub unsafe fn $name:ident($($arg:ident : $ty:ty),* $(,)?) $body:block) => {
+    (@in $module:ident [$gate:meta]
+     $(#[$attr:meta])* pub unsafe fn $name:ident($($arg:ident : $ty:ty),* $(,)?) $body:block) => {
         $(#[$attr])*
-        #[cfg(target_arch = "nvptx64")]
+        #[cfg(all(target_arch = "nvptx64", $gate))]
         #[unsafe(no_mangle)]
         pub unsafe extern "gpu-kernel" fn $name($($arg: $ty),*) $body
 
@@ -73,6 +106,20 @@ macro_rules! kernel {
         #[cfg(not(target_arch = "nvptx64"))]
         #[allow(non_upper_case_globals)]
         pub const $name: $crate::kernel::Kernel<fn($($ty),*)> =
-            $crate::kernel::Kernel::declare(stringify!($name));
+            $crate::kernel::Kernel::declare(stringify!($name), $crate::kernel::Module::$module);
+    };
+    ($($decl:tt)*) => {
+        $crate::kernel!(@in Base [all()] $($decl)*);
+    };
+}
+
+/// [`kernel!`] for the Hopper module: the entry point is compiled only where the target has
+/// sm_90 and PTX ISA 8.3 (`target_feature`s rustc's nvptx target sets from `-C target-cpu` and
+/// `-C target-feature`), so the sm_75 module never holds it; the host handle exists everywhere
+/// and reports [`Module::Hopper`].
+#[macro_export]
+macro_rules! hopper_kernel {
+    ($($decl:tt)*) => {
+        $crate::kernel!(@in Hopper [all(target_feature = "sm_90", target_feature = "ptx83")] $($decl)*);
     };
 }

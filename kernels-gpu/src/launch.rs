@@ -9,6 +9,11 @@ pub const MAX_GRID_Y: u32 = 65_535;
 pub const MAX_BLOCK_THREADS: u32 = 1024;
 /// Dynamic shared memory a block gets without opting in (`cuFuncSetAttribute`).
 pub const DEFAULT_SHARED_BYTES: u32 = 48 * 1024;
+/// Most dynamic shared memory a block may opt in to on sm_90 (227 KiB); older devices refuse
+/// the launch if it is past theirs.
+pub const MAX_SHARED_BYTES: u32 = 227 * 1024;
+/// Most blocks in a thread-block cluster without the non-portable opt-in.
+pub const MAX_CLUSTER_BLOCKS: u32 = 8;
 
 /// Largest element count a lesson kernel with 32-bit indices takes. Its indices are `u32` and a
 /// grid-stride step may be added before the bound check, so counts stay below 2^31. This is the

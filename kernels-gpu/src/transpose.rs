@@ -2,7 +2,8 @@
 //! tiles processed by (32, 8) blocks (each thread handles 4 rows of its tile). The progression:
 //! a tiled copy of the same shape (the ceiling), the naive transpose, a shared-memory tile, the
 //! same tile padded to 33 columns, and a wide tile (64 × 64, 8-byte accesses, tiles visited down
-//! columns) for even shapes.
+//! columns) for even shapes. In the Hopper module, the tile moved by the TMA through tensor maps
+//! (`transpose_tma`).
 //!
 //! All four kernels launch a 1-D grid with one block per tile: block `b` takes row tile
 //! `b / col_tiles` and column tile `b % col_tiles` ([`tile_origin`]). Consecutive blocks walk
@@ -34,6 +35,95 @@ const _: () = assert!(TILE * BLOCK_ROWS <= crate::launch::MAX_BLOCK_THREADS);
 const _: () = assert!(TILE * PITCH_PADDED * 4 <= DEFAULT_SHARED_BYTES);
 // The padding is what spreads a tile column over the banks: pitch 33 is coprime to 32.
 const _: () = assert!(PITCH == TILE && PITCH_PADDED % crate::WARP_SIZE == 1);
+
+/// Threads per block of the TMA transpose (4 warps; each thread moves 8 elements of the tile
+/// from the loaded box to the box to store).
+pub const TMA_THREADS: u32 = 128;
+/// Bytes of one 32 × 32 f32 box.
+pub const TMA_BOX_BYTES: u32 = TILE * TILE * 4;
+/// Tiles a block of the TMA transpose has in flight: it loads tile `j + TMA_STAGES` while it
+/// transposes tile `j`, and up to `TMA_STAGES - 1` stores of earlier tiles are still reading.
+pub const TMA_STAGES: u32 = 3;
+/// Resident blocks per SM of the TMA transpose's persistent grid (8 × 25 KiB of shared memory).
+pub const TMA_BLOCKS_PER_SM: u32 = 8;
+/// Shared memory of the TMA transpose: 1024 bytes of slack to align the boxes to the 128-byte
+/// swizzle's 1024-byte period, `TMA_STAGES` loaded boxes, `TMA_STAGES` boxes to store, one
+/// mbarrier per stage.
+pub const TMA_SHARED_BYTES: u32 = 1024 + 2 * TMA_STAGES * TMA_BOX_BYTES + 8 * TMA_STAGES;
+/// Elements each thread of the TMA transpose moves.
+pub const TMA_STEPS: u32 = TILE * TILE / TMA_THREADS;
+/// What the TMA transpose needs of a shape: rows and columns multiples of 4, so both tensors'
+/// row pitches are multiples of 16 bytes (a tensor map's global strides must be).
+pub const TMA_ALIGN: u32 = 4;
+
+// A box row is 128 bytes: exactly the 128-byte swizzle's span, so chunk j of row r sits at
+// chunk j ^ (r % 8).
+const _: () = assert!(TILE * 4 == 128, "one box row is one 128-byte swizzle row");
+const _: () = assert!(TMA_THREADS.is_multiple_of(crate::WARP_SIZE) && TMA_STEPS * TMA_THREADS == TILE * TILE);
+// The warp steps pair up the 64 4 × 4 blocks of the tile: 32 warp steps of 2 blocks.
+const _: () = assert!(TMA_STEPS * (TMA_THREADS / crate::WARP_SIZE) == 32);
+const _: () = assert!(TMA_SHARED_BYTES <= DEFAULT_SHARED_BYTES);
+const _: () = assert!(TMA_BLOCKS_PER_SM * (TMA_SHARED_BYTES + 1024) <= 228 * 1024, "8 blocks fit an H100 SM");
+const _: () = assert!(TMA_STAGES >= 2);
+
+/// Shared byte offset (from the 1024-aligned base) of stage `s`'s loaded box.
+#[inline(always)]
+pub const fn tma_loaded(s: u32) -> u32 {
+    s * TMA_BOX_BYTES
+}
+
+/// Shared byte offset of stage `s`'s box to store.
+#[inline(always)]
+pub const fn tma_to_store(s: u32) -> u32 {
+    (TMA_STAGES + s) * TMA_BOX_BYTES
+}
+
+/// Shared byte offset of stage `s`'s mbarrier.
+#[inline(always)]
+pub const fn tma_barrier(s: u32) -> u32 {
+    2 * TMA_STAGES * TMA_BOX_BYTES + 8 * s
+}
+
+/// Blocks of the TMA transpose's persistent grid over `tiles` tiles on `sms` SMs.
+pub const fn tma_blocks(tiles: u64, sms: u32) -> u64 {
+    let full = sms as u64 * TMA_BLOCKS_PER_SM as u64;
+    let blocks = if tiles < full { tiles } else { full };
+    if blocks == 0 { 1 } else { blocks }
+}
+
+/// Float offset of element `(r, c)` of a 32 × 32 f32 box stored with the 128-byte swizzle (the
+/// 16-byte chunk `c / 4` of row `r` lands at chunk `(c / 4) ^ (r % 8)`), in a box that starts
+/// on a 1024-byte boundary.
+#[inline(always)]
+pub const fn swizzle128(r: u32, c: u32) -> u32 {
+    r * TILE + ((((c >> 2) ^ (r & 7)) << 2) | (c & 3))
+}
+
+/// `(r, c)` in the loaded box of the element lane `lane` of warp `warp` moves at step `step`:
+/// warp step `ws` covers a pair of 4 × 4 blocks of one 8 × 8 block group, lanes 0-15 one block
+/// and 16-31 the other (diagonally or anti-diagonally placed), so that a warp's 32 reads of
+/// the swizzled loaded box and its 32 writes of the swizzled box to store (at `(c, r)`) each
+/// hit 32 different banks.
+#[inline(always)]
+pub const fn tma_lane_coords(warp: u32, lane: u32, step: u32) -> (u32, u32) {
+    let ws = step * (TMA_THREADS / crate::WARP_SIZE) + warp;
+    let anti = ws & 1;
+    let (r0, c0) = (2 * ((ws >> 1) & 3), 2 * (ws >> 3));
+    let e = lane >> 4;
+    let (br, bc) = (r0 + e, c0 + (e ^ anti));
+    (4 * br + ((lane >> 2) & 3), 4 * bc + (lane & 3))
+}
+
+/// Whether the TMA transpose takes a `rows × cols` matrix (both multiples of [`TMA_ALIGN`], and
+/// tile coordinates that fit the TMA's signed 32-bit coordinates).
+pub const fn tma_supports(rows: u32, cols: u32) -> bool {
+    rows > 0
+        && cols > 0
+        && rows.is_multiple_of(TMA_ALIGN)
+        && cols.is_multiple_of(TMA_ALIGN)
+        && rows <= i32::MAX as u32
+        && cols <= i32::MAX as u32
+}
 
 /// Tiles across a row of the matrix (`cols / TILE` rounded up).
 pub const fn col_tiles(cols: u32) -> u32 {
@@ -242,6 +332,118 @@ kernel! {
     }
 }
 
+crate::hopper_kernel! {
+    /// TMA transpose: one thread loads each 32 × 32 tile with one `cp.async.bulk.tensor.2d`
+    /// through the input's tensor map (completing on an mbarrier; elements past the matrix read
+    /// as zero), the block moves it into a second box transposed (both boxes 128-byte swizzled,
+    /// so each warp's 32 shared reads and 32 writes are conflict-free without padding), and one
+    /// thread stores that box with one `cp.async.bulk.tensor.2d` through the output's map
+    /// (elements past the matrix are clipped). A persistent grid: each block walks tiles
+    /// `b, b + grid, ..` with `TMA_STAGES` tiles loading ahead, and acquires the maps once.
+    /// Changes from `transpose_padded`: no thread computes a global address or a bounds check,
+    /// and global memory moves in whole 128-byte box rows, 4 KiB per instruction.
+    pub unsafe fn transpose_tma(input: crate::types::LoadMap, output: crate::types::StoreMap, rows: u32, cols: u32) {
+        // SAFETY: forwarded plan guarantees (see `tma`).
+        unsafe { hopper_device::tma(input, output, rows, cols) }
+    }
+}
+
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
+mod hopper_device {
+    use super::*;
+    use crate::prelude::{bulk, mbarrier};
+    use crate::types::{LoadMap, StoreMap};
+
+    /// # Safety
+    /// `input` and `output` point to tensor maps in global memory encoded (`cuTensorMapEncodeTiled`,
+    /// f32, 32 × 32 boxes, 128-byte swizzle) for a `rows × cols` input and its `cols × rows`
+    /// output, both live; the launch is one block per tile (`tiles(rows, cols)`), `TMA_THREADS`
+    /// threads and `TMA_SHARED_BYTES` of shared memory (checked by the plan).
+    #[inline(always)]
+    pub(super) unsafe fn tma(input: LoadMap, output: StoreMap, rows: u32, cols: u32) {
+        let t = thread::thread_idx_x();
+        let (warp, lane) = (t / crate::WARP_SIZE, t % crate::WARP_SIZE);
+        let (b, grid) = (thread::block_idx_x(), thread::grid_dim_x());
+        let all = tiles(rows, cols);
+        let tile = |j: u32| b as u64 + j as u64 * grid as u64;
+        let per_row = col_tiles(cols);
+        let raw = shared::dynamic::<u8>();
+        // SAFETY: the dynamic shared memory is this block's.
+        let raw_addr = unsafe { shared::address(raw) };
+        let pad = raw_addr.next_multiple_of(1024) - raw_addr;
+        let base = raw_addr + pad;
+        // SAFETY: pad < 1024, inside the launched shared memory.
+        let boxes = unsafe { raw.add(pad as usize) } as *mut f32;
+        // SAFETY (whole body): the maps are live and describe the matrices (plan); boxes and
+        // barriers lie inside the launched shared memory (pad < 1024, then TMA_SHARED_BYTES -
+        // 1024 bytes); swizzle128 < TILE * TILE. Every thread runs the same trips (tile(j) is
+        // uniform across the block) and so reaches every barrier; thread 0 alone issues the TMA
+        // operations, after acquiring the maps.
+        unsafe {
+            // Tile j of this block loads into stage j % TMA_STAGES, phase j / TMA_STAGES.
+            let load = |j: u32| {
+                if tile(j) < all {
+                    let s = j % TMA_STAGES;
+                    let (x0, y0) = tile_origin(tile(j) as u32, per_row);
+                    mbarrier::arrive_expect_tx(base + tma_barrier(s), TMA_BOX_BYTES);
+                    bulk::load_tile_2d(base + tma_loaded(s), input.0, x0 as i32, y0 as i32, base + tma_barrier(s));
+                }
+            };
+            if t == 0 {
+                bulk::acquire_map(input.0);
+                bulk::acquire_map(output.0);
+                let mut s = 0;
+                while s < TMA_STAGES {
+                    mbarrier::init(base + tma_barrier(s), 1);
+                    s += 1;
+                }
+                mbarrier::fence_init();
+                let mut j = 0;
+                while j < TMA_STAGES {
+                    load(j);
+                    j += 1;
+                }
+            }
+            // The barriers are initialised before anyone waits on them.
+            thread::sync_threads();
+            let mut j = 0;
+            while tile(j) < all {
+                let s = j % TMA_STAGES;
+                if t == 0 {
+                    // The store of tile j - TMA_STAGES has read stage s's box to store.
+                    bulk::wait_read::<{ TMA_STAGES - 1 }>();
+                }
+                mbarrier::wait_parity(base + tma_barrier(s), (j / TMA_STAGES) & 1);
+                thread::sync_threads();
+                let src = boxes.add((tma_loaded(s) / 4) as usize);
+                let dst = boxes.add((tma_to_store(s) / 4) as usize);
+                let mut step = 0;
+                while step < TMA_STEPS {
+                    let (r, c) = tma_lane_coords(warp, lane, step);
+                    *dst.add(swizzle128(c, r) as usize) = *src.add(swizzle128(r, c) as usize);
+                    step += 1;
+                }
+                // Each thread's shared accesses are ordered before the async proxy's (the store
+                // reading the box, the next load rewriting the loaded one), and every thread's
+                // are done before thread 0 issues them.
+                bulk::fence_proxy_async();
+                thread::sync_threads();
+                if t == 0 {
+                    let (x0, y0) = tile_origin(tile(j) as u32, per_row);
+                    bulk::store_tile_2d(output.0, y0 as i32, x0 as i32, base + tma_to_store(s));
+                    bulk::commit();
+                    load(j + TMA_STAGES);
+                }
+                j += 1;
+            }
+            if t == 0 {
+                // The boxes must stay in shared memory until the stores have read them.
+                bulk::wait::<0>();
+            }
+        }
+    }
+}
+
 #[cfg(target_arch = "nvptx64")]
 mod device {
     use super::*;
@@ -411,6 +613,42 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The shared-memory bank (4-byte word mod 32) of `(r, c)` in a swizzled box.
+    fn bank(r: u32, c: u32) -> u32 {
+        swizzle128(r, c) % 32
+    }
+
+    #[test]
+    fn tma_lanes_move_every_element_once_without_bank_conflicts() {
+        let mut moved = vec![0u8; (TILE * TILE) as usize];
+        for warp in 0..TMA_THREADS / 32 {
+            for step in 0..TMA_STEPS {
+                let coords: Vec<(u32, u32)> = (0..32).map(|lane| tma_lane_coords(warp, lane, step)).collect();
+                let reads: std::collections::HashSet<u32> = coords.iter().map(|&(r, c)| bank(r, c)).collect();
+                let writes: std::collections::HashSet<u32> = coords.iter().map(|&(r, c)| bank(c, r)).collect();
+                assert_eq!(reads.len(), 32, "warp {warp} step {step}: read conflicts");
+                assert_eq!(writes.len(), 32, "warp {warp} step {step}: write conflicts");
+                for (r, c) in coords {
+                    assert!(r < TILE && c < TILE);
+                    moved[(r * TILE + c) as usize] += 1;
+                }
+            }
+        }
+        assert!(moved.iter().all(|&m| m == 1));
+        // The swizzle is a permutation of each row's 32 words.
+        for r in 0..TILE {
+            let row: std::collections::HashSet<u32> = (0..TILE).map(|c| swizzle128(r, c)).collect();
+            assert_eq!(row.len(), 32);
+            assert!(row.iter().all(|&o| o / TILE == r));
+        }
+        assert!(tma_supports(4, 4) && tma_supports(8188, 4100));
+        assert_eq!(tma_barrier(TMA_STAGES - 1) + 8 + 1024, TMA_SHARED_BYTES);
+        assert_eq!(tma_to_store(0), tma_loaded(TMA_STAGES - 1) + TMA_BOX_BYTES);
+        assert!((0..TMA_STAGES).all(|s| tma_loaded(s).is_multiple_of(1024) && tma_to_store(s).is_multiple_of(1024)));
+        assert_eq!((tma_blocks(0, 132), tma_blocks(100, 132), tma_blocks(65_536, 132)), (1, 100, 1056));
+        assert!(!tma_supports(31, 32) && !tma_supports(32, 30) && !tma_supports(0, 4));
     }
 
     #[test]

@@ -72,3 +72,26 @@ mod tests {
         assert_eq!(bytemuck::cast_slice::<Float3A16, f32>(&aligned), [1.0, 2.0, 3.0, 9.0]);
     }
 }
+
+/// A CUDA tensor map (`CUtensorMap`): 128 opaque bytes, 64-byte aligned, encoded on the host by
+/// `cuTensorMapEncodeTiled` and read by the TMA unit. It describes a tensor in global memory
+/// (address, sizes, strides) and the box one `cp.async.bulk.tensor` moves (size, swizzle).
+#[repr(C, align(64))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(not(target_arch = "nvptx64"), derive(cust_core::DeviceCopy, bytemuck::Pod, bytemuck::Zeroable))]
+pub struct TensorMap {
+    pub opaque: [u64; 16],
+}
+
+/// Kernel parameter: the global address of a [`TensorMap`] whose tensor the kernel only reads
+/// through TMA loads. A transparent pointer (the param is a `.u64`); the host passes a value
+/// that borrows both the map and the tensor behind it.
+#[repr(transparent)]
+#[derive(Debug, Clone, Copy)]
+pub struct LoadMap(pub *const TensorMap);
+
+/// Kernel parameter: the global address of a [`TensorMap`] whose tensor the kernel writes
+/// through TMA stores (the host's value borrows the tensor exclusively).
+#[repr(transparent)]
+#[derive(Debug, Clone, Copy)]
+pub struct StoreMap(pub *const TensorMap);

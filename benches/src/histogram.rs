@@ -1,0 +1,143 @@
+//! Histogram lessons: the registry entries, checks and workloads for `coalesce::histogram`.
+use coalesce::histogram::{self as lib, BINS, Method, histogram_cpu};
+use coalesce::{DeviceBuffer, Error, Gpu, Result};
+
+use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, same_values};
+use crate::registry::{Family, Param};
+use crate::workload::Workload;
+
+/// Sizes checked: below one vector, every tail length, around one block's 4096 elements, a large
+/// odd size, and 2^24.
+pub const CHECK_SIZES: [usize; 9] = [1, 3, 4, 5, 4095, 4097, 40_961, 1_000_003, 1 << 24];
+/// Values of the benchmark: 2^26 (256 MiB read).
+pub const BENCH_N: usize = 1 << 26;
+
+/// The histogram variants, in teaching order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Histogram {
+    /// One global atomic per element.
+    Global,
+    /// Per-block shared histograms, one global atomic per bin and block.
+    Shared,
+    /// Shared histograms combined across clusters through distributed shared memory.
+    Cluster,
+}
+
+/// The input: 0 = uniform (every bin 1/256 of the values), 1 = skewed (bin `k` gets `2^-(k+1)`
+/// of them: half in bin 0, a quarter in bin 1, ..., bins 33 and up none).
+const INPUT: Param = Param { name: "input", sweep: &[0, 1], check: &[0, 1] };
+
+/// `n` values of input kind `kind` (see [`INPUT`]).
+pub fn values(rng: &mut Rng, n: usize, kind: u32) -> Vec<u32> {
+    (0..n)
+        .map(|_| {
+            let high = rng.next_u64() as u32 & !(BINS - 1);
+            if kind == 0 { rng.next_u64() as u32 } else { high | (rng.next_u64() as u32).leading_zeros() }
+        })
+        .collect()
+}
+
+impl Family for Histogram {
+    const NAME: &'static str = "histogram";
+    const VARIANTS: &'static [Self] = &[Histogram::Global, Histogram::Shared, Histogram::Cluster];
+
+    fn name(self) -> &'static str {
+        match self {
+            Histogram::Global => "global",
+            Histogram::Shared => "shared",
+            Histogram::Cluster => "cluster",
+        }
+    }
+
+    fn summary(self) -> &'static str {
+        match self {
+            Histogram::Global => "256 bins, one red.global.add per element: same-address atomics queue in L2",
+            Histogram::Shared => "per-block shared bins (red.shared.add), then one global atomic per bin and block",
+            Histogram::Cluster => {
+                "shared bins combined over an 8-block cluster via mapa + ld.shared::cluster, one flush per cluster (sm_90)"
+            }
+        }
+    }
+
+    fn kernels(self) -> &'static [&'static str] {
+        use coalesce::histogram::*;
+        match self {
+            Histogram::Global => const { &[histogram_global.name()] },
+            Histogram::Shared => const { &[histogram_shared.name()] },
+            Histogram::Cluster => const { &[histogram_cluster.name()] },
+        }
+    }
+
+    fn param(self) -> Option<Param> {
+        Some(INPUT)
+    }
+
+    fn check(self, gpu: &Gpu, rng: &mut Rng, kind: u32) -> CheckResult<String> {
+        let method = self.method();
+        if let Err(e) = gpu.supports(method.kernel()) {
+            return Ok(format!("SKIPPED ({e})"));
+        }
+        for n in CHECK_SIZES {
+            let input = values(rng, n, kind);
+            let d_input = gpu.upload(&input)?;
+            let mut bins = gpu.poisoned::<u32>(BINS as usize, POISON_BITS)?;
+            lib::run(gpu, method, &d_input, &mut bins)?;
+            gpu.synchronize()?;
+            same_values(&format!("n={n}"), &bins.as_host_vec()?, &histogram_cpu(&input))?;
+        }
+        // Refused before any launch: bins of the wrong length.
+        let d_input = gpu.upload(&[1u32; 8])?;
+        let mut short = gpu.poisoned::<u32>(BINS as usize - 1, POISON_BITS)?;
+        match lib::run(gpu, method, &d_input, &mut short) {
+            Err(Error::LengthMismatch { .. }) => {}
+            other => {
+                return Err(CheckError::Unexpected {
+                    what: "histogram into 255 bins".into(),
+                    expected: "Error::LengthMismatch".into(),
+                    got: format!("{other:?}"),
+                });
+            }
+        }
+        Ok(format!("n in {CHECK_SIZES:?}; 255 bins refused"))
+    }
+
+    fn model(self, _: u32, _sms: u32) -> Result<Option<coalesce::model::Counts>> {
+        // Not modelled yet: the counts depend on the data (which bins collide), and the
+        // distributed-shared-memory traffic is not load/store-pipe shared traffic.
+        Ok(None)
+    }
+
+    fn bench(self, gpu: &Gpu, kind: u32) -> Result<Workload> {
+        let method = self.method();
+        gpu.supports(method.kernel())?;
+        let input: DeviceBuffer<u32> = gpu.upload(&values(&mut Rng::new(u64::from(kind) + 11), BENCH_N, kind))?;
+        let mut bins = gpu.poisoned::<u32>(BINS as usize, 0)?;
+        Ok(Workload::new(4 * BENCH_N as u64, move |gpu| lib::run(gpu, method, &input, &mut bins)))
+    }
+}
+
+impl Histogram {
+    /// The library method the variant runs.
+    pub const fn method(self) -> Method {
+        match self {
+            Histogram::Global => Method::Global,
+            Histogram::Shared => Method::Shared,
+            Histogram::Cluster => Method::Cluster,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skewed_input_halves_bin_by_bin() {
+        let counts = histogram_cpu(&values(&mut Rng::new(3), 1 << 20, 1));
+        assert!((counts[0] as f64 / (1 << 20) as f64 - 0.5).abs() < 0.01);
+        assert!((counts[1] as f64 / (1 << 20) as f64 - 0.25).abs() < 0.01);
+        assert!(counts[33..].iter().all(|&c| c == 0));
+        let uniform = histogram_cpu(&values(&mut Rng::new(3), 1 << 20, 0));
+        assert!(uniform.iter().all(|&c| (3500..4700).contains(&c)));
+    }
+}
