@@ -12,7 +12,7 @@ const USAGE: &str = "usage:
                                                       write DIR/report.md, report.json and SVG plots
                                                       (default DIR: target/report)
   cargo xtask report --from FILE.json [--out DIR]     re-render a saved report.json, no GPU needed
-  cargo xtask bundle [--out DIR]                      test/bench binaries, PTX and run.sh for a GPU host
+  cargo xtask bundle [--out DIR]                      test/bench binaries, PTX, run.sh and cublas.py for a GPU host
                                                       without Rust (default DIR: bundle)";
 
 fn main() -> ExitCode {
@@ -174,7 +174,9 @@ fn bundle(args: &[String]) -> Result<(), String> {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_default();
     std::fs::write(out.join("COMMIT"), format!("{commit}\n")).map_err(|e| e.to_string())?;
-    std::fs::copy(root().join("xtask").join("run.sh"), out.join("run.sh")).map_err(|e| format!("run.sh: {e}"))?;
+    for script in ["run.sh", "cublas.py"] {
+        std::fs::copy(root().join("xtask").join(script), out.join(script)).map_err(|e| format!("{script}: {e}"))?;
+    }
     println!("bundle at {} (commit {commit}): {}", out.display(), names.join(", "));
     Ok(())
 }
