@@ -83,7 +83,6 @@ def main():
         "device": props.name,
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
-        "cublas_version": torch._C._cuda_getCompiledVersion() if hasattr(torch._C, "_cuda_getCompiledVersion") else None,
         "float32_matmul_precision": torch.get_float32_matmul_precision(),
         "allow_tf32": torch.backends.cuda.matmul.allow_tf32,
         "warmup": WARMUP,
