@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The bundle's driver, for a GPU host that has the NVIDIA driver but no Rust toolchain.
-#   run.sh [all|checks|report|bench|ptxas|ncu|sanitize|hopper] [args for that step]
+#   run.sh [all|checks|report|cublas|bench|ptxas|ncu|sanitize|hopper] [args for that step]
 # (`ncu [FILTER]` profiles every registered run, or those whose id contains FILTER.)
 # Logs go to $OUT when set (the device tool's folder), else to ./logs beside this script.
 set -uo pipefail
@@ -27,6 +27,17 @@ checks() {
 }
 
 report() { "$here/bin/report" --out "$logs/report" "$@" 2>&1 | tee "$logs/report.log" || status=1; }
+
+# cuBLAS FP32 SGEMM through PyTorch (TF32 off), timed on this GPU in this run: the figure every
+# SGEMM number in BENCHMARKS.md is divided by. cuBLAS is no dependency of the library; a host
+# without python3 + torch gets one line saying so. Args: cublas.py's (--shapes ...).
+cublas() {
+  if python3 -c "import torch" 2>/dev/null; then
+    python3 "$here/cublas.py" --out "$logs/cublas.json" "$@" 2>&1 | tee "$logs/cublas.log" || status=1
+  else
+    echo "python3 with torch not found: no cuBLAS reference" | tee "$logs/cublas.log"
+  fi
+}
 
 bench() {
   # criterion's defaults as `cargo bench` has them; its HTML report goes to $CRITERION_HOME.
@@ -132,14 +143,15 @@ hopper() {
 }
 
 case "$step" in
-  all) info; ptxas_report; checks; report; ncu_counters; bench ;;
+  all) info; ptxas_report; checks; report; cublas; ncu_counters; bench ;;
   sanitize) sanitize "$@" ;;
   checks) info; checks "$@" ;;
   report) info; report "$@" ;;
+  cublas) info; cublas "$@" ;;
   bench) info; bench "$@" ;;
   ptxas) ptxas_report ;;
   ncu) ncu_counters "$@" ;;
   hopper) hopper ;;
-  *) echo "unknown step $step (all|checks|report|bench|ptxas|ncu|sanitize|hopper)"; exit 2 ;;
+  *) echo "unknown step $step (all|checks|report|cublas|bench|ptxas|ncu|sanitize|hopper)"; exit 2 ;;
 esac
 exit $status

@@ -1,13 +1,13 @@
 //! Matmul lessons: the registry entries, checks and workloads for `coalesce::matmul`.
 use std::ops::Range;
 
-use coalesce::matmul::{self as lib, BM, BN, Method, matmul_cpu};
+use coalesce::matmul::{self as lib, BM, BN, Method, WARPTILE, WARPTILE_SMALL, matmul_cpu};
 use coalesce::model::Counts;
 use coalesce::util::Fill;
 use coalesce::{Error, Gpu, Result};
 
 use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, close};
-use crate::registry::Family;
+use crate::registry::{Family, Param};
 use crate::workload::{Workload, random_buffer};
 
 /// Relative error (‖C − R‖₂ / ‖R‖₂ against float64) every kernel must stay under.
@@ -18,8 +18,28 @@ pub const CHECK_SHAPES: [(usize, usize, usize); 5] =
 /// Shapes checked for the register-blocked kernel (multiples of its 128 × 128 × 8 tile).
 pub const REGBLOCK_SHAPES: [(usize, usize, usize); 4] =
     [(128, 128, 8), (256, 384, 136), (128, 640, 1000), (512, 512, 512)];
+/// Shapes checked for the unguarded warp-tiled kernel (multiples of its 128 × 128 × 16 tile).
+pub const WARPTILE_SHAPES: [(usize, usize, usize); 4] =
+    [(128, 128, 16), (256, 384, 144), (128, 640, 1008), (512, 512, 512)];
+/// Shapes checked for the small-grid warp-tiled kernel (multiples of its 64 × 128 × 16 tile).
+pub const WARPTILE_SMALL_SHAPES: [(usize, usize, usize); 4] =
+    [(64, 128, 16), (192, 384, 144), (64, 640, 1008), (512, 512, 512)];
+/// Extra shapes for the guarded warp-tiled kernel: partial tiles in m, n and k at once, k below
+/// one k step, a single row and column, whole tiles (which it takes too).
+pub const EDGE_EXTRA_SHAPES: [(usize, usize, usize); 5] =
+    [(300, 260, 1000), (129, 385, 17), (1, 1000, 5), (1000, 1, 33), (256, 256, 256)];
 /// The benchmark: 4096³.
 pub const BENCH_SIZE: usize = 4096;
+/// Sizes (s × s × s) the warp-tiled kernel is swept over.
+const SIZE: Param = Param { name: "size", sweep: &[1024, 2048, 4096, 8192], check: &[1024] };
+/// Sizes the small-grid kernel is swept over: where it is chosen, and the next size up.
+const SMALL_SIZE: Param = Param { name: "size", sweep: &[1024, 2048], check: &[1024] };
+/// Shapes (m, n, k) the guarded kernel is benchmarked at, selected by the `shape` parameter:
+/// one short of 4096, one past, all three different, and 4096³ itself for the cost of the guards.
+pub const EDGE_BENCH_SHAPES: [(usize, usize, usize); 4] =
+    [(4095, 4095, 4095), (4097, 4097, 4097), (4000, 4100, 4033), (4096, 4096, 4096)];
+/// `shape` 0..=3: an index into [`EDGE_BENCH_SHAPES`].
+const EDGE_SHAPE: Param = Param { name: "shape", sweep: &[0, 1, 2, 3], check: &[0] };
 /// Rows of C compared around each band boundary (and at both ends) of the banded checks that
 /// are too large to compare whole.
 const WINDOW: usize = 2 * BM as usize;
@@ -40,12 +60,26 @@ pub enum Matmul {
     CpAsync,
     /// 128 × 128 block tile, 8 × 8 a thread.
     Regblock,
+    /// Warp tiling, 128 × 128 × 16, the library's kernel for whole tiles.
+    Warptile,
+    /// Warp tiling on 64 × 128 blocks, the library's kernel for whole tiles on small grids.
+    WarptileSmall,
+    /// Warp tiling with every access guarded, the library's kernel for any other shape.
+    WarptileEdge,
 }
 
 impl Family for Matmul {
     const NAME: &'static str = "matmul";
-    const VARIANTS: &'static [Self] =
-        &[Matmul::Naive, Matmul::Tiled, Matmul::Prefetch, Matmul::CpAsync, Matmul::Regblock];
+    const VARIANTS: &'static [Self] = &[
+        Matmul::Naive,
+        Matmul::Tiled,
+        Matmul::Prefetch,
+        Matmul::CpAsync,
+        Matmul::Regblock,
+        Matmul::Warptile,
+        Matmul::WarptileSmall,
+        Matmul::WarptileEdge,
+    ];
 
     fn name(self) -> &'static str {
         match self {
@@ -54,6 +88,9 @@ impl Family for Matmul {
             Matmul::Prefetch => "prefetch",
             Matmul::CpAsync => "cp_async",
             Matmul::Regblock => "regblock",
+            Matmul::Warptile => "warptile",
+            Matmul::WarptileSmall => "warptile_small",
+            Matmul::WarptileEdge => "warptile_edge",
         }
     }
 
@@ -66,6 +103,11 @@ impl Family for Matmul {
                 "32x32 tiles through a 4-stage cp.async ring: 3 tiles in flight, 1 barrier a tile (sm_90)"
             }
             Matmul::Regblock => "128x128 block tile, 8x8 per thread, 16-byte shared loads, 2 stages",
+            Matmul::Warptile => "warps of 64x32 (lanes 8x4), BK 16, next fragments loaded during the FMAs",
+            Matmul::WarptileSmall => "warptile on 64x128 blocks of 4 warps, for grids smaller than the GPU",
+            Matmul::WarptileEdge => {
+                "warptile with guarded single-float loads: any shape (4095, 4097, 4000x4100x4033, 4096)"
+            }
         }
     }
 
@@ -77,6 +119,18 @@ impl Family for Matmul {
             Matmul::Prefetch => const { &[matmul_prefetch.name()] },
             Matmul::CpAsync => const { &[matmul_cp_async.name()] },
             Matmul::Regblock => const { &[matmul_regblock.name()] },
+            Matmul::Warptile => const { &[matmul_warptile.name()] },
+            Matmul::WarptileSmall => const { &[matmul_warptile_small.name()] },
+            Matmul::WarptileEdge => const { &[matmul_warptile_edge.name()] },
+        }
+    }
+
+    fn param(self) -> Option<Param> {
+        match self {
+            Matmul::Warptile => Some(SIZE),
+            Matmul::WarptileSmall => Some(SMALL_SIZE),
+            Matmul::WarptileEdge => Some(EDGE_SHAPE),
+            Matmul::Naive | Matmul::Tiled | Matmul::Prefetch | Matmul::CpAsync | Matmul::Regblock => None,
         }
     }
 
@@ -85,9 +139,15 @@ impl Family for Matmul {
         if let Err(e) = gpu.supports(method.kernel()) {
             return Ok(format!("SKIPPED ({e})"));
         }
-        let shapes: &[_] = if method == Method::RegisterBlocked { &REGBLOCK_SHAPES } else { &CHECK_SHAPES };
+        let shapes: Vec<(usize, usize, usize)> = match method {
+            Method::RegisterBlocked => REGBLOCK_SHAPES.to_vec(),
+            Method::WarpTile => WARPTILE_SHAPES.to_vec(),
+            Method::WarpTileSmall => WARPTILE_SMALL_SHAPES.to_vec(),
+            Method::WarpTileEdge => CHECK_SHAPES.iter().chain(&EDGE_EXTRA_SHAPES).copied().collect(),
+            Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync => CHECK_SHAPES.to_vec(),
+        };
         let mut worst = 0.0f64;
-        for &shape in shapes {
+        for &shape in &shapes {
             let (m, n, k) = shape;
             let (a, b) = (rng.f32s(m * k), rng.f32s(k * n));
             let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
@@ -97,43 +157,88 @@ impl Family for Matmul {
             let err = close(&format!("{m}x{n}x{k}"), &dc.as_host_vec()?, &matmul_cpu(&a, &b, shape), TOLERANCE)?;
             worst = worst.max(err);
         }
-        if method == Method::RegisterBlocked {
+        let mut extra = String::new();
+        if method.whole_tiles_only() {
             // The kernel refuses what it cannot do, before any launch.
-            let (da, db) = (gpu.upload(&[0.5f32; 100 * 8])?, gpu.upload(&[0.5f32; 8 * 128])?);
+            let (da, db) = (gpu.upload(&[0.5f32; 100 * 16])?, gpu.upload(&[0.5f32; 16 * 128])?);
             let mut dc = gpu.poisoned::<f32>(100 * 128, POISON_BITS)?;
-            match lib::run(gpu, method, &da, &db, &mut dc, (100, 128, 8)) {
+            match lib::run(gpu, method, &da, &db, &mut dc, (100, 128, 16)) {
                 Err(Error::Unsupported(_)) => {}
                 other => {
                     return Err(CheckError::Unexpected {
-                        what: "regblock 100 x 128 x 8".into(),
+                        what: format!("{} 100 x 128 x 16", self.name()),
                         expected: "Error::Unsupported".into(),
                         got: format!("{other:?}"),
                     });
                 }
             }
         }
+        if method == Method::WarpTileEdge {
+            extra = format!("; {}", check_unaligned(gpu, rng)?);
+        }
         let banded = self.check_banded(gpu, rng)?;
-        Ok(format!("shapes {shapes:?}, worst relative error {worst:.1e}; {banded}"))
+        Ok(format!("shapes {shapes:?}, worst relative error {worst:.1e}{extra}; {banded}"))
     }
 
-    fn bench(self, gpu: &Gpu, _: u32) -> Result<Workload> {
-        let (method, s) = (self.method(), BENCH_SIZE);
+    fn bench(self, gpu: &Gpu, value: u32) -> Result<Workload> {
+        let method = self.method();
         gpu.supports(method.kernel())?;
-        let a = random_buffer::<f32>(gpu, s * s, Fill::Unit, 8)?;
-        let b = random_buffer::<f32>(gpu, s * s, Fill::Unit, 9)?;
-        let mut c = random_buffer::<f32>(gpu, s * s, Fill::Unit, 10)?;
-        Ok(Workload::new(12 * (s * s) as u64, move |gpu| lib::run(gpu, method, &a, &b, &mut c, (s, s, s)))
-            .with_flops(2 * (s * s * s) as u64))
+        let (m, n, k) = match self {
+            Matmul::Warptile | Matmul::WarptileSmall => (value as usize, value as usize, value as usize),
+            Matmul::WarptileEdge => EDGE_BENCH_SHAPES[value as usize],
+            Matmul::Naive | Matmul::Tiled | Matmul::Prefetch | Matmul::CpAsync | Matmul::Regblock => {
+                (BENCH_SIZE, BENCH_SIZE, BENCH_SIZE)
+            }
+        };
+        let a = random_buffer::<f32>(gpu, m * k, Fill::Unit, 8)?;
+        let b = random_buffer::<f32>(gpu, k * n, Fill::Unit, 9)?;
+        let mut c = random_buffer::<f32>(gpu, m * n, Fill::Unit, 10)?;
+        let bytes = 4 * (m * k + k * n + m * n) as u64;
+        Ok(Workload::new(bytes, move |gpu| lib::run(gpu, method, &a, &b, &mut c, (m, n, k)))
+            .with_flops(2 * (m * n * k) as u64))
     }
 
     fn model(self, _: u32, _sms: u32) -> Result<Option<Counts>> {
-        if self.method() == Method::CpAsync {
-            // Not modelled yet: cp.async copies bypass the load/store pipe the model counts.
+        if !matches!(self.method(), Method::Naive | Method::Tiled | Method::Prefetch | Method::RegisterBlocked) {
+            // Not modelled yet: cp.async copies bypass the load/store pipe the model counts, and
+            // the warp-tiled kernels have no replay.
             return Ok(None);
         }
         // One band: BENCH_SIZE rows fit one launch of every method.
         coalesce::model::matmul::run(self.method(), (BENCH_SIZE, BENCH_SIZE, BENCH_SIZE)).map(Some)
     }
+}
+
+/// The guarded kernel on operands that are not 16-byte aligned: A, B and C start one float into
+/// their buffers (sub-slices), as `matmul::matmul` sends them when the unguarded kernel refuses.
+fn check_unaligned(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
+    let (m, n, k) = (256, 384, 160);
+    let (a, b) = (rng.f32s(m * k + 1), rng.f32s(k * n + 1));
+    let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
+    let dc = gpu.poisoned::<f32>(m * n + 1, POISON_BITS)?;
+    let (sa, sb) = (da.index(1..), db.index(1..));
+    let mut sc = dc.index(1..);
+    let chosen = lib::choose(&sa, &sb, &sc, (m, n, k), gpu.multiprocessors());
+    if chosen != Method::WarpTileEdge {
+        return Err(CheckError::Unexpected {
+            what: "matmul of operands 4 bytes off a 16-byte boundary".into(),
+            expected: "Method::WarpTileEdge".into(),
+            got: format!("{chosen:?}"),
+        });
+    }
+    lib::matmul(gpu, &sa, &sb, &mut sc, (m, n, k))?;
+    gpu.synchronize()?;
+    let got = dc.as_host_vec()?;
+    if got[0].to_bits() != POISON_BITS {
+        return Err(CheckError::Mismatch {
+            what: "unaligned matmul wrote before C".into(),
+            index: 0,
+            got: got[0].to_string(),
+            want: "the poison".into(),
+        });
+    }
+    let err = close("unaligned 256x384x160", &got[1..], &matmul_cpu(&a[1..], &b[1..], (m, n, k)), TOLERANCE)?;
+    Ok(format!("unaligned 256x384x160 through matmul::matmul, relative error {err:.1e}"))
 }
 
 impl Matmul {
@@ -145,18 +250,25 @@ impl Matmul {
             Matmul::Prefetch => Method::Prefetch,
             Matmul::CpAsync => Method::CpAsync,
             Matmul::Regblock => Method::RegisterBlocked,
+            Matmul::Warptile => Method::WarpTile,
+            Matmul::WarptileSmall => Method::WarpTileSmall,
+            Matmul::WarptileEdge => Method::WarpTileEdge,
         }
     }
 
-    /// A matrix one band taller than one launch takes (small n and k; for regblock the
-    /// smallest whole tiles): the library splits it into two row bands. Compared in full where
-    /// C is small, else at both ends and around the band boundary.
+    /// A matrix one band taller than one launch takes (small n and k; for the whole-tiles-only
+    /// kernels the smallest whole tiles): the library splits it into two row bands. Compared in
+    /// full where C is small, else at both ends and around the band boundary.
     fn check_banded(self, gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
         let method = self.method();
         let band = method.band_rows() as usize;
         let (m, n, k) = match method {
             Method::RegisterBlocked => (band + BM as usize, BN as usize, 8),
-            _ => (band + 33, 5, 3),
+            Method::WarpTile => (band + WARPTILE.bm as usize, WARPTILE.bn as usize, 16),
+            Method::WarpTileSmall => (band + WARPTILE_SMALL.bm as usize, WARPTILE_SMALL.bn as usize, 16),
+            Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::WarpTileEdge => {
+                (band + 33, 5, 3)
+            }
         };
         let need = 4 * (m * k + k * n + m * n) as u64 + (1 << 30);
         if gpu.info().memory_bytes < need {

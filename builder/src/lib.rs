@@ -61,6 +61,8 @@ pub enum BuildError {
     NoPtx(PathBuf),
     /// Reading or copying a file failed.
     Io(PathBuf, std::io::Error),
+    /// A kernel's launch bounds could not be written into the PTX.
+    LaunchBounds(String),
 }
 
 impl fmt::Display for BuildError {
@@ -74,6 +76,7 @@ impl fmt::Display for BuildError {
             BuildError::Cargo(log) => write!(f, "cargo failed to build the kernels:\n{log}"),
             BuildError::NoPtx(dir) => write!(f, "no PTX (.s) found in {}", dir.display()),
             BuildError::Io(p, e) => write!(f, "{}: {e}", p.display()),
+            BuildError::LaunchBounds(why) => write!(f, "{why}"),
         }
     }
 }
@@ -187,7 +190,62 @@ impl PtxBuilder {
             return Err(BuildError::Cargo(String::from_utf8_lossy(&output.stderr).into_owned()));
         }
         let deps = target_dir.join(TARGET).join("release").join("deps");
-        newest_ptx(&deps)
+        let raw = newest_ptx(&deps)?;
+        let text = std::fs::read_to_string(&raw).map_err(|e| BuildError::Io(raw.clone(), e))?;
+        let ptx = apply_launch_bounds(&text).map_err(BuildError::LaunchBounds)?;
+        let out = target_dir.join("coalesce-kernels.ptx");
+        std::fs::write(&out, ptx).map_err(|e| BuildError::Io(out.clone(), e))?;
+        Ok(out)
+    }
+}
+
+/// Marker symbols `kernel!` exports for kernels declared with `#[launch_bounds(T, B)]`.
+const LAUNCH_BOUNDS_PREFIX: &str = "__coalesce_launch_bounds__";
+
+/// `(entry, max threads, min blocks)` of every launch-bounds marker in `ptx`.
+pub fn launch_bounds(ptx: &str) -> Vec<(String, u32, u32)> {
+    ptx.lines()
+        .filter(|l| l.trim_start().starts_with('.') && l.contains(".global"))
+        .filter_map(|l| l.split(LAUNCH_BOUNDS_PREFIX).nth(1))
+        .filter_map(|rest| {
+            let symbol = rest.split([';', '[', ' ', '=']).next()?;
+            let mut parts = symbol.rsplitn(3, "__");
+            let blocks = parts.next()?.parse().ok()?;
+            let threads = parts.next()?.parse().ok()?;
+            Some((parts.next()?.to_string(), threads, blocks))
+        })
+        .collect()
+}
+
+/// Writes each launch-bounds marker's `.maxntid T, 1, 1` and `.minnctapersm B` into its entry's
+/// header (between the parameter list and the body), as nvcc does for `__launch_bounds__`.
+/// `Err` names a marker whose entry is missing.
+pub fn apply_launch_bounds(ptx: &str) -> Result<String, String> {
+    let bounds = launch_bounds(ptx);
+    let mut out = String::with_capacity(ptx.len() + 64 * bounds.len());
+    let mut pending: Option<&(String, u32, u32)> = None;
+    let mut applied = 0;
+    for line in ptx.lines() {
+        if let Some(rest) = line.trim_start().strip_prefix(".visible .entry ") {
+            let name = rest.split(['(', ' ']).next().unwrap_or("");
+            pending = bounds.iter().find(|(entry, _, _)| entry == name);
+        }
+        if line.trim() == "{"
+            && let Some((_, threads, blocks)) = pending.take()
+        {
+            out.push_str(&format!(".maxntid {threads}, 1, 1\n.minnctapersm {blocks}\n"));
+            applied += 1;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    if applied == bounds.len() {
+        Ok(out)
+    } else {
+        let entries = ptx_entries(ptx);
+        let missing: Vec<&str> =
+            bounds.iter().map(|(e, _, _)| e.as_str()).filter(|e| !entries.iter().any(|x| x == e)).collect();
+        Err(format!("launch bounds for entries the PTX does not define: {missing:?}"))
     }
 }
 
@@ -268,6 +326,20 @@ mod tests {
         for bad in ["", "+", "ptx83", "+ptx83,+x", "+PTX", "+a b"] {
             assert!(validate_feature(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn launch_bounds_go_into_their_entry_header() {
+        let ptx = ".visible .global .align 1 .b8 __coalesce_launch_bounds__foo_bar__256__2;\n\
+                   .visible .entry baz(\n.param .u64 a\n)\n{\nret;\n}\n\
+                   .visible .entry foo_bar(\n.param .u64 a\n)\n{\nret;\n}\n";
+        assert_eq!(launch_bounds(ptx), [("foo_bar".to_string(), 256, 2)]);
+        let out = apply_launch_bounds(ptx).unwrap();
+        assert!(out.contains("foo_bar(\n.param .u64 a\n)\n.maxntid 256, 1, 1\n.minnctapersm 2\n{\n"), "{out}");
+        assert!(out.contains("baz(\n.param .u64 a\n)\n{\n"), "{out}");
+        assert_eq!(out.matches(".maxntid").count(), 1);
+        let orphan = ".visible .global .align 1 .b8 __coalesce_launch_bounds__gone__32__1;\n";
+        assert!(apply_launch_bounds(orphan).unwrap_err().contains("gone"));
     }
 
     #[test]

@@ -18,7 +18,7 @@ use cust::memory::{AsyncCopyDestination, DeviceBuffer, DeviceCopy, DeviceSlice};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 
-use crate::error::{Error, Result, exactly, words};
+use crate::error::{Error, Result, exactly, in_range, words};
 use crate::launch::{Call, Kernel, Signature};
 use coalesce_kernels::kernel::Module as PtxModule;
 use coalesce_kernels::launch::DEFAULT_SHARED_BYTES;
@@ -209,6 +209,10 @@ impl Gpu {
     pub fn launch<'a, Sig: Signature<'a>>(&self, call: Call<'a, Sig>) -> Result<()> {
         let launch = call.launch();
         launch.check_limits()?;
+        if let Some((max_threads, _)) = call.kernel().launch_bounds() {
+            // The PTX declares `.maxntid`: the driver refuses a larger block.
+            in_range("threads per block (launch bounds)", launch.block_threads().into(), 1, max_threads.into())?;
+        }
         let function = self.function(call.kernel())?;
         if launch.shared_bytes > DEFAULT_SHARED_BYTES {
             // SAFETY: `function` is a live handle of this context's modules.
@@ -323,6 +327,22 @@ mod tests {
     fn entries_are_read_from_ptx_text() {
         let ptx = ".visible .entry foo(\n.param .u64 a\n)\n.func bar()\n.visible .entry baz()\n";
         assert_eq!(ptx_entries(ptx).collect::<Vec<_>>(), ["foo", "baz"]);
+    }
+
+    #[test]
+    fn declared_launch_bounds_reach_the_embedded_ptx() {
+        use coalesce_kernels::matmul::{matmul_warptile, matmul_warptile_edge, matmul_warptile_small};
+        for (kernel, bounds) in
+            [(matmul_warptile, (256, 2)), (matmul_warptile_edge, (256, 2)), (matmul_warptile_small, (128, 2))]
+        {
+            assert_eq!(kernel.launch_bounds(), Some(bounds));
+            let header = format!(".visible .entry {}(", kernel.name());
+            let entry = &crate::PTX[crate::PTX.find(&header).expect("entry in the PTX")..];
+            let head = &entry[..entry.find('{').unwrap()];
+            let want = format!(".maxntid {}, 1, 1\n.minnctapersm {}\n", bounds.0, bounds.1);
+            assert!(head.ends_with(&want), "{head}");
+        }
+        assert_eq!(coalesce_kernels::matmul::matmul_regblock.launch_bounds(), None);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! FP32 matrix multiply: plans, launchers and the float64 CPU reference for the kernels in
 //! `kernels-gpu/src/matmul.rs` (naive, shared tiles, tiles with prefetch, tiles through a
-//! `cp.async` pipeline, register blocking).
+//! `cp.async` pipeline, register blocking, warp tiling). [`matmul`] picks a warp-tiled kernel for
+//! every shape ([`choose`]).
 //!
 //! Any shape that fits in device memory is taken: m, n and k are `u32` kernel parameters, and
 //! every kernel indexes in 64 bits. The one limit left is the grid's y dimension (65535 blocks),
@@ -34,6 +35,13 @@ pub enum Method {
     CpAsync,
     /// 128 × 128 block tile, 8 × 8 outputs a thread (whole tiles only, 16-byte aligned buffers).
     RegisterBlocked,
+    /// Warp-tiled 128 × 128 × 16 ([`WARPTILE`]; whole tiles only, 16-byte aligned buffers).
+    WarpTile,
+    /// Warp-tiled 64 × 128 × 16 for small grids ([`WARPTILE_SMALL`]; whole tiles only, 16-byte
+    /// aligned buffers).
+    WarpTileSmall,
+    /// Warp-tiled 128 × 128 × 16 with every access guarded: any shape, any (4-byte) alignment.
+    WarpTileEdge,
 }
 
 impl Method {
@@ -45,7 +53,25 @@ impl Method {
             Method::Prefetch => matmul_prefetch,
             Method::CpAsync => matmul_cp_async,
             Method::RegisterBlocked => matmul_regblock,
+            Method::WarpTile => matmul_warptile,
+            Method::WarpTileSmall => matmul_warptile_small,
+            Method::WarpTileEdge => matmul_warptile_edge,
         }
+    }
+
+    /// The warp-tiled kernels' shape, `None` for the others.
+    pub const fn warp_tile(self) -> Option<WarpTile> {
+        match self {
+            Method::WarpTile | Method::WarpTileEdge => Some(WARPTILE),
+            Method::WarpTileSmall => Some(WARPTILE_SMALL),
+            Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::RegisterBlocked => None,
+        }
+    }
+
+    /// Whether the kernel has no bounds checks: it takes whole tiles only, from 16-byte aligned
+    /// buffers.
+    pub const fn whole_tiles_only(self) -> bool {
+        matches!(self, Method::RegisterBlocked | Method::WarpTile | Method::WarpTileSmall)
     }
 
     /// Rows of C one block computes.
@@ -54,11 +80,13 @@ impl Method {
             Method::Naive => NAIVE_BLOCK.1,
             Method::Tiled | Method::Prefetch | Method::CpAsync => TILE,
             Method::RegisterBlocked => BM,
+            Method::WarpTile | Method::WarpTileEdge => WARPTILE.bm,
+            Method::WarpTileSmall => WARPTILE_SMALL.bm,
         }
     }
 
-    /// Most rows one launch takes (65535 blocks of [`Method::block_rows`]); for the
-    /// register-blocked kernel a multiple of `BM`, so every band keeps whole tiles.
+    /// Most rows one launch takes (65535 blocks of [`Method::block_rows`]): a multiple of the
+    /// block's rows, so the bands of a whole-tiles-only kernel keep whole tiles.
     pub const fn band_rows(self) -> u32 {
         band_rows(self.block_rows())
     }
@@ -83,6 +111,25 @@ impl Method {
                 shared_bytes: RB_SHARED_FLOATS * 4,
                 cluster: 1,
             },
+            Method::WarpTile | Method::WarpTileSmall | Method::WarpTileEdge => {
+                let cfg = match self.warp_tile() {
+                    Some(cfg) => cfg,
+                    None => unreachable!(),
+                };
+                Launch { grid: cfg.grid(m, n), block: (cfg.threads(), 1), shared_bytes: cfg.shared_bytes(), cluster: 1 }
+            }
+        }
+    }
+
+    /// Whether the kernel takes an `m × n × k` multiply (shape only; see [`validate`]).
+    pub const fn supports(self, m: u32, n: u32, k: u32) -> bool {
+        match self {
+            Method::RegisterBlocked => regblock_supports(m, n, k),
+            Method::WarpTile => WARPTILE.supports(m, n, k),
+            Method::WarpTileSmall => WARPTILE_SMALL.supports(m, n, k),
+            Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::WarpTileEdge => {
+                m > 0 && n > 0 && k > 0
+            }
         }
     }
 }
@@ -99,10 +146,10 @@ pub struct Dims {
 }
 
 /// Checks `C (m × n) = A (m × k) · B (k × n)` for `method`, in this order: every dimension is at
-/// least 1 ([`Error::Empty`]) and fits `u32` ([`Error::OutOfRange`]); the register-blocked kernel
-/// gets whole tiles ([`Error::Unsupported`]); each buffer holds exactly its matrix
-/// ([`Error::LengthMismatch`]); the register-blocked kernel's buffers start on 16-byte
-/// boundaries ([`Error::Misaligned`]).
+/// least 1 ([`Error::Empty`]) and fits `u32` ([`Error::OutOfRange`]); a whole-tiles-only kernel
+/// ([`Method::whole_tiles_only`]) gets whole tiles ([`Error::Unsupported`]); each buffer holds
+/// exactly its matrix ([`Error::LengthMismatch`]); a whole-tiles-only kernel's buffers start on
+/// 16-byte boundaries ([`Error::Misaligned`]).
 pub fn validate(
     method: Method,
     a: &DeviceSlice<f32>,
@@ -111,15 +158,19 @@ pub fn validate(
     (m, n, k): (usize, usize, usize),
 ) -> Result<Dims> {
     let dims = Dims { m: dim32("matmul m", m)?, n: dim32("matmul n", n)?, k: dim32("matmul k", k)? };
-    if method == Method::RegisterBlocked && !regblock_supports(dims.m, dims.n, dims.k) {
+    if method.whole_tiles_only() && !method.supports(dims.m, dims.n, dims.k) {
+        let (bm, bn, bk) = match method.warp_tile() {
+            Some(cfg) => (cfg.bm, cfg.bn, cfg.bk),
+            None => (BM, BN, BK),
+        };
         return Err(Error::Unsupported(format!(
-            "register-blocked matmul needs m and n multiples of {BM} and k a multiple of {BK}, got {m} x {n} x {k}"
+            "{method:?} matmul needs m a multiple of {bm}, n of {bn} and k of {bk}, got {m} x {n} x {k}"
         )));
     }
     exactly("matmul A", a.len(), m * k)?;
     exactly("matmul B", b.len(), k * n)?;
     exactly("matmul C", c.len(), m * n)?;
-    if method == Method::RegisterBlocked {
+    if method.whole_tiles_only() {
         aligned16("matmul A", a.as_device_ptr().as_raw())?;
         aligned16("matmul B", b.as_device_ptr().as_raw())?;
         aligned16("matmul C", c.as_device_ptr().as_raw())?;
@@ -151,11 +202,15 @@ pub fn plan<'a>(
     //   vectors only where `mm_vectors` holds (k and n multiples of 4, both inputs 16-byte
     //   aligned: a vector starting inside a row ends inside it), else floats; its ring slots
     //   `mm_a_slot`/`mm_b_slot` stay inside the `MM_SHARED_BYTES` launched;
-    // - the register-blocked kernel has no guards: the shape is whole BM × BN × BK tiles (checked
-    //   by `validate`), the grid is `regblock_grid(m, n)` blocks of `RB_THREADS` threads with
-    //   `RB_SHARED_FLOATS` floats of shared memory, so its largest vectors (`rb_a_index`,
-    //   `rb_b_index` of the last k tile, `rb_out_row`/`rb_out_col` of the last block) end at
-    //   m·k, k·n and m·n, and every buffer starts on a 16-byte boundary (checked);
+    // - the register-blocked and the two unguarded warp-tiled kernels have no guards: the shape
+    //   is whole tiles (checked by `validate`), the grid is exactly those tiles, of the threads
+    //   and shared memory the kernel assumes (`regblock_grid`/`RB_THREADS`/`RB_SHARED_FLOATS`,
+    //   `WarpTile::grid`/`threads`/`shared_bytes`), so its largest vectors (the last k tile's
+    //   loads, the last block's stores: `rb_*`, `WarpTile::a_load`/`b_load`/`out_row`/`out_col`)
+    //   end at m·k, k·n and m·n, and every buffer starts on a 16-byte boundary (checked);
+    // - the guarded warp-tiled kernel clamps rows of A to m - 1 and columns of B to n - 1, reads
+    //   k columns/rows past k only after checking them against k, and stores only `r < m`,
+    //   `col < n`; its shared offsets are those of the unguarded kernel on the same launch;
     // - m ≤ band_rows keeps grid y ≤ 65535, so the grid launched is the grid reasoned about.
     Ok(unsafe { Call::new(method.kernel(), launch, (In::of(a), In::of(b), Out::of(c), m, n, k)) })
 }
@@ -185,7 +240,7 @@ pub fn plan_bands(
         // In range: r1 ≤ m, and A and C hold exactly m·k and m·n floats (validated).
         let a_band = a.index(rows.start * k..rows.end * k);
         let mut c_band = c.index(rows.start * n..rows.end * n);
-        // Each band is planned (and so checked) on its own: for the register-blocked kernel this
+        // Each band is planned (and so checked) on its own: for a whole-tiles-only kernel this
         // re-checks that the band's rows are whole tiles and its sub-slices 16-byte aligned.
         let call = plan(method, &a_band, b, &mut c_band, (rows.len(), n, k))?;
         each(rows, call)?;
@@ -206,23 +261,34 @@ pub fn run(
     plan_bands(method, a, b, c, shape, |_, call| gpu.launch(call))
 }
 
-/// The method [`matmul`] uses: register-blocked where that kernel takes the multiply (m and n
-/// multiples of 128, k of 8, all three buffers 16-byte aligned), else tiled with prefetch.
+/// The method [`matmul`] uses on a GPU of `multiprocessors` SMs: the warp-tiled kernel where it
+/// takes the multiply (m and n multiples of 128, k of 16, all three buffers 16-byte aligned) —
+/// its small-grid shape when the 128 × 128 grid has fewer blocks than the GPU has
+/// multiprocessors — else the guarded warp-tiled kernel, which takes any shape.
 pub fn choose(
     a: &DeviceSlice<f32>,
     b: &DeviceSlice<f32>,
     c: &DeviceSlice<f32>,
     shape: (usize, usize, usize),
+    multiprocessors: u32,
 ) -> Method {
-    match validate(Method::RegisterBlocked, a, b, c, shape) {
-        Ok(_) => Method::RegisterBlocked,
-        Err(_) => Method::Prefetch,
+    match validate(Method::WarpTile, a, b, c, shape) {
+        Ok(Dims { m, n, .. }) => {
+            let (gx, gy) = WARPTILE.grid(m, n);
+            if (gx as u64) * (gy as u64) < u64::from(multiprocessors) {
+                Method::WarpTileSmall
+            } else {
+                Method::WarpTile
+            }
+        }
+        Err(_) => Method::WarpTileEdge,
     }
 }
 
 /// The library's matmul: `c = a · b` for any shape that fits in device memory (`a` m × k, `b`
-/// k × n, `c` m × n, row-major), register-blocked where the shape and alignment allow, else tiled
-/// with prefetch ([`choose`]). Errors as [`validate`] for [`Method::Prefetch`].
+/// k × n, `c` m × n, row-major): warp-tiled, unguarded where the shape is whole tiles and the
+/// buffers 16-byte aligned, guarded otherwise ([`choose`]). Errors as [`validate`] for
+/// [`Method::WarpTileEdge`].
 pub fn matmul(
     gpu: &Gpu,
     a: &DeviceSlice<f32>,
@@ -230,7 +296,7 @@ pub fn matmul(
     c: &mut DeviceSlice<f32>,
     shape: (usize, usize, usize),
 ) -> Result<()> {
-    run(gpu, choose(a, b, c, shape), a, b, c, shape)
+    run(gpu, choose(a, b, c, shape, gpu.multiprocessors()), a, b, c, shape)
 }
 
 /// Float64 CPU reference (row-major, i-k-j order so the inner loop streams rows of B).
@@ -253,8 +319,16 @@ mod tests {
     use super::*;
     use crate::launch::testing::slice_at;
 
-    const METHODS: [Method; 5] =
-        [Method::Naive, Method::Tiled, Method::Prefetch, Method::CpAsync, Method::RegisterBlocked];
+    const METHODS: [Method; 8] = [
+        Method::Naive,
+        Method::Tiled,
+        Method::Prefetch,
+        Method::CpAsync,
+        Method::RegisterBlocked,
+        Method::WarpTile,
+        Method::WarpTileSmall,
+        Method::WarpTileEdge,
+    ];
 
     /// Descriptors of A, B, C with `lens` elements at made-up 256-byte-aligned addresses.
     fn slices(lens: (usize, usize, usize)) -> (DeviceSlice<f32>, DeviceSlice<f32>, DeviceSlice<f32>) {
@@ -315,10 +389,16 @@ mod tests {
         assert_eq!((l.grid, l.block, l.shared_bytes), ((3, 2), (32, 32), 32768));
         let (l, _) = plan_of(Method::Naive, (33, 65, 7), (231, 455, 2145)).unwrap();
         assert_eq!((l.grid, l.block, l.shared_bytes), ((3, 5), (32, 8), 0));
+        let (l, _) = plan_of(Method::WarpTile, (256, 384, 32), (256 * 32, 32 * 384, 256 * 384)).unwrap();
+        assert_eq!((l.grid, l.block, l.shared_bytes), ((3, 2), (256, 1), 2 * 16 * (132 + 128) * 4));
+        let (l, _) = plan_of(Method::WarpTileSmall, (256, 384, 32), (256 * 32, 32 * 384, 256 * 384)).unwrap();
+        assert_eq!((l.grid, l.block, l.shared_bytes), ((3, 4), (128, 1), 2 * 16 * (68 + 128) * 4));
+        let (l, _) = plan_of(Method::WarpTileEdge, (33, 129, 7), (231, 903, 33 * 129)).unwrap();
+        assert_eq!((l.grid, l.block), ((2, 1), (256, 1)));
         for method in METHODS {
             let m = method.band_rows() as usize;
-            let n = if method == Method::RegisterBlocked { 128 } else { 1 };
-            let (l, _) = plan_of(method, (m, n, 8), (m * 8, 8 * n, m * n)).unwrap();
+            let (n, k) = if method.whole_tiles_only() { (128, 16) } else { (1, 8) };
+            let (l, _) = plan_of(method, (m, n, k), (m * k, k * n, m * n)).unwrap();
             assert_eq!(l.grid.1, 65_535, "{method:?}");
             assert!(l.check_limits().is_ok());
         }
@@ -334,7 +414,33 @@ mod tests {
         assert_eq!(err, Error::Misaligned { what: "matmul B", address: 0x2004, align: 16 });
         // The tiled kernels load floats one by one: any 4-byte alignment will do.
         assert!(plan(Method::Prefetch, &a, &b, &mut c, (128, 128, 8)).is_ok());
-        assert_eq!(choose(&a, &b, &c, (128, 128, 8)), Method::Prefetch);
+        assert!(plan(Method::WarpTileEdge, &a, &b, &mut c, (128, 128, 8)).is_ok());
+        assert_eq!(choose(&a, &b, &c, (128, 128, 8), 132), Method::WarpTileEdge);
+        // SAFETY: descriptors only.
+        let (a, b, mut c) = unsafe {
+            (slice_at::<f32>(0x1000, 128 * 16), slice_at::<f32>(0x2004, 16 * 128), slice_at::<f32>(0x4000, 128 * 128))
+        };
+        let err = plan(Method::WarpTile, &a, &b, &mut c, (128, 128, 16)).unwrap_err();
+        assert_eq!(err, Error::Misaligned { what: "matmul B", address: 0x2004, align: 16 });
+        assert_eq!(choose(&a, &b, &c, (128, 128, 16), 132), Method::WarpTileEdge);
+    }
+
+    #[test]
+    fn matmul_picks_the_warp_tiled_kernel_for_each_shape() {
+        let pick = |(m, n, k): (usize, usize, usize), sms| {
+            let (a, b, c) = slices((m * k, k * n, m * n));
+            choose(&a, &b, &c, (m, n, k), sms)
+        };
+        // 4096^2 is 1024 blocks of 128 x 128: the big tiles.
+        assert_eq!(pick((4096, 4096, 4096), 132), Method::WarpTile);
+        assert_eq!(pick((2048, 2048, 2048), 132), Method::WarpTile);
+        // 1024^2 is 64 blocks, fewer than 132 SMs: the small tiles (128 blocks).
+        assert_eq!(pick((1024, 1024, 1024), 132), Method::WarpTileSmall);
+        assert_eq!(pick((1024, 1024, 1024), 16), Method::WarpTile);
+        // Anything not whole tiles: the guarded kernel.
+        for shape in [(4095, 4095, 4095), (4097, 4097, 4097), (4000, 4100, 4033), (4096, 4096, 4088), (1, 1, 1)] {
+            assert_eq!(pick(shape, 132), Method::WarpTileEdge, "{shape:?}");
+        }
     }
 
     #[test]
@@ -382,8 +488,10 @@ mod tests {
         })
         .unwrap();
         assert_eq!(rows_seen, [0..band, band..m]);
-        assert_eq!(choose(&a, &b, &c, (m, n, k)), Method::RegisterBlocked);
-        assert_eq!(choose(&a, &b, &c, (m, n, 4)), Method::Prefetch);
+        // k = 8 is whole register-blocked tiles but not warp-tiled ones (k a multiple of 16).
+        assert_eq!(choose(&a, &b, &c, (m, n, k), 132), Method::WarpTileEdge);
+        let (a, b, c) = slices((m * 16, 16 * n, m * n));
+        assert_eq!(choose(&a, &b, &c, (m, n, 16), 132), Method::WarpTile);
     }
 
     #[test]

@@ -1,4 +1,6 @@
-//! Property tests of the matmul plans: over random accepted shapes, m up to 10M rows and past
+//! Property tests of the matmul plans (every kernel: the general ones, the whole-tiles-only
+//! register-blocked and warp-tiled ones, and the guarded warp-tiled one `matmul` uses for any
+//! other shape): over random accepted shapes, m up to 10M rows and past
 //! (several row bands) included, every A, B and C index a thread of each planned band can
 //! compute (with the kernels' own index functions and guards) lies inside the band's sub-slices
 //! and those inside the buffers; the bands tile C exactly once; rejected inputs return their
@@ -19,8 +21,30 @@ fn slices(lens: (usize, usize, usize), skew: u64) -> (DeviceSlice<f32>, DeviceSl
     unsafe { (slice_at(BASE.0 + skew, lens.0), slice_at(BASE.1, lens.1), slice_at(BASE.2, lens.2)) }
 }
 
+/// The kernels that take any shape.
 fn general() -> impl Strategy<Value = Method> {
-    prop_oneof![Just(Method::Naive), Just(Method::Tiled), Just(Method::Prefetch), Just(Method::CpAsync)]
+    prop_oneof![
+        Just(Method::Naive),
+        Just(Method::Tiled),
+        Just(Method::Prefetch),
+        Just(Method::CpAsync),
+        Just(Method::WarpTileEdge)
+    ]
+}
+
+/// The kernels that take whole tiles only.
+fn whole_tiles() -> impl Strategy<Value = Method> {
+    prop_oneof![Just(Method::RegisterBlocked), Just(Method::WarpTile), Just(Method::WarpTileSmall)]
+}
+
+/// `(m, n, k)` rounded up to whole tiles of `method` (unchanged for the general kernels).
+fn round_up(method: Method, (m, n, k): (usize, usize, usize)) -> (usize, usize, usize) {
+    let (bm, bn, bk) = match method.warp_tile() {
+        Some(cfg) if method.whole_tiles_only() => (cfg.bm, cfg.bn, cfg.bk),
+        _ if method == Method::RegisterBlocked => (BM, BN, BK),
+        _ => (1, 1, 1),
+    };
+    (m.next_multiple_of(bm as usize), n.next_multiple_of(bn as usize), k.next_multiple_of(bk as usize))
 }
 
 /// Rows: small, up to 10M, and within 40 rows of a band boundary of any of the kernels.
@@ -154,8 +178,102 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
                 }
             }
         }
+        Method::WarpTile | Method::WarpTileSmall | Method::WarpTileEdge => {
+            let cfg = method.warp_tile().unwrap();
+            let edge = method == Method::WarpTileEdge;
+            if edge {
+                prop_assert_eq!(band.grid, (n.div_ceil(cfg.bn), m.div_ceil(cfg.bm)));
+            } else {
+                // No guards: the grid is exactly the band's tiles and every vector is aligned.
+                prop_assert_eq!((band.grid.0 * cfg.bn, band.grid.1 * cfg.bm), (n, m));
+                for address in [band.addresses.0, band.addresses.1, band.addresses.2] {
+                    prop_assert_eq!(address % 16, 0);
+                }
+            }
+            let tiles = if edge { k.div_ceil(cfg.bk) } else { k / cfg.bk };
+            let threads = cfg.threads();
+            for (bx, by) in blocks(band.grid, probe) {
+                let r = rng(bx as u64 ^ (by as u64) << 20);
+                let (row0, col0) = (by * cfg.bm, bx * cfg.bn);
+                for t in [0, 1, 31, 32, threads - 1, (r % threads as u64) as u32] {
+                    for kt in [0, tiles - 1, ((r >> 16) % tiles as u64) as u32] {
+                        let kt64 = kt as u64 * cfg.bk as u64;
+                        // A: vector v, elements j, read where the kernel reads them (the
+                        // guarded kernel skips k past the end).
+                        for v in 0..cfg.a_vectors() {
+                            let at = cfg.a_load(t, v);
+                            let row = cfg.a_src_row(row0, at, m, edge) as u64;
+                            for j in 0..4u64 {
+                                let kc = kt64 + at.1 as u64 + j;
+                                if !edge || kc < k64 {
+                                    inside("A", row_major(row, kc, k64), 1, oa, m64 * k64, wa)?;
+                                }
+                            }
+                            if !edge {
+                                prop_assert!(
+                                    row_major(row, kt64 + at.1 as u64, k64).is_multiple_of(4),
+                                    "16-byte A vectors"
+                                );
+                            }
+                        }
+                        for v in 0..cfg.b_vectors() {
+                            let bt = cfg.b_load(t, v);
+                            let kr = kt64 + bt.0 as u64;
+                            if edge && kr >= k64 {
+                                continue;
+                            }
+                            for j in 0..4 {
+                                let col = cfg.b_src_col(col0, bt, j, n, edge) as u64;
+                                inside("B", row_major(kr, col, n64), 1, ob, k64 * n64, wb)?;
+                            }
+                            if !edge {
+                                prop_assert!(row_major(kr, col0 as u64 + bt.1 as u64, n64).is_multiple_of(4));
+                            }
+                        }
+                    }
+                    for i in 0..cfg.tm {
+                        for h in 0..cfg.tn / 4 {
+                            let (row, col) = (row0 + cfg.out_row(t, i), col0 + cfg.out_col(t, h));
+                            for j in 0..4 {
+                                if !edge || (row < m && col + j < n) {
+                                    inside("C", row_major(row as u64, (col + j) as u64, n64), 1, oc, m64 * n64, wc)?;
+                                }
+                            }
+                            if !edge {
+                                prop_assert!(row_major(row as u64, col as u64, n64).is_multiple_of(4));
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
     Ok(())
+}
+
+/// The (bx, by, t, i, h, j) that store element `(r, c)` of a band's C in a warp-tiled launch
+/// (the guarded kernel skips stores past m and n).
+fn warp_tile_owners(method: Method, grid: (u32, u32), (m, n): (u32, u32), (r, c): (u32, u32)) -> usize {
+    let cfg = method.warp_tile().unwrap();
+    let (bx, by) = (c / cfg.bn, r / cfg.bm);
+    if bx >= grid.0 || by >= grid.1 {
+        return 0;
+    }
+    let (row0, col0) = (by * cfg.bm, bx * cfg.bn);
+    let mut owners = 0;
+    for t in 0..cfg.threads() {
+        for i in 0..cfg.tm {
+            for h in 0..cfg.tn / 4 {
+                for j in 0..4 {
+                    let (row, col) = (row0 + cfg.out_row(t, i), col0 + cfg.out_col(t, h) + j);
+                    if (row, col) == (r, c) && row < m && col < n {
+                        owners += 1;
+                    }
+                }
+            }
+        }
+    }
+    owners
 }
 
 /// The bands start at row 0, follow each other, end at m, each within one launch's limit, and
@@ -215,7 +333,23 @@ proptest! {
     }
 
     #[test]
-    fn bands_tile_c_exactly_once(method in prop_oneof![general(), Just(Method::RegisterBlocked)], m in rows(),
+    fn warp_tile_band_indices_stay_inside_and_aligned(
+        method in prop_oneof![Just(Method::WarpTile), Just(Method::WarpTileSmall)],
+        tiles_m in prop_oneof![1usize..100, 1usize..=80_000, (65_535usize - 3)..=(65_535 + 3), 131_069usize..=131_071],
+        tiles_n in 1usize..6, tiles_k in 1usize..40, probe in any::<u64>()) {
+        let cfg = method.warp_tile().unwrap();
+        let shape = (tiles_m * cfg.bm as usize, tiles_n * cfg.bn as usize, tiles_k * cfg.bk as usize);
+        let (m, n, k) = shape;
+        let bands = plan_all(method, shape).unwrap();
+        check_tiling(method, &bands, shape)?;
+        for band in &bands {
+            prop_assert_eq!(band.rows.start % cfg.bm as usize, 0);
+            check_band(method, band, (m * k, k * n, m * n), probe)?;
+        }
+    }
+
+    #[test]
+    fn bands_tile_c_exactly_once(method in prop_oneof![general(), whole_tiles()], m in rows(),
                                  n in 1usize..400, row in any::<u64>(), col in any::<u64>(), band in 1usize..50) {
         // The row split alone, with small bands so that it is enumerated: every row once.
         let mut hits = vec![0u8; m.min(5000)];
@@ -227,12 +361,7 @@ proptest! {
         prop_assert!(hits.iter().all(|&h| h == 1));
         // The planned bands: a random element (r, c) of C lies in exactly one band, and there is
         // written by exactly the block and thread the kernel's coordinates say.
-        let (m, n) = if method == Method::RegisterBlocked {
-            (m.next_multiple_of(BM as usize), n.next_multiple_of(BN as usize))
-        } else {
-            (m, n)
-        };
-        let k = 8;
+        let (m, n, k) = round_up(method, (m, n, 8));
         let planned = plan_all(method, (m, n, k)).unwrap();
         check_tiling(method, &planned, (m, n, k))?;
         let (r, c) = ((row % m as u64) as usize, (col % n as u64) as u32);
@@ -251,6 +380,10 @@ proptest! {
                 prop_assert!(bx < owners[0].grid.0 && by < owners[0].grid.1);
                 prop_assert_eq!(tiled_coords(bx, by, c % TILE, local % TILE), (local, c));
             }
+            Method::WarpTile | Method::WarpTileSmall | Method::WarpTileEdge => {
+                let band = owners[0];
+                prop_assert_eq!(warp_tile_owners(method, band.grid, (band.dims.0, band.dims.1), (local, c)), 1);
+            }
             Method::RegisterBlocked => {
                 let (bx, by) = (c / BN, local / BM);
                 prop_assert!(bx < owners[0].grid.0 && by < owners[0].grid.1);
@@ -268,14 +401,10 @@ proptest! {
     }
 
     #[test]
-    fn small_launches_write_every_element_once(method in prop_oneof![general(), Just(Method::RegisterBlocked)],
-                                               m in 1usize..80, n in 1usize..80) {
-        let (m, n) = if method == Method::RegisterBlocked {
-            (m.next_multiple_of(BM as usize), n.next_multiple_of(BN as usize))
-        } else {
-            (m, n)
-        };
-        let planned = plan_all(method, (m, n, 8)).unwrap();
+    fn small_launches_write_every_element_once(method in prop_oneof![general(), whole_tiles()],
+                                               m in 1usize..200, n in 1usize..300) {
+        let (m, n, k) = round_up(method, (m, n, 8));
+        let planned = plan_all(method, (m, n, k)).unwrap();
         prop_assert_eq!(planned.len(), 1);
         let (gx, gy) = planned[0].grid;
         let (mm, nn) = (m as u32, n as u32);
@@ -294,6 +423,26 @@ proptest! {
                                 };
                                 if row < mm && col < nn {
                                     hits[row_major(row as u64, col as u64, n as u64) as usize] += 1;
+                                }
+                            }
+                        }
+                    }
+                    Method::WarpTile | Method::WarpTileSmall | Method::WarpTileEdge => {
+                        let cfg = method.warp_tile().unwrap();
+                        let (row0, col0) = (by * cfg.bm, bx * cfg.bn);
+                        for t in 0..cfg.threads() {
+                            for i in 0..cfg.tm {
+                                for h in 0..cfg.tn / 4 {
+                                    for j in 0..4 {
+                                        let (row, col) = (row0 + cfg.out_row(t, i), col0 + cfg.out_col(t, h) + j);
+                                        // The guarded kernel stores only inside C; the others'
+                                        // grids are exactly C.
+                                        if row < mm && col < nn {
+                                            hits[row_major(row as u64, col as u64, n as u64) as usize] += 1;
+                                        } else {
+                                            prop_assert_eq!(method, Method::WarpTileEdge);
+                                        }
+                                    }
                                 }
                             }
                         }
@@ -319,7 +468,7 @@ proptest! {
     }
 
     #[test]
-    fn rejected_inputs_give_documented_errors(method in prop_oneof![general(), Just(Method::RegisterBlocked)],
+    fn rejected_inputs_give_documented_errors(method in prop_oneof![general(), whole_tiles()],
                                               m in 1usize..3000, n in 1usize..3000, k in 1usize..3000,
                                               which in 0usize..3, delta in prop_oneof![Just(-1isize), Just(1), -1000isize..1000],
                                               skew in prop_oneof![Just(4u64), Just(8), Just(12)]) {
@@ -343,11 +492,7 @@ proptest! {
         let refused = matches!(plan((big[0], big[1], big[2]), whole((m, n, k)), 0),
                                Err(Error::OutOfRange { what, .. }) if what == names[which]);
         prop_assert!(refused);
-        let shape = if method == Method::RegisterBlocked {
-            (m.next_multiple_of(BM as usize), n.next_multiple_of(BN as usize), k.next_multiple_of(BK as usize))
-        } else {
-            (m, n, k)
-        };
+        let shape = round_up(method, (m, n, k));
         // One buffer too short or too long: LengthMismatch naming it.
         let want = whole(shape);
         let mut lens = [want.0, want.1, want.2];
@@ -356,7 +501,7 @@ proptest! {
         let refused = matches!(plan(shape, (lens[0], lens[1], lens[2]), 0),
                                Err(Error::LengthMismatch { what, .. }) if what == buffers[which]);
         prop_assert!(refused);
-        if method == Method::RegisterBlocked {
+        if method.whole_tiles_only() {
             // A is not 16-byte aligned: Misaligned (other kernels load floats and take it).
             let refused = matches!(plan(shape, whole(shape), skew), Err(Error::Misaligned { what: "matmul A", .. }));
             prop_assert!(refused);
@@ -367,23 +512,26 @@ proptest! {
             prop_assert!(plan(shape, whole(shape), skew).is_ok());
         }
         // A refused multiply hands out no band; the accepted ones above did.
-        prop_assert_eq!(called, method != Method::RegisterBlocked);
+        prop_assert_eq!(called, !method.whole_tiles_only());
     }
 
     #[test]
-    fn matmul_chooses_regblock_exactly_when_it_can(m in 1usize..1000, n in 1usize..1000, k in 1usize..100,
-                                                   whole_tiles in any::<bool>(), skew in prop_oneof![Just(0u64), Just(4)]) {
-        let (m, n, k) = if whole_tiles {
-            (m.next_multiple_of(BM as usize), n.next_multiple_of(BN as usize), k.next_multiple_of(BK as usize))
-        } else {
-            (m, n, k)
-        };
+    fn matmul_chooses_the_unguarded_kernel_exactly_when_it_can(m in 1usize..3000, n in 1usize..3000, k in 1usize..100,
+                                                              whole_tiles in any::<bool>(), skew in prop_oneof![Just(0u64), Just(4)],
+                                                              sms in prop_oneof![Just(132u32), 1u32..300]) {
+        let (m, n, k) = if whole_tiles { round_up(Method::WarpTile, (m, n, k)) } else { (m, n, k) };
         let (a, b, c) = slices((m * k, k * n, m * n), skew);
-        let expected = if regblock_supports(m as u32, n as u32, k as u32) && skew == 0 {
-            Method::RegisterBlocked
-        } else {
-            Method::Prefetch
+        let unguarded = WARPTILE.supports(m as u32, n as u32, k as u32) && skew == 0;
+        let blocks = (m / WARPTILE.bm as usize) * (n / WARPTILE.bn as usize);
+        let expected = match (unguarded, blocks < sms as usize) {
+            (false, _) => Method::WarpTileEdge,
+            (true, true) => Method::WarpTileSmall,
+            (true, false) => Method::WarpTile,
         };
-        prop_assert_eq!(choose(&a, &b, &c, (m, n, k)), expected);
+        let chosen = choose(&a, &b, &c, (m, n, k), sms);
+        prop_assert_eq!(chosen, expected);
+        // Whatever is chosen plans: matmul never refuses a valid multiply.
+        let (a, b, mut c) = slices((m * k, k * n, m * n), skew);
+        prop_assert!(plan_bands(chosen, &a, &b, &mut c, (m, n, k), |_, _| Ok(())).is_ok());
     }
 }

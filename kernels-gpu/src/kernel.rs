@@ -41,6 +41,7 @@ impl Module {
 pub struct Kernel<Sig> {
     name: &'static str,
     module: Module,
+    launch_bounds: Option<(u32, u32)>,
     _sig: PhantomData<fn() -> Sig>,
 }
 
@@ -48,7 +49,13 @@ impl<Sig> Kernel<Sig> {
     /// Used by [`kernel!`] only: a handle is never made up by hand.
     #[doc(hidden)]
     pub const fn declare(name: &'static str, module: Module) -> Self {
-        Kernel { name, module, _sig: PhantomData }
+        Kernel { name, module, launch_bounds: None, _sig: PhantomData }
+    }
+
+    /// Used by [`kernel!`] only: the launch bounds the kernel was declared with.
+    #[doc(hidden)]
+    pub const fn bounded(self, max_threads: u32, min_blocks: u32) -> Self {
+        Kernel { launch_bounds: Some((max_threads, min_blocks)), ..self }
     }
 
     /// The entry point's name in the PTX module.
@@ -59,6 +66,12 @@ impl<Sig> Kernel<Sig> {
     /// The module the entry point is in.
     pub const fn module(self) -> Module {
         self.module
+    }
+
+    /// `(max threads per block, min blocks per multiprocessor)` if the kernel was declared with
+    /// `launch_bounds` (see [`kernel!`]): a launch of more threads a block fails.
+    pub const fn launch_bounds(self) -> Option<(u32, u32)> {
+        self.launch_bounds
     }
 }
 
@@ -93,8 +106,36 @@ impl<Sig> PartialEq for Kernel<Sig> {
 /// }
 /// ```
 /// Parameters follow one order in every family: inputs, outputs, sizes, parameters.
+///
+/// A kernel may start with `#[launch_bounds(MAX_THREADS, MIN_BLOCKS)]` (integer literals), CUDA
+/// C's `__launch_bounds__`: the builder writes `.maxntid MAX_THREADS, 1, 1` and
+/// `.minnctapersm MIN_BLOCKS` into the entry's PTX, so ptxas keeps registers low enough for
+/// MIN_BLOCKS blocks of MAX_THREADS threads per multiprocessor. rustc has no attribute for this,
+/// so the declaration travels as an exported marker symbol,
+/// `__coalesce_launch_bounds__NAME__MAX_THREADS__MIN_BLOCKS`, that `coalesce_builder` reads.
 #[macro_export]
 macro_rules! kernel {
+    (@in $module:ident [$gate:meta] #[launch_bounds($threads:literal, $blocks:literal)]
+     $(#[$attr:meta])* pub unsafe fn $name:ident($($arg:ident : $ty:ty),* $(,)?) $body:block) => {
+        $(#[$attr])*
+        #[cfg(all(target_arch = "nvptx64", $gate))]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "gpu-kernel" fn $name($($arg: $ty),*) $body
+
+        #[cfg(all(target_arch = "nvptx64", $gate))]
+        const _: () = {
+            #[used]
+            #[unsafe(export_name = concat!("__coalesce_launch_bounds__", stringify!($name), "__", $threads, "__", $blocks))]
+            static LAUNCH_BOUNDS: u8 = 0;
+        };
+
+        $(#[$attr])*
+        #[cfg(not(target_arch = "nvptx64"))]
+        #[allow(non_upper_case_globals)]
+        pub const $name: $crate::kernel::Kernel<fn($($ty),*)> =
+            $crate::kernel::Kernel::declare(stringify!($name), $crate::kernel::Module::$module)
+                .bounded($threads, $blocks);
+    };
     (@in $module:ident [$gate:meta]
      $(#[$attr:meta])* pub unsafe fn $name:ident($($arg:ident : $ty:ty),* $(,)?) $body:block) => {
         $(#[$attr])*

@@ -17,7 +17,7 @@ const USAGE: &str = "usage:
                                                       profiles (table, or one JSON object per line)
   cargo xtask ncu-table CSV [--sms N] [--only-off]    a bundle's ncu.csv beside the model: markdown table of
                                                       predicted vs measured, rows off by > 5 % (DRAM 10 %) marked
-  cargo xtask bundle [--out DIR]                      test/bench binaries, PTX and run.sh for a GPU host
+  cargo xtask bundle [--out DIR]                      test/bench binaries, PTX, run.sh and cublas.py for a GPU host
                                                       without Rust (default DIR: bundle)";
 
 fn main() -> ExitCode {
@@ -184,7 +184,9 @@ fn bundle(args: &[String]) -> Result<(), String> {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_default();
     std::fs::write(out.join("COMMIT"), format!("{commit}\n")).map_err(|e| e.to_string())?;
-    std::fs::copy(root().join("xtask").join("run.sh"), out.join("run.sh")).map_err(|e| format!("run.sh: {e}"))?;
+    for script in ["run.sh", "cublas.py"] {
+        std::fs::copy(root().join("xtask").join(script), out.join(script)).map_err(|e| format!("{script}: {e}"))?;
+    }
     println!("bundle at {} (commit {commit}): {}", out.display(), names.join(", "));
     Ok(())
 }

@@ -274,11 +274,12 @@ fn regblock_warp(model: &mut Model, l: &Launched, launch: &Launch, w: &Warp) {
 
 /// The `m × n × k` multiply with `method`, one launch (at most `method.band_rows()` rows).
 ///
-/// [`Method::CpAsync`] is refused: its tile copies are `cp.async` (LDGSTS), which bypass the
-/// load/store pipe this model counts.
+/// Only the teaching kernels and the register-blocked one are modelled: [`Method::CpAsync`]'s
+/// tile copies are `cp.async` (LDGSTS), which bypass the load/store pipe this model counts, and
+/// the warp-tiled kernels have no replay yet; those are refused rather than miscounted.
 pub fn run(method: Method, (m, n, k): (usize, usize, usize)) -> Result<Counts> {
-    if method == Method::CpAsync {
-        return Err(crate::Error::Unsupported("the transaction model does not cover cp.async copies".into()));
+    if !matches!(method, Method::Naive | Method::Tiled | Method::Prefetch | Method::RegisterBlocked) {
+        return Err(crate::Error::Unsupported(format!("the transaction model does not cover {method:?}")));
     }
     let a: DeviceSlice<f32> = fake_slice(0, m * k);
     let b: DeviceSlice<f32> = fake_slice(1, k * n);
