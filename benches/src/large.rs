@@ -27,8 +27,8 @@ pub const CHECKS: &[LargeCheck] = &[
     LargeCheck { id: "library/transpose/32768x65538", run: crate::transpose::check_large_wide },
 ];
 
-/// SKIPPED unless the device has `bytes` plus a margin free.
-fn room(gpu: &Gpu, bytes: u64) -> Option<String> {
+/// SKIPPED unless the device has `bytes` plus a margin free (every large check asks this).
+pub(crate) fn room(gpu: &Gpu, bytes: u64) -> Option<String> {
     let need = bytes + (1 << 30);
     (gpu.info().memory_bytes < need).then(|| {
         format!(

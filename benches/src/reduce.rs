@@ -237,14 +237,8 @@ fn fill_sum_cpu(n: usize, seed: u32) -> i32 {
 /// same hash: 64-bit indices, a grid-stride loop of many trips and a 1-element tail.
 pub fn check_large(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
     let n = LARGE_N;
-    // As `large::room`: the input plus a margin.
-    let need = 4 * n as u64 + (1 << 30);
-    if gpu.info().memory_bytes < need {
-        return Ok(format!(
-            "SKIPPED (needs {:.1} GiB, the device has {:.1})",
-            need as f64 / 1e9,
-            gpu.info().memory_bytes as f64 / 1e9
-        ));
+    if let Some(skip) = crate::large::room(gpu, 4 * n as u64) {
+        return Ok(skip);
     }
     let seed = rng.next_u64() as u32;
     let input: DeviceBuffer<i32> = random_buffer(gpu, n, Fill::Bits, seed)?;

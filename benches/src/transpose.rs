@@ -257,10 +257,8 @@ pub fn check_large_wide(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
 
 fn large(gpu: &Gpu, rng: &mut Rng, (rows, cols): (usize, usize)) -> CheckResult<String> {
     let n = rows * cols;
-    let need = 2 * 4 * n as u64 + (1 << 30);
-    let have = gpu.info().memory_bytes;
-    if have < need {
-        return Ok(format!("SKIPPED (needs {:.1} GiB, the device has {:.1})", need as f64 / 1e9, have as f64 / 1e9));
+    if let Some(skip) = crate::large::room(gpu, 2 * 4 * n as u64) {
+        return Ok(skip);
     }
     let seed = rng.next_u64() as u32;
     let input: DeviceBuffer<f32> = random_buffer(gpu, n, Fill::Bits, seed)?;

@@ -9,16 +9,10 @@ use coalesce::reduce::*;
 use cust::memory::DeviceSlice;
 use proptest::prelude::*;
 
-const LESSONS: [Method; 8] = [
-    Method::Seed,
-    Method::SeedFilled,
-    Method::InterleavedDivergent,
-    Method::InterleavedConflicts,
-    Method::Sequential,
-    Method::FirstAdd,
-    Method::UnrollLastWarp,
-    Method::ManyPerThread,
-];
+/// The methods whose first pass is a 32-bit lesson kernel (all but the shuffle kernel).
+fn lessons() -> Vec<Method> {
+    Method::ALL.into_iter().filter(|m| m.lesson_kernel().is_some()).collect()
+}
 
 /// Descriptors at made-up addresses: the input and output 16-byte aligned, the partials
 /// `partials_offset` bytes past a 16-byte boundary.
@@ -43,7 +37,7 @@ fn size32() -> impl Strategy<Value = usize> {
 }
 
 fn lesson() -> impl Strategy<Value = Method> {
-    proptest::sample::select(&LESSONS[..])
+    proptest::sample::select(lessons())
 }
 
 /// The last index of a 32-bit grid-stride run from `first` by `step` below `n`, after checking
