@@ -315,18 +315,41 @@ kernel! {
                 j += 1;
             }
             thread::sync_threads();
+            // The pair of output row `c` at columns `r, r + 1`, from the transposed tile slots.
+            let pair = |r: u32, c: u32| {
+                let (tr, tc) = (r - origin.1, c - origin.0);
+                device::Pair([
+                    *tile.add(tile_slot(tr, tc, WIDE_PITCH) as usize),
+                    *tile.add(tile_slot(tr + 1, tc, WIDE_PITCH) as usize),
+                ])
+            };
+            // A tile wholly inside the matrix (every tile but the last row and column of them)
+            // stores without guards: with a guard per step LLVM moved each step's tile reads
+            // into its own branch, and each branch waited out its shared-load latency alone.
+            let store = |r: u32, c: u32| {
+                *(output.add(transposed_index(r, c, rows) as usize) as *mut device::Pair) = pair(r, c);
+            };
             j = 0;
-            while j < WIDE_TILE / WIDE_ROWS {
-                let (r, c) = wide_store_coords(origin, (tx, ty), j);
-                if r < rows && c < cols {
-                    let (tr, tc) = (r - origin.1, c - origin.0);
-                    let w = device::Pair([
-                        *tile.add(tile_slot(tr, tc, WIDE_PITCH) as usize),
-                        *tile.add(tile_slot(tr + 1, tc, WIDE_PITCH) as usize),
-                    ]);
-                    *(output.add(transposed_index(r, c, rows) as usize) as *mut device::Pair) = w;
+            if origin.1 + WIDE_TILE <= rows && origin.0 + WIDE_TILE <= cols {
+                while j < WIDE_TILE / WIDE_ROWS {
+                    let (r, c) = wide_store_coords(origin, (tx, ty), j);
+                    v[j as usize] = pair(r, c);
+                    j += 1;
                 }
-                j += 1;
+                j = 0;
+                while j < WIDE_TILE / WIDE_ROWS {
+                    let (r, c) = wide_store_coords(origin, (tx, ty), j);
+                    *(output.add(transposed_index(r, c, rows) as usize) as *mut device::Pair) = v[j as usize];
+                    j += 1;
+                }
+            } else {
+                while j < WIDE_TILE / WIDE_ROWS {
+                    let (r, c) = wide_store_coords(origin, (tx, ty), j);
+                    if r < rows && c < cols {
+                        store(r, c);
+                    }
+                    j += 1;
+                }
             }
         }
     }
