@@ -24,9 +24,15 @@
 //!   "Clarification: bank_conflicts metric vs wavefronts for shared memory LDS.128": LDS.128 needs
 //!   4 wavefronts at least, 512 bytes at 128 a wavefront, and the conflict counter holds the
 //!   wavefronts past those 4; CUDA C++ Programming Guide, "Shared Memory" of compute capability
-//!   5.x and later, for the 32 banks of 32 bits and the broadcast rule). Volta and Turing may
-//!   merge the phases of an LDS.128 whose lanes pair up on equal addresses (forum thread
-//!   "Unexpected shared memory bank conflict", CC 7.0-7.5 only); that is not modelled.
+//!   5.x and later, for the 32 banks of 32 bits and the broadcast rule).
+//! - **Paired shared loads** ([`Model::shared_load`] only): when every active lane reads the
+//!   same address as its neighbour `l ^ 1`, or every one the same as `l ^ 2` (a uniform address
+//!   is both), the L1 packs two lanes' return registers into one, so an 8- or 16-byte load is
+//!   processed in phases of twice the lanes: an LDS.128 takes 2 wavefronts instead of 4
+//!   (NVIDIA developer forum, "Unexpected shared memory bank conflict": the rule and its
+//!   "4 requests per instruction ... reduce from 4 to 2", stated there for CC 7.0-7.5; the H100's
+//!   SASS-attributed wavefronts of `matmul/tiled` and `matmul/regblock` follow it too, see
+//!   BENCHMARKS.md). Stores are not paired.
 //! - **DRAM** ([`Counts::dram_read_bytes`], [`Counts::dram_write_bytes`]): a lower bound, the
 //!   distinct sectors each buffer has read from it and written to it (each sector crosses the DRAM
 //!   interface at least once), tracked in bitsets per buffer. It assumes nothing was in L2 before
@@ -374,10 +380,11 @@ impl Model {
     }
 
     /// A shared-memory load of `width` bytes by the lanes of `active`; `address(l)` is lane
-    /// `l`'s byte address in the block's shared memory.
+    /// `l`'s byte address in the block's shared memory. Paired lanes (module docs) halve the
+    /// phases of an 8- or 16-byte load.
     #[inline]
     pub fn shared_load(&mut self, width: u32, active: u32, address: impl Fn(u32) -> u32) {
-        let (wavefronts, ideal) = shared_wavefronts(width, active, address);
+        let (wavefronts, ideal) = shared_load_wavefronts(width, active, address);
         self.counts.shared_ld_wavefronts += wavefronts;
         self.counts.shared_ld_bank_conflicts += wavefronts - ideal;
     }
@@ -393,12 +400,44 @@ impl Model {
 
 /// `(wavefronts, ideal wavefronts)` of one warp-wide shared-memory access of `width` bytes (1, 2,
 /// 4, 8 or 16) by the lanes of `active`, lane `l` at byte `address(l)`: the rule in the module
-/// docs.
+/// docs, without pairing (a store, or a load whose lanes do not pair up).
 pub fn shared_wavefronts(width: u32, active: u32, address: impl Fn(u32) -> u32) -> (u64, u64) {
-    debug_assert!(width.is_power_of_two() && width <= 16);
     let words_per_lane = (width / BANK_BYTES).max(1);
     // Lanes per phase: 32 for 4 bytes or less, 16 for 8, 8 for 16.
+    wavefronts_in_phases(width, 32 / words_per_lane, active, address)
+}
+
+/// As [`shared_wavefronts`], for a load: where the active lanes pair up (module docs) an 8- or
+/// 16-byte load is processed in phases of twice the lanes.
+pub fn shared_load_wavefronts(width: u32, active: u32, address: impl Fn(u32) -> u32) -> (u64, u64) {
+    let words_per_lane = (width / BANK_BYTES).max(1);
     let phase_lanes = 32 / words_per_lane;
+    if words_per_lane > 1 && (paired(active, 1, &address) || paired(active, 2, &address)) {
+        wavefronts_in_phases(width, 2 * phase_lanes, active, address)
+    } else {
+        wavefronts_in_phases(width, phase_lanes, active, address)
+    }
+}
+
+/// Whether every active lane's partner `l ^ bit` is active and reads the same address (an
+/// inactive partner is taken as unpaired: the forum's rule does not say, and no kernel here
+/// needs it).
+fn paired(active: u32, bit: u32, address: &impl Fn(u32) -> u32) -> bool {
+    let mut lanes = active;
+    while lanes != 0 {
+        let l = lanes.trailing_zeros();
+        lanes &= lanes - 1;
+        if active & (1 << (l ^ bit)) == 0 || address(l) != address(l ^ bit) {
+            return false;
+        }
+    }
+    true
+}
+
+/// `(wavefronts, ideal)` of an access processed `phase_lanes` lanes at a time.
+fn wavefronts_in_phases(width: u32, phase_lanes: u32, active: u32, address: impl Fn(u32) -> u32) -> (u64, u64) {
+    debug_assert!(width.is_power_of_two() && width <= 16);
+    let words_per_lane = (width / BANK_BYTES).max(1);
     let (mut wavefronts, mut ideal) = (0u64, 0u64);
     let mut phase = 0;
     while phase < 32 {
@@ -419,7 +458,8 @@ pub fn shared_wavefronts(width: u32, active: u32, address: impl Fn(u32) -> u32) 
 fn phase_wavefronts(mut lanes: u32, words_per_lane: u32, address: &impl Fn(u32) -> u32) -> u64 {
     // Fast path: each bank asked for one word at most (the common, conflict-free case).
     let mut word_in_bank = [u32::MAX; BANKS as usize];
-    let mut words = [0u32; 32];
+    // At most 64 words: a paired phase of 16 lanes × 4 words (or 32 × 2).
+    let mut words = [0u32; 64];
     let mut n = 0;
     let mut conflict = false;
     while lanes != 0 {
@@ -595,6 +635,28 @@ mod tests {
         // Lanes 16 bytes x 32 apart: all quarter-warp lanes on banks 0-3, 8 words each.
         assert_eq!(wf(16, &|l| 512 * l), (32, 4));
         assert_eq!(shared_wavefronts(4, 0, |l| l), (0, 0));
+    }
+
+    #[test]
+    fn paired_loads_take_half_the_phases() {
+        let load = |width, f: &dyn Fn(u32) -> u32| shared_load_wavefronts(width, u32::MAX, f);
+        // A uniform LDS.128: 2 wavefronts (stores and unpaired loads keep 4).
+        assert_eq!(load(16, &|_| 0), (2, 2));
+        assert_eq!(shared_wavefronts(16, u32::MAX, |_| 0), (4, 4));
+        // Half-warps on one vector each (regblock's A fragments): pairs l ^ 1 agree.
+        assert_eq!(load(16, &|l| 16 * (l / 16)), (2, 2));
+        // Pairs l ^ 2 agree.
+        assert_eq!(load(16, &|l| 16 * ((l & 1) | ((l >> 2) << 1))), (2, 2));
+        // Consecutive vectors do not pair: 4, as before.
+        assert_eq!(load(16, &|l| 16 * l), (4, 4));
+        // The forum thread's pattern `(l % 4) * 16` pairs neither way: 4 wavefronts.
+        assert_eq!(load(16, &|l| 16 * (l % 4)), (4, 4));
+        // 8-byte uniform: one phase.
+        assert_eq!(load(8, &|_| 0), (1, 1));
+        // 4-byte loads have one phase anyway.
+        assert_eq!(load(4, &|_| 0), (1, 1));
+        // An inactive partner: unpaired.
+        assert_eq!(shared_load_wavefronts(16, 0x5555_5555, |l| 16 * l), (4, 4));
     }
 
     #[test]

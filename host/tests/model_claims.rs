@@ -264,9 +264,9 @@ fn matmul_global_traffic() {
     let tiled = model::matmul::run(coalesce::matmul::Method::Tiled, (s, s, s)).unwrap();
     // One load of A and one of B per thread and tile: 128-byte rows of both.
     assert_eq!((tiled.ld_requests, tiled.ld_sectors_per_request()), (2 * warps * (s / 32) as u64, 4.0));
-    // The inner product: 8 LDS.128 broadcasts (4 wavefronts each, one per quarter-warp) and 32
-    // conflict-free LDS per warp and tile; no conflicts.
-    assert_eq!(tiled.shared_ld_wavefronts, warps * (s / 32) as u64 * (8 * 4 + 32));
+    // The inner product: 8 LDS.128 broadcasts (2 wavefronts each: every lane pairs up, so the
+    // phases are half-warps) and 32 conflict-free LDS per warp and tile; no conflicts.
+    assert_eq!(tiled.shared_ld_wavefronts, warps * (s / 32) as u64 * (8 * 2 + 32));
     assert_eq!(tiled.shared_ld_bank_conflicts, 0);
     let prefetch = model::matmul::run(coalesce::matmul::Method::Prefetch, (s, s, s)).unwrap();
     assert_eq!(prefetch, tiled);
