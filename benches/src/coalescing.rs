@@ -162,9 +162,8 @@ impl Family for Coalescing {
             Coalescing::Stride => model::stride_copy(BENCH_STRIDE_N, value),
             Coalescing::Vec4 => model::vec4_copy(BENCH_N, sms, value, false),
             Coalescing::Vec4Stream => model::vec4_copy(BENCH_N, sms, value, true),
-            // Not modelled yet: cp.async (LDGSTS) and bulk (TMA) copies bypass the load/store
-            // pipe the model counts; ncu reports them under other metrics.
-            Coalescing::CpAsync | Coalescing::Bulk => return Ok(None),
+            Coalescing::CpAsync => model::hardware_copy(AsyncCopy::CpAsync, BENCH_N, sms, value),
+            Coalescing::Bulk => model::hardware_copy(AsyncCopy::Bulk, BENCH_N, sms, value),
         })
         .transpose()
     }

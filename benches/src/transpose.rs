@@ -148,9 +148,10 @@ impl Family for Transpose {
 
     fn model(self, shape: u32, _sms: u32) -> Result<Option<Counts>> {
         let (r, c) = BENCH_SHAPES[shape as usize];
-        // Not modelled yet: the TMA's tensor copies bypass the load/store pipe the model counts.
-        let Some(method) = self.method() else { return Ok(None) };
-        coalesce::model::transpose::run(method, r, c).map(Some)
+        match self.method() {
+            Some(method) => coalesce::model::transpose::run(method, r, c).map(Some),
+            None => coalesce::model::transpose::tma(r, c).map(Some),
+        }
     }
 }
 

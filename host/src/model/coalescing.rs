@@ -4,12 +4,27 @@
 //! L2-only load) and one `STG.E` of 4 bytes under `i < n`; the vec4 copies are `LDG.E.128` /
 //! `STG.E.128`, the `UNROLL` loads of a trip before its stores, the partial chunk one predicated
 //! pair per step, the tail one 4-byte pair.
+//!
+//! The Hopper copies (SASS, sm_90):
+//! - `coalescing_cp_async`: per trip one `LDGSTS.E.BYPASS.128` under `i < vectors` (global →
+//!   shared; Nsight Compute counts its request and sectors with the global loads,
+//!   `l1tex__t_{requests,sectors}_pipe_lsu_mem_global_op_ld`, and its shared-memory write under
+//!   `..._op_ldgsts`, not with the shared stores: both measured on the H100), then one `LDS.128`
+//!   of the thread's own slot and one `STG.E.128`, under the same guard.
+//! - `coalescing_bulk`: lane 0 issues `UBLKCP` bulk copies, which the TMA unit carries out: no
+//!   load/store-pipe request and no shared wavefront at all (measured: every such counter 0), so
+//!   the model counts only their DRAM footprint, the whole input read and the whole output
+//!   written.
+//!
+//! Both copy the `n % 4` tail floats with one 4-byte `LDG.E` / `STG.E` pair by the first lanes
+//! of block 0.
 use cust::memory::DeviceSlice;
 
-use super::{Counts, Model, fake_slice, lanes_where, warps};
+use super::{Counts, Model, fake_slice, lanes_below, lanes_where, warps};
 use crate::coalescing::{
-    CHUNK, CopySig, Load, OffsetSig, UNROLL, coalescing_stride, offset_index, offset_len, plan_copy, plan_offset,
-    plan_stride, stride_index, stride_len, vec4_index, vec4_split, vec4_tail_index,
+    AsyncCopy, CHUNK, CP_BLOCK, CopySig, Load, OffsetSig, UNROLL, coalescing_bulk, coalescing_stride, cp_chunk,
+    cp_slot, cp_vector, offset_index, offset_len, plan_async_copy, plan_copy, plan_offset, plan_stride, stride_index,
+    stride_len, vec4_index, vec4_split, vec4_tail_index,
 };
 use crate::error::Result;
 use crate::launch::Call;
@@ -90,4 +105,50 @@ pub fn stride_copy(n: usize, stride: u32) -> Result<Counts> {
 pub fn vec4_copy(n: usize, sms: u32, blocks_per_sm: u32, streaming: bool) -> Result<Counts> {
     let (input, mut output): (DeviceSlice<f32>, _) = (fake_slice(0, n), fake_slice(1, n));
     Ok(copy(&plan_copy(&input, &mut output, sms, blocks_per_sm, streaming)?))
+}
+
+/// Counts of a planned hardware copy (`cp.async` or TMA bulk; see the module docs).
+pub fn async_copy(call: &Call<'_, CopySig>) -> Counts {
+    let launch = call.launch();
+    let &(input, ref output, n) = call.args();
+    let mut m = Model::new();
+    let (src, dst) = (m.buffer(input.address()), m.buffer(output.address()));
+    let (vectors, tail) = vec4_split(n);
+    if call.kernel() == coalescing_bulk {
+        // Every chunk below `bulk_chunks(vectors)` is copied once, whole: the first
+        // 16 * vectors bytes both ways.
+        m.footprint_read(src, 0, 16 * vectors);
+        m.footprint_write(dst, 0, 16 * vectors);
+    } else {
+        let grid = launch.grid.0;
+        for w in warps(&launch) {
+            let b = w.block.0;
+            let t = |l| w.thread(l).0;
+            let mut j = 0u64;
+            // The kernel's trip loop: every lane runs it while its block's chunk starts below
+            // `vectors`; the LDGSTS of trip j is issued CP_STAGES trips earlier, with the same
+            // guard, so every trip that stores also copied (and none past the end does).
+            while cp_chunk(b, j, grid) * u64::from(CP_BLOCK) < vectors {
+                let at = |l| cp_vector(cp_chunk(b, j, grid), t(l));
+                let active = lanes_where(w.lanes, |l| at(l) < vectors);
+                m.load(src, 16, active, |l| 16 * at(l));
+                m.shared_load(16, active, |l| cp_slot(j, t(l)));
+                m.store(dst, 16, active, |l| 16 * at(l));
+                j += 1;
+            }
+        }
+    }
+    // The tail: lanes t < tail of block 0's first warp (tail < 4).
+    let active = lanes_below(tail);
+    let at = |l: u32| 4 * (4 * vectors + u64::from(l));
+    m.load(src, 4, active, at);
+    m.store(dst, 4, active, at);
+    m.counts()
+}
+
+/// The hardware copy `kind` of `n` floats with `blocks_per_sm` on `sms` SMs (0: one ring's
+/// worth of chunks per block).
+pub fn hardware_copy(kind: AsyncCopy, n: usize, sms: u32, blocks_per_sm: u32) -> Result<Counts> {
+    let (input, mut output): (DeviceSlice<f32>, _) = (fake_slice(0, n), fake_slice(1, n));
+    Ok(async_copy(&plan_async_copy(kind, &input, &mut output, sms, blocks_per_sm)?))
 }

@@ -9,16 +9,26 @@
 //! `wide_load_coords`, then per step two unguarded 4-byte `STS` (every lane stores its pair, zeros
 //! outside the matrix); after the barrier, per step two 4-byte `LDS` and one `STG.E.64` under the
 //! guard on `wide_store_coords`.
+//!
+//! The TMA transpose (Hopper module, SASS sm_90): thread 0 moves every tile with `UTMALDG` /
+//! `UTMASTG` (the TMA unit: no load/store-pipe request, measured 0 on the H100), and each of
+//! the 4 warps moves its `TMA_STEPS` elements of the tile from the loaded box to the box to
+//! store with one 4-byte `LDS` and one 4-byte `STS` a step, at `swizzle128` of
+//! `tma_lane_coords` and of its transpose. Every tile makes the same accesses (the boxes sit at
+//! stage offsets that are multiples of 4 KiB, so the banks do not depend on the stage), so one
+//! tile is replayed and multiplied by the number of tiles; the DRAM footprint is both whole
+//! matrices (boxes past the edge read zeros and store nothing there).
 use cust::memory::DeviceSlice;
 
-use super::{Counts, Model, block_warps, blocks, fake_slice, lanes_where};
+use super::{Counts, FAKE_BASE, FAKE_SPACING, Model, block_warps, blocks, fake_slice, lanes_where};
 use crate::error::Result;
 use crate::launch::Call;
 use crate::transpose::{
-    BLOCK_ROWS, Method, PITCH, PITCH_PADDED, TILE, TransposeSig, WIDE_PITCH, WIDE_ROWS, WIDE_TILE, col_tiles,
-    load_coords, plan, row_major_index, store_coords, tile_origin, tile_slot, transpose_copy, transpose_naive,
-    transpose_padded, transpose_shared, transpose_wide, transposed_index, wide_load_coords, wide_row_tiles,
-    wide_store_coords, wide_tile_origin,
+    BLOCK_ROWS, Method, PITCH, PITCH_PADDED, TILE, TMA_STEPS, TMA_THREADS, TransposeSig, WIDE_PITCH, WIDE_ROWS,
+    WIDE_TILE, col_tiles, load_coords, plan, row_major_index, store_coords, swizzle128, tile_origin, tile_slot, tiles,
+    tma_lane_coords, tma_loaded, tma_supports, tma_to_store, transpose_copy, transpose_naive, transpose_padded,
+    transpose_shared, transpose_wide, transposed_index, wide_load_coords, wide_row_tiles, wide_store_coords,
+    wide_tile_origin,
 };
 
 /// Counts of a planned transpose (or tiled copy).
@@ -134,4 +144,40 @@ fn wide(call: &Call<'_, TransposeSig>) -> Counts {
 pub fn run(method: Method, rows: usize, cols: usize) -> Result<Counts> {
     let (input, mut output): (DeviceSlice<f32>, _) = (fake_slice(0, rows * cols), fake_slice(1, rows * cols));
     Ok(transpose(&plan(method, &input, &mut output, rows, cols)?))
+}
+
+/// The `rows × cols` TMA transpose (see the module docs). The model needs no tensor maps (their
+/// encoding needs the driver): it replays the kernel's own shared-memory steps. Errors as the
+/// library's TMA transpose for shapes it refuses.
+pub fn tma(rows: usize, cols: usize) -> Result<Counts> {
+    let (r32, c32) = (u32::try_from(rows), u32::try_from(cols));
+    let (Ok(rows32), Ok(cols32)) = (r32, c32) else {
+        return Err(crate::Error::Unsupported(format!("a {rows} x {cols} TMA transpose")));
+    };
+    if !tma_supports(rows32, cols32) {
+        return Err(crate::Error::Unsupported(format!(
+            "a {rows} x {cols} TMA transpose (rows and columns must be multiples of 4)"
+        )));
+    }
+    let mut one = Model::instructions_only();
+    for warp in 0..TMA_THREADS / 32 {
+        for step in 0..TMA_STEPS {
+            let rc = |l| tma_lane_coords(warp, l, step);
+            one.shared_load(4, u32::MAX, |l| {
+                let (r, c) = rc(l);
+                tma_loaded(0) + 4 * swizzle128(r, c)
+            });
+            one.shared_store(4, u32::MAX, |l| {
+                let (r, c) = rc(l);
+                tma_to_store(0) + 4 * swizzle128(c, r)
+            });
+        }
+    }
+    let mut m = Model::new();
+    m.add(&one.counts().repeated(tiles(rows32, cols32)));
+    let (src, dst) = (m.buffer(FAKE_BASE), m.buffer(FAKE_BASE + FAKE_SPACING));
+    let bytes = 4 * rows as u64 * cols as u64;
+    m.footprint_read(src, 0, bytes);
+    m.footprint_write(dst, 0, bytes);
+    Ok(m.counts())
 }
