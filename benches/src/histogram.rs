@@ -37,6 +37,12 @@ pub fn values(rng: &mut Rng, n: usize, kind: u32) -> Vec<u32> {
         .collect()
 }
 
+/// The benchmark's input of kind `kind`: [`BENCH_N`] values from a fixed seed per kind (the
+/// model replays the same values).
+pub fn bench_input(kind: u32) -> Vec<u32> {
+    values(&mut Rng::new(u64::from(kind) + 11), BENCH_N, kind)
+}
+
 impl Family for Histogram {
     const NAME: &'static str = "histogram";
     const VARIANTS: &'static [Self] = &[Histogram::Global, Histogram::Shared, Histogram::Cluster];
@@ -101,16 +107,16 @@ impl Family for Histogram {
         Ok(format!("n in {CHECK_SIZES:?}; 255 bins refused"))
     }
 
-    fn model(self, _: u32, _sms: u32) -> Result<Option<coalesce::model::Counts>> {
-        // Not modelled yet: the counts depend on the data (which bins collide), and the
-        // distributed-shared-memory traffic is not load/store-pipe shared traffic.
-        Ok(None)
+    fn model(self, kind: u32, _sms: u32) -> Result<Option<coalesce::model::Counts>> {
+        // Only the DRAM footprint of the bins depends on the values (which bins the atomics
+        // touch), so the replay gets the bench's own input, generated as `bench` generates it.
+        coalesce::model::histogram::run(self.method(), &bench_input(kind)).map(Some)
     }
 
     fn bench(self, gpu: &Gpu, kind: u32) -> Result<Workload> {
         let method = self.method();
         gpu.supports(method.kernel())?;
-        let input: DeviceBuffer<u32> = gpu.upload(&values(&mut Rng::new(u64::from(kind) + 11), BENCH_N, kind))?;
+        let input: DeviceBuffer<u32> = gpu.upload(&bench_input(kind))?;
         let mut bins = gpu.poisoned::<u32>(BINS as usize, 0)?;
         Ok(Workload::new(4 * BENCH_N as u64, move |gpu| lib::run(gpu, method, &input, &mut bins)))
     }

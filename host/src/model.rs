@@ -54,6 +54,7 @@ pub mod access_order;
 pub mod bank;
 pub mod coalescing;
 pub mod distance;
+pub mod histogram;
 pub mod layouts;
 pub mod matmul;
 pub mod reduce;

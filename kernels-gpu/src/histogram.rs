@@ -58,6 +58,26 @@ pub const fn vector_index(b: u32, k: u32, t: u32) -> u64 {
     b as u64 * (BLOCK * VECTORS_PER_THREAD) as u64 + (k * BLOCK + t) as u64
 }
 
+/// `(vectors, tail)` of `n` values: the whole 16-byte vectors the blocks load, and the `n % 4`
+/// values after them that block 0 loads one per thread.
+#[inline(always)]
+pub const fn split(n: u64) -> (u64, u32) {
+    (n / 4, (n % 4) as u32)
+}
+
+/// The value thread `t < tail` of block 0 loads after the `vectors` whole vectors.
+#[inline(always)]
+pub const fn tail_index(vectors: u64, t: u32) -> u64 {
+    vectors * 4 + t as u64
+}
+
+/// The bin thread `t < BINS_PER_RANK` of cluster rank `rank` combines across the cluster and
+/// flushes.
+#[inline(always)]
+pub const fn cluster_bin(rank: u32, t: u32) -> u32 {
+    rank * BINS_PER_RANK + t
+}
+
 kernel! {
     /// Global atomics: each element is one `red.global.add` on its bin. Every SM sends its
     /// atomics to the L2 slice that owns the bin's 32-byte sector, where atomics on one address
@@ -109,7 +129,7 @@ mod device {
     /// `input` holds `n` values and starts on a 16-byte boundary (checked by the plan).
     #[inline(always)]
     pub(super) unsafe fn each_value(input: *const u32, n: u64, mut f: impl FnMut(u32)) {
-        let (vectors, tail) = (n / 4, (n % 4) as u32);
+        let (vectors, tail) = split(n);
         let (b, t) = (thread::block_idx_x(), thread::thread_idx_x());
         let src = input as *const [i32; 4];
         let mut v = [[0i32; 4]; VECTORS_PER_THREAD as usize];
@@ -135,7 +155,7 @@ mod device {
         }
         if b == 0 && t < tail {
             // SAFETY: 4 * vectors + t < n.
-            f(unsafe { *input.add((vectors * 4 + t as u64) as usize) });
+            f(unsafe { *input.add(tail_index(vectors, t) as usize) });
         }
     }
 
@@ -180,7 +200,7 @@ mod hopper_device {
         unsafe {
             cluster::sync();
             if t < BINS_PER_RANK {
-                let b = cluster::rank() * BINS_PER_RANK + t;
+                let b = cluster_bin(cluster::rank(), t);
                 let local = shared::address(counts.add(b as usize));
                 let mut sum = 0u32;
                 let mut r = 0;
@@ -226,5 +246,17 @@ mod tests {
         }
         assert_eq!(bin(257), 1);
         assert_eq!(BINS_PER_RANK * CLUSTER, BINS);
+        // The tail: values 4 * vectors .. n, one per thread t < tail.
+        let (vectors, tail) = split(4099);
+        assert_eq!((vectors, tail), (1024, 3));
+        assert_eq!((0..tail).map(|t| tail_index(vectors, t)).collect::<Vec<_>>(), [4096, 4097, 4098]);
+        // The cluster's flush: every bin once, by rank and thread.
+        let mut flushed = [0u8; BINS as usize];
+        for rank in 0..CLUSTER {
+            for t in 0..BINS_PER_RANK {
+                flushed[cluster_bin(rank, t) as usize] += 1;
+            }
+        }
+        assert!(flushed.iter().all(|&f| f == 1));
     }
 }
