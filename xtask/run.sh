@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The bundle's driver, for a GPU host that has the NVIDIA driver but no Rust toolchain.
 #   run.sh [all|checks|report|cublas|bench|ptxas|ncu|sanitize|hopper] [args for that step]
-# (`ncu [FILTER]` profiles every registered run, or those whose id contains FILTER.)
+# (`ncu [FILTER...]` profiles every registered run, or those whose id contains any FILTER.)
 # Logs go to $OUT when set (the device tool's folder), else to ./logs beside this script.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -63,7 +63,8 @@ ptxas_report() {
 # CPU-only runs left out), at the benchmark's size: the kernel to catch is the run's first kernel
 # as the registry reports it, and `gpu --once RUN` prepares the run's buffers (filled by util_fill,
 # another kernel) and launches it exactly once, so no launch-skip count and no list of runs is
-# kept by hand. Args: a substring of the run ids to profile (default: every run). About 2 s a run.
+# kept by hand. Args: substrings of the run ids to profile, any of them (default: every run).
+# About 2 s a run.
 # Then `ncu_table` puts the counters beside the model: ncu-table.md (every row) and
 # ncu-off.md (the rows more than 5 % off, 10 % for DRAM bytes).
 NCU_METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,\
@@ -78,7 +79,7 @@ NCU_SASS_METRICS="smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld sms
 
 ncu_counters() {
   command -v ncu >/dev/null || { echo "ncu not on PATH: no counters" | tee "$logs/ncu.csv"; return; }
-  local filter=${1:-} metrics=$NCU_METRICS known m
+  local metrics=$NCU_METRICS known m f keep
   known=$(ncu --query-metrics 2>/dev/null | awk '{print $1}')
   for m in $NCU_SASS_METRICS; do
     if grep -qx "$m" <<<"$known"; then metrics="$metrics,$m.sum"; else echo "ncu has no $m: left out"; fi
@@ -88,7 +89,9 @@ ncu_counters() {
   local start=$SECONDS count=0 run kernel
   while read -r run kernel; do
     [ "$kernel" = "-" ] && continue
-    case "$run" in *"$filter"*) ;; *) continue ;; esac
+    keep=$(( $# == 0 ))
+    for f in "$@"; do case "$run" in *"$f"*) keep=1 ;; esac; done
+    [ "$keep" = 1 ] || continue
     count=$((count + 1))
     echo "# $run" >> "$logs/ncu.csv"
     ncu --csv --clock-control none --kernel-name "$kernel" --launch-count 1 \

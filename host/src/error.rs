@@ -38,10 +38,11 @@ pub enum Error {
 }
 
 impl Error {
-    /// Whether the error says the device (or its driver) cannot run the kernel at all, so the
-    /// harness reports SKIPPED instead of a failure.
+    /// Whether the error says the device (or its driver) cannot run the kernel at all, or has
+    /// too little memory for the buffers asked of it, so the harness reports SKIPPED instead of
+    /// a failure.
     pub fn is_unavailable(&self) -> bool {
-        matches!(self, Error::ModuleUnavailable { .. })
+        matches!(self, Error::ModuleUnavailable { .. } | Error::Cuda(CudaError::OutOfMemory))
     }
 }
 
@@ -106,6 +107,15 @@ pub(crate) fn words<T>(what: &'static str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn too_little_memory_is_a_skip_not_a_failure() {
+        assert!(Error::Cuda(CudaError::OutOfMemory).is_unavailable());
+        let module = Error::ModuleUnavailable { kernel: "k", needs: "sm_90".into(), why: "old GPU".into() };
+        assert!(module.is_unavailable());
+        assert!(!Error::Cuda(CudaError::LaunchFailed).is_unavailable());
+        assert!(!Error::Empty("n").is_unavailable());
+    }
 
     #[test]
     fn checks_name_what_is_wrong() {
