@@ -198,14 +198,16 @@ impl Family for Matmul {
             .with_flops(2 * (m * n * k) as u64))
     }
 
-    fn model(self, _: u32, _sms: u32) -> Result<Option<Counts>> {
-        if !matches!(self.method(), Method::Naive | Method::Tiled | Method::Prefetch | Method::RegisterBlocked) {
-            // Not modelled yet: cp.async copies bypass the load/store pipe the model counts, and
-            // the warp-tiled kernels have no replay.
-            return Ok(None);
-        }
-        // One band: BENCH_SIZE rows fit one launch of every method.
-        coalesce::model::matmul::run(self.method(), (BENCH_SIZE, BENCH_SIZE, BENCH_SIZE)).map(Some)
+    fn model(self, value: u32, _sms: u32) -> Result<Option<Counts>> {
+        // The shape `bench` runs at this value; one band: every shape here fits one launch.
+        let shape = match self {
+            Matmul::Warptile | Matmul::WarptileSmall => (value as usize, value as usize, value as usize),
+            Matmul::WarptileEdge => EDGE_BENCH_SHAPES[value as usize],
+            Matmul::Naive | Matmul::Tiled | Matmul::Prefetch | Matmul::CpAsync | Matmul::Regblock => {
+                (BENCH_SIZE, BENCH_SIZE, BENCH_SIZE)
+            }
+        };
+        coalesce::model::matmul::run(self.method(), shape).map(Some)
     }
 }
 

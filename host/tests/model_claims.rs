@@ -284,3 +284,166 @@ fn matmul_global_traffic() {
     let sectors = |floats: u64| (4 * floats).div_ceil(32) * 32;
     assert_eq!((odd.dram_read_bytes, odd.dram_write_bytes), (sectors(33 * 7) + sectors(7 * 65), sectors(33 * 65)));
 }
+
+#[test]
+fn hardware_copies_leave_the_load_store_pipe() {
+    use coalesce::coalescing::AsyncCopy;
+    // n = 4 · 1000 + 3: 1000 vectors and a 3-float tail, on 2 SMs.
+    let n = 4003;
+    let cp = model::coalescing::hardware_copy(AsyncCopy::CpAsync, n, 2, 0).unwrap();
+    // cp.async: one LDGSTS.128 (a global load for ncu) and one STG.128 per 32 vectors, 16
+    // sectors each but the last partial warp (1000 = 31 · 32 + 8: 4 sectors), plus the tail's
+    // 4-byte pair (1 sector); its own slot read back with one conflict-free LDS.128 (4
+    // wavefronts a warp, 1 for the 8-lane warp); nothing counted as a shared store.
+    assert_eq!((cp.ld_requests, cp.ld_sectors), (32 + 1, 31 * 16 + 4 + 1));
+    assert_eq!((cp.st_requests, cp.st_sectors), (32 + 1, 31 * 16 + 4 + 1));
+    assert_eq!((cp.shared_ld_wavefronts, cp.shared_ld_bank_conflicts), (31 * 4 + 1, 0));
+    assert_eq!(cp.shared_st_wavefronts, 0);
+    let bulk = model::coalescing::hardware_copy(AsyncCopy::Bulk, n, 2, 0).unwrap();
+    // The TMA moves the vectors: only the tail goes through the load/store pipe.
+    assert_eq!((bulk.ld_requests, bulk.ld_sectors, bulk.st_requests, bulk.st_sectors), (1, 1, 1, 1));
+    assert_eq!(bulk.shared_ld_wavefronts + bulk.shared_st_wavefronts, 0);
+    for c in [&cp, &bulk] {
+        assert_eq!(
+            (c.dram_read_bytes, c.dram_write_bytes),
+            (4 * 4003_u64.div_ceil(8) * 8, 4 * 4003_u64.div_ceil(8) * 8)
+        );
+    }
+    // TMA transpose: per tile, each warp's 8 steps are one conflict-free LDS and one STS of the
+    // swizzled boxes (4 warps · 8 steps), nothing global through the pipe.
+    let tma = model::transpose::tma(96, 64).unwrap();
+    let tiles = 3 * 2;
+    assert_eq!((tma.shared_ld_wavefronts, tma.shared_ld_bank_conflicts), (tiles * 32, 0));
+    assert_eq!((tma.shared_st_wavefronts, tma.shared_st_bank_conflicts), (tiles * 32, 0));
+    assert_eq!(tma.ld_requests + tma.st_requests, 0);
+    assert_eq!((tma.dram_read_bytes, tma.dram_write_bytes), (4 * 96 * 64, 4 * 96 * 64));
+    assert!(model::transpose::tma(96, 62).is_err(), "columns not a multiple of 4");
+}
+
+#[test]
+fn histogram_loads_16_sectors_a_request_and_only_the_bins_depend_on_the_data() {
+    use coalesce::histogram::Method as Histogram;
+    // n = 3 · 4096 + 5: 3073 vectors and a 1-value tail. Blocks count 1024 vectors each, so
+    // blocks 0-2 are full, block 3 loads vector 3072 only, and the grid is rounded up to one
+    // 8-block cluster (blocks 4-7 load nothing).
+    let n = 3 * 4096 + 5;
+    let one_bin: Vec<u32> = (0..n as u32).map(|i| (i << 8) | 40).collect();
+    let every_bin: Vec<u32> = (0..n as u32).collect();
+    let methods = [Histogram::Global, Histogram::Shared, Histogram::Cluster];
+    for method in methods {
+        let c = model::histogram::run(method, &one_bin).unwrap();
+        // 3 full blocks: 8 warps · 4 LDG.E.128 of 512 contiguous bytes (16 sectors); block 3's
+        // single-lane vector (1 sector); the tail value, one lane of block 0 (1 sector).
+        assert_eq!((c.ld_requests, c.ld_sectors), (3 * 8 * 4 + 1 + 1, 3 * 8 * 4 * 16 + 1 + 1), "{method:?}");
+        assert_eq!((c.st_requests, c.st_sectors), (0, 0), "{method:?}: the flush is atomics only");
+        // Shared: 8 blocks · 8 warps zero 32 consecutive words (1 wavefront); the shared kernel
+        // reads them back the same way; the cluster kernel reads them through distributed
+        // shared memory (generic LD, not counted); the global kernel has no shared memory.
+        let (ld, st) = match method {
+            Histogram::Global => (0, 0),
+            Histogram::Shared => (64, 64),
+            Histogram::Cluster => (0, 64),
+        };
+        assert_eq!((c.shared_ld_wavefronts, c.shared_st_wavefronts), (ld, st), "{method:?}");
+        assert_eq!((c.shared_ld_bank_conflicts, c.shared_st_bank_conflicts), (0, 0), "{method:?}");
+        // DRAM: the input's 12293 · 4 bytes are 1537 sectors; bin 40's sector, read and written
+        // by its atomics.
+        assert_eq!((c.dram_read_bytes, c.dram_write_bytes), (1537 * 32 + 32, 32), "{method:?}");
+        // Every bin hit: the 256 bins' 32 sectors; nothing else changes.
+        let all = model::histogram::run(method, &every_bin).unwrap();
+        assert_eq!((all.dram_read_bytes, all.dram_write_bytes), (1537 * 32 + 1024, 1024), "{method:?}");
+        assert_eq!(
+            Counts { dram_read_bytes: 0, dram_write_bytes: 0, ..all },
+            Counts { dram_read_bytes: 0, dram_write_bytes: 0, ..c }
+        );
+    }
+    // Whole blocks, no tail: exactly 16 sectors a request.
+    let whole: Vec<u32> = (0..8 * 4096).collect();
+    let c = model::histogram::run(Histogram::Global, &whole).unwrap();
+    assert_eq!((c.ld_requests, c.ld_sectors_per_request()), (8 * 8 * 4, 16.0));
+}
+
+#[test]
+fn warp_tiled_and_cp_async_matmuls_count_what_their_sass_does() {
+    use coalesce::matmul::Method;
+    let s = 256u64;
+    let run = |method, shape| model::matmul::run(method, shape).unwrap();
+    let dram = |c: &Counts| (c.dram_read_bytes, c.dram_write_bytes);
+    let whole = (2 * 4 * s * s, 4 * s * s);
+    // matmul_warptile at 256³: 2 × 2 blocks of 8 warps, 16 k tiles; matmul_warptile_small:
+    // 2 × 4 blocks of 4 warps. Per warp: the first tile's loads and stores before the loop and
+    // the next tile's in each of the 16 trips (17 in all; the last trip loads itself again).
+    let (warps, tiles) = (32u64, s / 16);
+    let wt = run(Method::WarpTile, (256, 256, 256));
+    let small = run(Method::WarpTileSmall, (256, 256, 256));
+    // LDG.E.128: 2 A vectors (16 rows × 32 bytes: 16 sectors) and 2 B (small: 4; 512 contiguous
+    // bytes: 16). A warp's 512 bytes need 16 sectors at least, so 16 on average is 16 each.
+    assert_eq!((wt.ld_requests, wt.ld_sectors), (warps * (tiles + 1) * 4, 16 * warps * (tiles + 1) * 4));
+    assert_eq!((small.ld_requests, small.ld_sectors), (warps * (tiles + 1) * 6, 16 * warps * (tiles + 1) * 6));
+    // 16 STG.E.128 a warp: ly rows × lx · 16 bytes, 16 sectors either shape.
+    for c in [&wt, &small] {
+        assert_eq!((c.st_requests, c.st_sectors), (16 * warps, 256 * warps));
+        // Per k step 2 A and 2 B LDS.128 fragments, 64 a tile. A fragments pair up (lanes l ^ 1
+        // and l ^ 2 share the lane row): 2 wavefronts; B's lanes differ in l ^ 1: 4 quarter-warp
+        // phases of one wavefront each. 12 a step, no conflict.
+        assert_eq!((c.shared_ld_wavefronts, c.shared_ld_bank_conflicts), (warps * tiles * 16 * 12, 0));
+        assert_eq!(dram(c), whole);
+    }
+    // The transposing A stores (8 STS, 1 wavefront each: the padded Aᵀ rows put a warp's 32
+    // floats in 32 banks) and 2 (small: 4) STS.128 of B at 4 wavefronts, 17 times.
+    assert_eq!((wt.shared_st_wavefronts, wt.shared_st_bank_conflicts), (warps * (tiles + 1) * (8 + 2 * 4), 0));
+    assert_eq!((small.shared_st_wavefronts, small.shared_st_bank_conflicts), (warps * (tiles + 1) * (8 + 4 * 4), 0));
+
+    // matmul_warptile_edge on whole tiles: the same, with every vector 4 single-float LDG.E
+    // (A: 2 lanes a sector, 16 rows; B: 16 bytes apart, 512 bytes) and 4 STG.E a vector out.
+    let edge = run(Method::WarpTileEdge, (256, 256, 256));
+    assert_eq!((edge.ld_requests, edge.ld_sectors), (4 * wt.ld_requests, 4 * wt.ld_sectors));
+    assert_eq!((edge.st_requests, edge.st_sectors), (4 * wt.st_requests, 4 * wt.st_sectors));
+    assert_eq!(
+        (edge.shared_ld_wavefronts, edge.shared_st_wavefronts, edge.shared_st_bank_conflicts),
+        (wt.shared_ld_wavefronts, wt.shared_st_wavefronts, 0)
+    );
+    assert_eq!(dram(&edge), whole);
+    // 129 × 129 × 17: 2 × 2 blocks, two k tiles, the second holding k column 16 only. Per warp:
+    // tile 0's 16 loads (2 + 2 vectors × 4 floats), then the partial tile twice (as the next
+    // tile of trip 0 and again in trip 1): A floats with column < 1 (lanes with A column 0, of
+    // vector 0: 1 request), B vectors of row < 1 (vector 0 of warp 0 only: 4 requests).
+    let odd = run(Method::WarpTileEdge, (129, 129, 17));
+    assert_eq!(odd.ld_requests, 4 * (8 * (16 + 2) + 2 * 4));
+    // Stores where r < 129 and col + j < 129: block (0, 0) all 8 · 64; block (1, 0) column 128,
+    // j = 0 of the lanes with out_col 0 (warps 0 and 4), 8 rows each; block (0, 1) row 128,
+    // i = 0 of warps 0-3, 2 × 4 columns; block (1, 1) one float.
+    assert_eq!(odd.st_requests, 8 * 64 + 2 * 8 + 4 * 8 + 1);
+    assert_eq!((odd.shared_ld_wavefronts, odd.shared_ld_bank_conflicts), (32 * 2 * 16 * 12, 0));
+    assert_eq!((odd.shared_st_wavefronts, odd.shared_st_bank_conflicts), (32 * 3 * 16, 0));
+    let sectors = |floats: u64| (4 * floats).div_ceil(32) * 32;
+    assert_eq!(dram(&odd), (2 * sectors(129 * 17), sectors(129 * 129)));
+    // Whole-tile kernels refuse what they cannot run.
+    assert!(model::matmul::run(Method::WarpTile, (129, 129, 17)).is_err());
+
+    // matmul_cp_async at 256³ (16-byte path): 8 × 8 blocks of 32 warps, 8 tiles. Per tile
+    // warps 0-15 issue one LDGSTS.E.BYPASS.128 (4 rows × 128 bytes: 16 sectors), counted as a
+    // global load; its shared write is no shared store.
+    let (blocks, tiles) = (64u64, s / 32);
+    let cp = run(Method::CpAsync, (256, 256, 256));
+    assert_eq!((cp.ld_requests, cp.ld_sectors), (blocks * tiles * 16, blocks * tiles * 16 * 16));
+    assert_eq!((cp.shared_st_wavefronts, cp.shared_st_bank_conflicts), (0, 0));
+    // 8 trips of two uniform LDS.64 of A (paired: one wavefront) and four conflict-free LDS of
+    // B: 48 wavefronts a warp a tile. One STG.E of 128 bytes a warp.
+    assert_eq!((cp.shared_ld_wavefronts, cp.shared_ld_bank_conflicts), (blocks * 32 * tiles * 48, 0));
+    assert_eq!((cp.st_requests, cp.st_sectors), (blocks * 32, blocks * 32 * 4));
+    assert_eq!(dram(&cp), whole);
+    // k = 255 is not a multiple of 4: two 4-byte LDGSTS.E a warp a tile, but for B in the last
+    // tile's warp 31 (row 255 = k: every lane copies 0 bytes, none sends a request). A row r of
+    // a tile spans floats 255r + 32t .. (its 32 or, in the last tile, 31 floats); B 128 bytes.
+    let cp4 = run(Method::CpAsync, (256, 256, 255));
+    assert_eq!(cp4.ld_requests, blocks * (32 * tiles * 2 - 1));
+    let a_sectors: u64 = (0..256u64)
+        .flat_map(|r| (0..tiles).map(move |t| (255 * r + 32 * t, (32 * t + 32).min(255) - 32 * t)))
+        .map(|(first, len)| (first + len - 1) / 8 - first / 8 + 1)
+        .sum();
+    // Each row of A is read by the 8 column blocks.
+    assert_eq!(cp4.ld_sectors, 8 * a_sectors + 4 * blocks * (32 * tiles - 1));
+    assert_eq!(cp4.shared_ld_wavefronts, cp.shared_ld_wavefronts);
+    assert_eq!(dram(&cp4), (sectors(256 * 255) + sectors(255 * 256), 4 * s * s));
+}

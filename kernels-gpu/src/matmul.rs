@@ -361,6 +361,35 @@ impl WarpTile {
     pub const fn grid(self, m: u32, n: u32) -> (u32, u32) {
         (n.div_ceil(self.bn), m.div_ceil(self.bm))
     }
+    /// `(row0, col0)`: the corner of block `(bx, by)`'s `bm × bn` tile of C.
+    #[inline(always)]
+    pub const fn block_origin(self, bx: u32, by: u32) -> (u32, u32) {
+        (by * self.bm, bx * self.bn)
+    }
+    /// k tiles a launch walks: the guarded kernel (`edge`) includes a partial last one.
+    #[inline(always)]
+    pub const fn k_tiles(self, k: u32, edge: bool) -> u32 {
+        if edge { k.div_ceil(self.bk) } else { k / self.bk }
+    }
+    /// Columns of A (rows of B) left from k tile `kt`'s start (`kt * bk < k`): the guarded
+    /// kernel's partial last tile reads those below it only.
+    #[inline(always)]
+    pub const fn k_left(self, kt: u32, k: u32) -> u32 {
+        k - kt * self.bk
+    }
+    /// Element of A where the vector at `(_, col)` (from `a_load`) starts in k tile `kt`, given
+    /// `row_start`, the element where its source row starts (`a_src_row * k`, hoisted out of the
+    /// k loop by the kernel). The guarded kernel reads its 4 floats one by one from there.
+    #[inline(always)]
+    pub const fn a_index(self, row_start: u64, kt: u32, (_, col): (u32, u32)) -> u64 {
+        row_start + kt as u64 * self.bk as u64 + col as u64
+    }
+    /// Element of B where row `kt * bk + row` starts, for the vector at `(row, _)` (from
+    /// `b_load`) in k tile `kt`; its columns are `b_src_col`.
+    #[inline(always)]
+    pub const fn b_row_start(self, kt: u32, (row, _): (u32, u32), n: u64) -> u64 {
+        (kt as u64 * self.bk as u64 + row as u64) * n
+    }
     /// Whether the unguarded kernel takes this shape: whole tiles in m, n and k.
     pub const fn supports(self, m: u32, n: u32, k: u32) -> bool {
         m > 0 && n > 0 && k > 0 && m.is_multiple_of(self.bm) && n.is_multiple_of(self.bn) && k.is_multiple_of(self.bk)
@@ -935,9 +964,9 @@ mod device {
         const { assert!(TM <= 8 && TN <= 16, "the FMA and store unrolls list 8 rows and 16 columns") };
         let s = shared::dynamic::<f32>();
         let t = thread::thread_idx_x();
-        let (row0, col0) = (thread::block_idx_y() * cfg.bm, thread::block_idx_x() * cfg.bn);
+        let (row0, col0) = cfg.block_origin(thread::block_idx_x(), thread::block_idx_y());
         let (bk, stage) = (cfg.bk, cfg.stage_floats() as usize);
-        let tiles = if EDGE { k.div_ceil(bk) } else { k / bk };
+        let tiles = cfg.k_tiles(k, EDGE);
         // Only the last k tile can be partial, and only it checks k.
         let k_partial = EDGE && !k.is_multiple_of(bk);
         let (k64, n64) = (k as u64, n as u64);
@@ -980,10 +1009,10 @@ mod device {
                 let mut va = [[0.0f32; 4]; NA];
                 let tail = k_partial && kt + 1 == tiles;
                 // k columns left from this tile's start (kt * bk < k).
-                let left = k - kt * bk;
+                let left = cfg.k_left(kt, k);
                 let mut v = 0;
                 while v < NA {
-                    let p = a.add((a_row[v] + kt as u64 * bk as u64 + a_at[v].1 as u64) as usize);
+                    let p = a.add(cfg.a_index(a_row[v], kt, a_at[v]) as usize);
                     if !EDGE {
                         va[v] = mem::load_v4_f32(p as *const [f32; 4]);
                     } else if !tail {
@@ -1003,10 +1032,10 @@ mod device {
             let load_b = |kt: u32| {
                 let mut vb = [[0.0f32; 4]; NB];
                 let tail = k_partial && kt + 1 == tiles;
-                let left = k - kt * bk;
+                let left = cfg.k_left(kt, k);
                 let mut v = 0;
                 while v < NB {
-                    let row = b.add(((kt as u64 * bk as u64 + b_at[v].0 as u64) * n64) as usize);
+                    let row = b.add(cfg.b_row_start(kt, b_at[v], n64) as usize);
                     if !EDGE {
                         vb[v] = mem::load_v4_f32(row.add(b_col[0] as usize) as *const [f32; 4]);
                     } else if !tail || b_at[v].0 < left {

@@ -1,6 +1,6 @@
 //! Replays of the matrix multiplies in `kernels-gpu/src/matmul.rs`.
 //!
-//! SASS (sm_90):
+//! SASS (sm_90; `matmul_cp_async` from the Hopper module, the rest from the main one):
 //! - `matmul_naive`: per k step one 4-byte `LDG.E` of A (the warp's 32 lanes share a row: one
 //!   address) and one of B (32 consecutive columns), unrolled but never widened; one `STG.E`.
 //! - `matmul_tiled` / `matmul_prefetch`: per tile one `LDG.E` of A and one of B under `at`'s
@@ -9,20 +9,48 @@
 //!   `ld.shared.b32` of `tile_offset(ty, i .. i + 4)`, 16-byte aligned since `i % 4 == 0`, into
 //!   one; all lanes share `ty`, so one address) and four `LDS` of B's tile column; one `STG.E`.
 //!   The prefetching kernel issues the same loads in another order.
+//! - `matmul_cp_async`: per tile, in the 16-byte path (`mm_vectors`), one
+//!   `LDGSTS.E.BYPASS.128` by each of the first 16 warps (warps 0-7 a vector of A's tile, 8-15
+//!   of B's: `mm_vector_of`), none by the other 16; else two 4-byte `LDGSTS.E` by every warp (A,
+//!   then B). Out-of-bounds lanes copy 0 bytes (the zero-fill operand); the model takes them as
+//!   inactive lanes, no sector and no request where none copies (not measured: no launch at a
+//!   benchmark size has such lanes). The inner product is a rolled loop of 8 trips, each two
+//!   `LDS.64` of A's tile row (`tile_offset(ty, i)`, `i + 2`: one address a warp) and four `LDS`
+//!   of B's tile column; one `STG.E` under `row < m && col < n`. Counted as Nsight Compute
+//!   counts them on the H100: an `LDGSTS` is a global load (`..._op_ld` requests and sectors)
+//!   and its write to shared memory is not a shared store.
 //! - `matmul_regblock`: per k tile one `LDG.E.128` of A and one of B (the next stage's, except
 //!   for the last tile; the first stage's before the loop), four `STS` of the A vector into Aᵀ
 //!   and one `STS.128` of the B vector, 8 steps of four `LDS.128` (two A, two B fragments), and
 //!   16 `STG.E.128` of the outputs.
+//! - `matmul_warptile` / `matmul_warptile_small` (`WarpTile`, `NA = a_vectors()`, `NB =
+//!   b_vectors()`: 2 and 2, 2 and 4): before the k loop one `LDG.E.128` per A vector and per B
+//!   vector of tile 0, four `STS` per A vector (Aᵀ, `at_offset`) and one `STS.128` per B vector
+//!   (`b_offset`) into stage 0. Per k tile (none branched around): the same loads of the next
+//!   tile (the last tile loads itself again, `next_kt`) and the same stores into the other stage,
+//!   and `bk` = 16 steps of `tm / 4 + tn / 4` = 4 `LDS.128` fragments (`a_frag`, `b_frag`).
+//!   LLVM rotates the loop so each trip starts with its own step-0 fragments, and drops the last
+//!   trip's load of the next stage's, whose result is dead: 64 `LDS.128` a tile, none outside.
+//!   Then `tm · tn / 4` = 16 `STG.E.128` (`out_row`, `out_col`). An A fragment's lanes pair up
+//!   (lanes `l ^ 1` and `l ^ 2` share the lane row: 2 wavefronts); a B fragment's differ in
+//!   `l ^ 1` (4 quarter-warp wavefronts, though `WARPTILE`'s lanes `l ^ 4` share an address).
+//! - `matmul_warptile_edge`: `matmul_warptile`'s shared accesses, with 4-byte loads: four
+//!   `LDG.E` per A vector (`a_index` + 0..4, rows clamped by `a_src_row`) and per B vector
+//!   (`b_row_start` + `b_src_col` of columns 0..4, clamped); on the partial last k tile only the
+//!   A floats with column `< k_left` and the B vectors with row `< k_left` load (predicated). The
+//!   outputs are 64 `STG.E` (4 a vector) under `r < m && col + j < n`.
 //!
 //! Uniformity: a 4096³ multiply is 10^11 lane accesses, so each launch is replayed one block
 //! per *class* and the class's count multiplied by its number of blocks. A block's global
 //! addresses are its origin's plus offsets that do not depend on the block, and its shared
 //! addresses do not depend on the block at all; so two blocks with the same number of valid
-//! rows and columns (the guards) and the same origin offsets modulo a sector (the alignment)
-//! make the same requests, sectors and wavefronts. The class key is exactly that. The DRAM
-//! footprint is worked out apart: every thread with a valid `(row, col)` reads row `row` of A and
-//! column `col` of B over all of k and writes `C(row, col)`, so the footprint is the covered rows
-//! of A, the covered columns of B and their product in C.
+//! rows and columns (the guards, and the clamps of the guarded warp-tiled kernel, which clamp to
+//! the block's last valid row or column) and the same origin offsets modulo a sector (the
+//! alignment) make the same requests, sectors and wavefronts. The class key is exactly that.
+//! The DRAM footprint is worked out apart: every thread with a valid `(row, col)` reads row
+//! `row` of A and column `col` of B over all of k and writes `C(row, col)`, so the footprint is
+//! the covered rows of A, the covered columns of B and their product in C (the warp-tiled
+//! kernels' vectors and the clamped rows and columns read inside those too).
 use std::collections::BTreeMap;
 
 use cust::memory::DeviceSlice;
@@ -31,13 +59,26 @@ use super::{Buffer, Counts, Model, Warp, block_warps, blocks, fake_slice, lanes_
 use crate::error::Result;
 use crate::launch::{Call, Launch};
 use crate::matmul::{
-    BK, BM, BN, MatmulSig, Method, NAIVE_BLOCK, RB_B_OFFSET_V4, RB_STAGE_V4, TILE, TM, matmul_naive, matmul_regblock,
-    naive_coords, plan, rb_a_frag, rb_a_index, rb_a_load, rb_at_offset, rb_b_frag, rb_b_index, rb_b_load, rb_b_offset,
-    rb_block_origin, rb_out_col, rb_out_row, rb_thread, row_major, tile_a_col, tile_b_row, tile_offset, tiled_coords,
+    BK, BM, BN, MatmulSig, Method, NAIVE_BLOCK, RB_B_OFFSET_V4, RB_STAGE_V4, TILE, TM, WarpTile, mm_a_slot, mm_b_slot,
+    mm_vector_bytes, mm_vector_of, mm_vectors, naive_coords, plan, rb_a_frag, rb_a_index, rb_a_load, rb_at_offset,
+    rb_b_frag, rb_b_index, rb_b_load, rb_b_offset, rb_block_origin, rb_out_col, rb_out_row, rb_thread, row_major,
+    tile_a_col, tile_b_row, tile_offset, tiled_coords,
 };
 
 /// Floats in a sector.
 const SECTOR_FLOATS: u64 = super::SECTOR_BYTES / 4;
+
+/// Every method, to find the one a planned call launches.
+const METHODS: [Method; 8] = [
+    Method::Naive,
+    Method::Tiled,
+    Method::Prefetch,
+    Method::CpAsync,
+    Method::RegisterBlocked,
+    Method::WarpTile,
+    Method::WarpTileSmall,
+    Method::WarpTileEdge,
+];
 
 /// The buffers and sizes of one launch.
 struct Launched {
@@ -54,14 +95,7 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
     let launch = call.launch();
     let &(a, b, ref c, m, n, k) = call.args();
     let kernel = call.kernel();
-    let method = if kernel == matmul_naive {
-        Method::Naive
-    } else if kernel == matmul_regblock {
-        Method::RegisterBlocked
-    } else {
-        // Tiled and prefetch make the same accesses.
-        Method::Tiled
-    };
+    let method = METHODS.into_iter().find(|method| method.kernel() == kernel).expect("a matmul kernel");
     let mut model = Model::new();
     let l =
         Launched { a: model.buffer(a.address()), b: model.buffer(b.address()), c: model.buffer(c.address()), m, n, k };
@@ -69,13 +103,20 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
     let (block_rows, block_cols) = match method {
         Method::Naive => (NAIVE_BLOCK.1, NAIVE_BLOCK.0),
         Method::RegisterBlocked => (BM, BN),
-        _ => (TILE, TILE),
+        Method::WarpTile | Method::WarpTileSmall | Method::WarpTileEdge => {
+            let cfg = warp_tile(method);
+            (cfg.bm, cfg.bn)
+        }
+        Method::Tiled | Method::Prefetch | Method::CpAsync => (TILE, TILE),
     };
     let origin = |(bx, by): (u32, u32)| match method {
         Method::Naive => naive_coords(bx, by, 0, 0),
         Method::RegisterBlocked => rb_block_origin(bx, by),
-        _ => tiled_coords(bx, by, 0, 0),
+        Method::WarpTile | Method::WarpTileSmall | Method::WarpTileEdge => warp_tile(method).block_origin(bx, by),
+        Method::Tiled | Method::Prefetch | Method::CpAsync => tiled_coords(bx, by, 0, 0),
     };
+    // The cp.async kernel's copy width: the same for every block.
+    let vectors = mm_vectors(n, k, a.address(), b.address());
     let residue = |x: u64| x % SECTOR_FLOATS;
     let key = |block: (u32, u32)| {
         let (r0, c0) = origin(block);
@@ -96,13 +137,22 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
             match method {
                 Method::Naive => naive_warp(&mut one, &lb, &w),
                 Method::RegisterBlocked => regblock_warp(&mut one, &lb, &launch, &w),
-                _ => tiled_warp(&mut one, &lb, &w),
+                Method::CpAsync => cp_async_warp(&mut one, &lb, &w, vectors),
+                Method::WarpTile | Method::WarpTileSmall | Method::WarpTileEdge => {
+                    warptile_warp(&mut one, &lb, &w, warp_tile(method), method == Method::WarpTileEdge)
+                }
+                Method::Tiled | Method::Prefetch => tiled_warp(&mut one, &lb, &w),
             }
         }
         model.add(&one.counts().repeated(count));
     }
     footprint(&mut model, &l, &launch, origin, (block_rows, block_cols));
     model.counts()
+}
+
+/// The shape of a warp-tiled method.
+fn warp_tile(method: Method) -> WarpTile {
+    method.warp_tile().expect("a warp-tiled method")
 }
 
 /// Marks the DRAM footprint (see the module docs): covered rows and columns, from the blocks'
@@ -272,15 +322,163 @@ fn regblock_warp(model: &mut Model, l: &Launched, launch: &Launch, w: &Warp) {
     }
 }
 
-/// The `m × n × k` multiply with `method`, one launch (at most `method.band_rows()` rows).
-///
-/// Only the teaching kernels and the register-blocked one are modelled: [`Method::CpAsync`]'s
-/// tile copies are `cp.async` (LDGSTS), which bypass the load/store pipe this model counts, and
-/// the warp-tiled kernels have no replay yet; those are refused rather than miscounted.
-pub fn run(method: Method, (m, n, k): (usize, usize, usize)) -> Result<Counts> {
-    if !matches!(method, Method::Naive | Method::Tiled | Method::Prefetch | Method::RegisterBlocked) {
-        return Err(crate::Error::Unsupported(format!("the transaction model does not cover {method:?}")));
+fn cp_async_warp(model: &mut Model, l: &Launched, w: &Warp, vectors: bool) {
+    let t = |lane| w.thread(lane);
+    let rc = |lane| {
+        let (tx, ty) = t(lane);
+        tiled_coords(w.block.0, w.block.1, tx, ty)
+    };
+    let (row0, col0) = tiled_coords(w.block.0, w.block.1, 0, 0);
+    let (m, n, k) = (l.m, l.n, l.k);
+    for tile in 0..k.div_ceil(TILE) {
+        if vectors {
+            // `issue`'s vector path: `(is_b, global row, global column, rows, cols)` of the
+            // lane's vector, if it has one.
+            let copy = |lane| {
+                let (tx, ty) = t(lane);
+                mm_vector_of(ty * TILE + tx).map(|(is_b, r, c0)| {
+                    if is_b {
+                        (true, tile * TILE + r, col0 + c0, k, n)
+                    } else {
+                        (false, row0 + r, tile * TILE + c0, m, k)
+                    }
+                })
+            };
+            // Lanes that copy bytes (a vector outside the matrix copies 0: zero fill); threads
+            // 0..256 copy A and 256..512 B, whole warps of either.
+            let copying = |b_side: bool| {
+                lanes_where(w.lanes, |lane| {
+                    copy(lane).is_some_and(|(is_b, gr, gc, rows, cols)| {
+                        is_b == b_side && mm_vector_bytes(gr, gc, rows, cols) > 0
+                    })
+                })
+            };
+            let at = |lane| {
+                let (_, gr, gc, _, cols) = copy(lane).expect("a copying lane");
+                4 * row_major(gr.into(), gc.into(), cols.into())
+            };
+            let (on_a, on_b) = (copying(false), copying(true));
+            debug_assert!(on_a == 0 || on_b == 0, "one LDGSTS, one buffer a warp");
+            model.load(l.a, 16, on_a, at);
+            model.load(l.b, 16, on_b, at);
+        } else {
+            let a_at = |lane| (rc(lane).0, tile_a_col(tile, t(lane).0));
+            let b_at = |lane| (tile_b_row(tile, t(lane).1), rc(lane).1);
+            let a_on = lanes_where(w.lanes, |lane| a_at(lane).0 < m && a_at(lane).1 < k);
+            let b_on = lanes_where(w.lanes, |lane| b_at(lane).0 < k && b_at(lane).1 < n);
+            model.load(l.a, 4, a_on, |lane| 4 * row_major(a_at(lane).0.into(), a_at(lane).1.into(), k.into()));
+            model.load(l.b, 4, b_on, |lane| 4 * row_major(b_at(lane).0.into(), b_at(lane).1.into(), n.into()));
+        }
+        // The inner product: 8 trips of two LDS.64 of A's row and four LDS of B's column.
+        for i in (0..TILE).step_by(4) {
+            for pair in [i, i + 2] {
+                model.shared_load(8, w.lanes, |lane| 4 * mm_a_slot(tile, tile_offset(t(lane).1, pair)));
+            }
+            for q in i..i + 4 {
+                model.shared_load(4, w.lanes, |lane| 4 * mm_b_slot(tile, tile_offset(q, t(lane).0)));
+            }
+        }
     }
+    let active = lanes_where(w.lanes, |lane| {
+        let (r, c) = rc(lane);
+        r < m && c < n
+    });
+    model.store(l.c, 4, active, |lane| {
+        let (r, c) = rc(lane);
+        4 * row_major(r.into(), c.into(), n.into())
+    });
+}
+
+/// One warp of a warp-tiled kernel of shape `cfg`; `edge` for the guarded one.
+fn warptile_warp(model: &mut Model, l: &Launched, w: &Warp, cfg: WarpTile, edge: bool) {
+    let t = |lane| w.thread(lane).0;
+    let (row0, col0) = cfg.block_origin(w.block.0, w.block.1);
+    let (m, n, k) = (l.m, l.n, l.k);
+    let tiles = cfg.k_tiles(k, edge);
+    // Only the guarded kernel's last tile can be partial.
+    let partial = edge && !k.is_multiple_of(cfg.bk);
+    let (a_vectors, b_vectors) = (cfg.a_vectors(), cfg.b_vectors());
+    // Element where lane's A vector `v` starts in tile `kt` (`a_row` of the kernel, then `a_index`).
+    let a_at = |lane, v, kt| {
+        let at = cfg.a_load(t(lane), v);
+        cfg.a_index(u64::from(cfg.a_src_row(row0, at, m, edge)) * u64::from(k), kt, at)
+    };
+    // Element of column j of lane's B vector `v` in tile `kt` (columns from the thread's first
+    // vector, as the kernel's `b_col`).
+    let b_at = |lane, v, kt, j| {
+        let col = cfg.b_src_col(col0, cfg.b_load(t(lane), 0), j, n, edge);
+        cfg.b_row_start(kt, cfg.b_load(t(lane), v), n.into()) + u64::from(col)
+    };
+    let load = |model: &mut Model, kt: u32| {
+        let (tail, left) = (partial && kt + 1 == tiles, cfg.k_left(kt, k));
+        for v in 0..a_vectors {
+            if !edge {
+                model.load(l.a, 16, w.lanes, |lane| 4 * a_at(lane, v, kt));
+                continue;
+            }
+            for j in 0..4 {
+                let on = if tail { lanes_where(w.lanes, |lane| cfg.a_load(t(lane), v).1 + j < left) } else { w.lanes };
+                model.load(l.a, 4, on, |lane| 4 * (a_at(lane, v, kt) + u64::from(j)));
+            }
+        }
+        for v in 0..b_vectors {
+            if !edge {
+                model.load(l.b, 16, w.lanes, |lane| 4 * b_at(lane, v, kt, 0));
+                continue;
+            }
+            let on = if tail { lanes_where(w.lanes, |lane| cfg.b_load(t(lane), v).0 < left) } else { w.lanes };
+            for j in 0..4 {
+                model.load(l.b, 4, on, |lane| 4 * b_at(lane, v, kt, j));
+            }
+        }
+    };
+    let stage_bytes = |st: u32| 4 * st * cfg.stage_floats();
+    let store = |model: &mut Model, st: u32| {
+        for v in 0..a_vectors {
+            for j in 0..4 {
+                model.shared_store(4, w.lanes, |lane| stage_bytes(st) + 4 * cfg.at_offset(cfg.a_load(t(lane), v), j));
+            }
+        }
+        for v in 0..b_vectors {
+            model.shared_store(16, w.lanes, |lane| stage_bytes(st) + 4 * cfg.b_offset(cfg.b_load(t(lane), v)));
+        }
+    };
+    load(model, 0);
+    store(model, 0);
+    for kt in 0..tiles {
+        let st = kt % 2;
+        // The last tile loads (and stores into the unused stage) itself again.
+        load(model, if kt + 1 < tiles { kt + 1 } else { kt });
+        for kk in 0..cfg.bk {
+            for g in 0..cfg.tm / 4 {
+                model.shared_load(16, w.lanes, |lane| stage_bytes(st) + 4 * cfg.a_frag(kk, t(lane), g));
+            }
+            for h in 0..cfg.tn / 4 {
+                model.shared_load(16, w.lanes, |lane| stage_bytes(st) + 4 * cfg.b_frag(kk, t(lane), h));
+            }
+        }
+        store(model, 1 - st);
+    }
+    for i in 0..cfg.tm {
+        let r = |lane| row0 + cfg.out_row(t(lane), i);
+        for h in 0..cfg.tn / 4 {
+            let col = |lane| col0 + cfg.out_col(t(lane), h);
+            if !edge {
+                model.store(l.c, 16, w.lanes, |lane| 4 * row_major(r(lane).into(), col(lane).into(), n.into()));
+                continue;
+            }
+            for j in 0..4 {
+                let on = lanes_where(w.lanes, |lane| r(lane) < m && col(lane) + j < n);
+                model.store(l.c, 4, on, |lane| 4 * row_major(r(lane).into(), (col(lane) + j).into(), n.into()));
+            }
+        }
+    }
+}
+
+/// The `m × n × k` multiply with `method`, one launch (at most `method.band_rows()` rows): what
+/// Nsight Compute counts for it, every method replayed from its SASS (module docs). Errors as
+/// [`plan`] (a whole-tiles-only method refuses other shapes).
+pub fn run(method: Method, (m, n, k): (usize, usize, usize)) -> Result<Counts> {
     let a: DeviceSlice<f32> = fake_slice(0, m * k);
     let b: DeviceSlice<f32> = fake_slice(1, k * n);
     let mut c: DeviceSlice<f32> = fake_slice(2, m * n);
