@@ -338,11 +338,12 @@ fn histogram_loads_16_sectors_a_request_and_only_the_bins_depend_on_the_data() {
         assert_eq!((c.st_requests, c.st_sectors), (0, 0), "{method:?}: the flush is atomics only");
         // Shared: 8 blocks · 8 warps zero 32 consecutive words (1 wavefront); the shared kernel
         // reads them back the same way; the cluster kernel reads them through distributed
-        // shared memory (generic LD, not counted); the global kernel has no shared memory.
+        // shared memory, of which only the own rank's load (one warp a block, 32 consecutive
+        // words) is this SM's shared traffic; the global kernel has no shared memory.
         let (ld, st) = match method {
             Histogram::Global => (0, 0),
             Histogram::Shared => (64, 64),
-            Histogram::Cluster => (0, 64),
+            Histogram::Cluster => (8, 64),
         };
         assert_eq!((c.shared_ld_wavefronts, c.shared_st_wavefronts), (ld, st), "{method:?}");
         assert_eq!((c.shared_ld_bank_conflicts, c.shared_st_bank_conflicts), (0, 0), "{method:?}");

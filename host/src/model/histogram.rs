@@ -16,7 +16,8 @@
 //!   (`UCGABAR_ARV`/`UCGABAR_WAIT`, with `MEMBAR.ALL.GPU` and `CCTL.IVALL`), eight 4-byte
 //!   `LD.E` by the threads `t < BINS_PER_RANK` (ptxas lowers `ld.shared::cluster` of a `mapa`
 //!   address to a *generic* load of the shared window, one per rank of the cluster, the own
-//!   rank's included; there is no `LDS` in the kernel), a `REDG.E.ADD.STRONG.GPU` of the sum on
+//!   rank's included; there is no `LDS` in the kernel: the own rank's load is counted as a
+//!   shared load, below), a `REDG.E.ADD.STRONG.GPU` of the sum on
 //!   `bins[cluster_bin(rank, t)]` where it is not zero, and a second cluster barrier.
 //!
 //! What is counted: the input loads as global load requests and sectors (every warp of every
@@ -29,11 +30,13 @@
 //! - the `ATOMS` on the shared bins: shared-memory atomics are neither `op_ld` nor `op_st` for
 //!   the shared wavefront and bank-conflict counters the model predicts (their contention, the
 //!   lesson's subject, is not one of its quantities);
-//! - the cluster kernel's distributed-shared-memory reads: the SASS has no `LDS` for them but
-//!   generic `LD.E` resolving into the cluster's shared windows, not global memory and not a
-//!   plain `LDS`/`STS`; the model counts nothing for them in any counter (neither the global
-//!   load requests and sectors nor the shared wavefronts) and makes no claim about what the
-//!   profiler attributes them to;
+//! - the cluster kernel's reads of the other ranks' bins: generic `LD.E` whose addresses fall in
+//!   another block's shared window, so they travel the SM-to-SM network, neither the global
+//!   pipe (no request or sector) nor this SM's shared-memory banks (no wavefront). The read of
+//!   the block's own rank is a generic address in its own shared window, which the LSU executes
+//!   as a shared access (the CUDA generic-addressing rule): it is counted as one 4-byte shared
+//!   load of 32 consecutive words (ncu's SASS-attributed shared-load wavefronts on the H100
+//!   are exactly one a block, BENCHMARKS.md);
 //! - the `REDG`s as requests (they are neither `op_ld` nor `op_st`);
 //! - the launcher's clearing of `bins` before the kernel: another launch (a memset), which the
 //!   profiled kernel's counters do not include; the DRAM bound still takes `bins` as not in L2.
@@ -148,6 +151,14 @@ pub fn histogram(call: &Call<'_, HistogramSig>, values: &[u32]) -> Counts {
             one.shared_store(4, w.lanes, |l| 4 * w.thread(l).0);
             if method == Method::Shared {
                 one.shared_load(4, w.lanes, |l| 4 * w.thread(l).0);
+            }
+            if method == Method::Cluster {
+                // Of the CLUSTER generic loads, the one of the block's own rank resolves to its
+                // own shared window and goes down the shared-memory pipe (the word
+                // `cluster_bin(rank, t)`: 32 consecutive words, whatever the rank); the others
+                // cross the SM-to-SM network and are no shared wavefront of this SM.
+                let active = lanes_where(w.lanes, |l| w.thread(l).0 < BINS_PER_RANK);
+                one.shared_load(4, active, |l| 4 * cluster_bin(0, w.thread(l).0));
             }
         }
     }
