@@ -62,6 +62,9 @@ pub enum Matmul {
     Regblock,
     /// Warp tiling, 128 × 128 × 16, the library's kernel for whole tiles.
     Warptile,
+    /// The same built for sm_90 with a later split, the library's kernel for whole tiles on
+    /// Hopper.
+    WarptileSm90,
     /// Warp tiling on 64 × 128 blocks, the library's kernel for whole tiles on small grids.
     WarptileSmall,
     /// Warp tiling with every access guarded, the library's kernel for any other shape.
@@ -77,6 +80,7 @@ impl Family for Matmul {
         Matmul::CpAsync,
         Matmul::Regblock,
         Matmul::Warptile,
+        Matmul::WarptileSm90,
         Matmul::WarptileSmall,
         Matmul::WarptileEdge,
     ];
@@ -89,6 +93,7 @@ impl Family for Matmul {
             Matmul::CpAsync => "cp_async",
             Matmul::Regblock => "regblock",
             Matmul::Warptile => "warptile",
+            Matmul::WarptileSm90 => "warptile_sm90",
             Matmul::WarptileSmall => "warptile_small",
             Matmul::WarptileEdge => "warptile_edge",
         }
@@ -104,6 +109,7 @@ impl Family for Matmul {
             }
             Matmul::Regblock => "128x128 block tile, 8x8 per thread, 16-byte shared loads, 2 stages",
             Matmul::Warptile => "warps of 64x32 (lanes 8x4), BK 16, next fragments loaded during the FMAs",
+            Matmul::WarptileSm90 => "warptile built for sm_90: next A stored, B loaded at k step 12 of 16 (sm_90)",
             Matmul::WarptileSmall => "warptile on 64x128 blocks of 4 warps, for grids smaller than the GPU",
             Matmul::WarptileEdge => {
                 "warptile with guarded single-float loads: any shape (4095, 4097, 4000x4100x4033, 4096)"
@@ -120,6 +126,7 @@ impl Family for Matmul {
             Matmul::CpAsync => const { &[matmul_cp_async.name()] },
             Matmul::Regblock => const { &[matmul_regblock.name()] },
             Matmul::Warptile => const { &[matmul_warptile.name()] },
+            Matmul::WarptileSm90 => const { &[matmul_warptile_sm90.name()] },
             Matmul::WarptileSmall => const { &[matmul_warptile_small.name()] },
             Matmul::WarptileEdge => const { &[matmul_warptile_edge.name()] },
         }
@@ -127,7 +134,7 @@ impl Family for Matmul {
 
     fn param(self) -> Option<Param> {
         match self {
-            Matmul::Warptile => Some(SIZE),
+            Matmul::Warptile | Matmul::WarptileSm90 => Some(SIZE),
             Matmul::WarptileSmall => Some(SMALL_SIZE),
             Matmul::WarptileEdge => Some(EDGE_SHAPE),
             Matmul::Naive | Matmul::Tiled | Matmul::Prefetch | Matmul::CpAsync | Matmul::Regblock => None,
@@ -141,7 +148,7 @@ impl Family for Matmul {
         }
         let shapes: Vec<(usize, usize, usize)> = match method {
             Method::RegisterBlocked => REGBLOCK_SHAPES.to_vec(),
-            Method::WarpTile => WARPTILE_SHAPES.to_vec(),
+            Method::WarpTile | Method::WarpTileSm90 => WARPTILE_SHAPES.to_vec(),
             Method::WarpTileSmall => WARPTILE_SMALL_SHAPES.to_vec(),
             Method::WarpTileEdge => CHECK_SHAPES.iter().chain(&EDGE_EXTRA_SHAPES).copied().collect(),
             Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync => CHECK_SHAPES.to_vec(),
@@ -184,7 +191,9 @@ impl Family for Matmul {
         let method = self.method();
         gpu.supports(method.kernel())?;
         let (m, n, k) = match self {
-            Matmul::Warptile | Matmul::WarptileSmall => (value as usize, value as usize, value as usize),
+            Matmul::Warptile | Matmul::WarptileSm90 | Matmul::WarptileSmall => {
+                (value as usize, value as usize, value as usize)
+            }
             Matmul::WarptileEdge => EDGE_BENCH_SHAPES[value as usize],
             Matmul::Naive | Matmul::Tiled | Matmul::Prefetch | Matmul::CpAsync | Matmul::Regblock => {
                 (BENCH_SIZE, BENCH_SIZE, BENCH_SIZE)
@@ -201,7 +210,9 @@ impl Family for Matmul {
     fn model(self, value: u32, _sms: u32) -> Result<Option<Counts>> {
         // The shape `bench` runs at this value; one band: every shape here fits one launch.
         let shape = match self {
-            Matmul::Warptile | Matmul::WarptileSmall => (value as usize, value as usize, value as usize),
+            Matmul::Warptile | Matmul::WarptileSm90 | Matmul::WarptileSmall => {
+                (value as usize, value as usize, value as usize)
+            }
             Matmul::WarptileEdge => EDGE_BENCH_SHAPES[value as usize],
             Matmul::Naive | Matmul::Tiled | Matmul::Prefetch | Matmul::CpAsync | Matmul::Regblock => {
                 (BENCH_SIZE, BENCH_SIZE, BENCH_SIZE)
@@ -220,7 +231,8 @@ fn check_unaligned(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
     let dc = gpu.poisoned::<f32>(m * n + 1, POISON_BITS)?;
     let (sa, sb) = (da.index(1..), db.index(1..));
     let mut sc = dc.index(1..);
-    let chosen = lib::choose(&sa, &sb, &sc, (m, n, k), gpu.multiprocessors());
+    let sm90 = gpu.supports(coalesce::matmul::matmul_warptile_sm90).is_ok();
+    let chosen = lib::choose(&sa, &sb, &sc, (m, n, k), gpu.multiprocessors(), sm90);
     if chosen != Method::WarpTileEdge {
         return Err(CheckError::Unexpected {
             what: "matmul of operands 4 bytes off a 16-byte boundary".into(),
@@ -253,6 +265,7 @@ impl Matmul {
             Matmul::CpAsync => Method::CpAsync,
             Matmul::Regblock => Method::RegisterBlocked,
             Matmul::Warptile => Method::WarpTile,
+            Matmul::WarptileSm90 => Method::WarpTileSm90,
             Matmul::WarptileSmall => Method::WarpTileSmall,
             Matmul::WarptileEdge => Method::WarpTileEdge,
         }
@@ -266,7 +279,7 @@ impl Matmul {
         let band = method.band_rows() as usize;
         let (m, n, k) = match method {
             Method::RegisterBlocked => (band + BM as usize, BN as usize, 8),
-            Method::WarpTile => (band + WARPTILE.bm as usize, WARPTILE.bn as usize, 16),
+            Method::WarpTile | Method::WarpTileSm90 => (band + WARPTILE.bm as usize, WARPTILE.bn as usize, 16),
             Method::WarpTileSmall => (band + WARPTILE_SMALL.bm as usize, WARPTILE_SMALL.bn as usize, 16),
             Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::WarpTileEdge => {
                 (band + 33, 5, 3)

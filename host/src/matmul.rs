@@ -37,6 +37,8 @@ pub enum Method {
     RegisterBlocked,
     /// Warp-tiled 128 × 128 × 16 ([`WARPTILE`]; whole tiles only, 16-byte aligned buffers).
     WarpTile,
+    /// [`Method::WarpTile`] built for sm_90, with its later split (Hopper module).
+    WarpTileSm90,
     /// Warp-tiled 64 × 128 × 16 for small grids ([`WARPTILE_SMALL`]; whole tiles only, 16-byte
     /// aligned buffers).
     WarpTileSmall,
@@ -54,6 +56,7 @@ impl Method {
             Method::CpAsync => matmul_cp_async,
             Method::RegisterBlocked => matmul_regblock,
             Method::WarpTile => matmul_warptile,
+            Method::WarpTileSm90 => matmul_warptile_sm90,
             Method::WarpTileSmall => matmul_warptile_small,
             Method::WarpTileEdge => matmul_warptile_edge,
         }
@@ -62,7 +65,8 @@ impl Method {
     /// The warp-tiled kernels' shape, `None` for the others.
     pub const fn warp_tile(self) -> Option<WarpTile> {
         match self {
-            Method::WarpTile | Method::WarpTileEdge => Some(WARPTILE),
+            Method::WarpTile | Method::WarpTileSm90 => Some(WARPTILE),
+            Method::WarpTileEdge => Some(WARPTILE_EDGE),
             Method::WarpTileSmall => Some(WARPTILE_SMALL),
             Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::RegisterBlocked => None,
         }
@@ -71,7 +75,7 @@ impl Method {
     /// Whether the kernel has no bounds checks: it takes whole tiles only, from 16-byte aligned
     /// buffers.
     pub const fn whole_tiles_only(self) -> bool {
-        matches!(self, Method::RegisterBlocked | Method::WarpTile | Method::WarpTileSmall)
+        matches!(self, Method::RegisterBlocked | Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileSmall)
     }
 
     /// Rows of C one block computes.
@@ -80,7 +84,8 @@ impl Method {
             Method::Naive => NAIVE_BLOCK.1,
             Method::Tiled | Method::Prefetch | Method::CpAsync => TILE,
             Method::RegisterBlocked => BM,
-            Method::WarpTile | Method::WarpTileEdge => WARPTILE.bm,
+            Method::WarpTile | Method::WarpTileSm90 => WARPTILE.bm,
+            Method::WarpTileEdge => WARPTILE_EDGE.bm,
             Method::WarpTileSmall => WARPTILE_SMALL.bm,
         }
     }
@@ -111,7 +116,7 @@ impl Method {
                 shared_bytes: RB_SHARED_FLOATS * 4,
                 cluster: 1,
             },
-            Method::WarpTile | Method::WarpTileSmall | Method::WarpTileEdge => {
+            Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileSmall | Method::WarpTileEdge => {
                 let cfg = match self.warp_tile() {
                     Some(cfg) => cfg,
                     None => unreachable!(),
@@ -125,7 +130,7 @@ impl Method {
     pub const fn supports(self, m: u32, n: u32, k: u32) -> bool {
         match self {
             Method::RegisterBlocked => regblock_supports(m, n, k),
-            Method::WarpTile => WARPTILE.supports(m, n, k),
+            Method::WarpTile | Method::WarpTileSm90 => WARPTILE.supports(m, n, k),
             Method::WarpTileSmall => WARPTILE_SMALL.supports(m, n, k),
             Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::WarpTileEdge => {
                 m > 0 && n > 0 && k > 0
@@ -264,19 +269,23 @@ pub fn run(
 /// The method [`matmul`] uses on a GPU of `multiprocessors` SMs: the warp-tiled kernel where it
 /// takes the multiply (m and n multiples of 128, k of 16, all three buffers 16-byte aligned) —
 /// its small-grid shape when the 128 × 128 grid has fewer blocks than the GPU has
-/// multiprocessors — else the guarded warp-tiled kernel, which takes any shape.
+/// multiprocessors, its sm_90 build where `sm90` says the Hopper module is loaded — else the
+/// guarded warp-tiled kernel, which takes any shape.
 pub fn choose(
     a: &DeviceSlice<f32>,
     b: &DeviceSlice<f32>,
     c: &DeviceSlice<f32>,
     shape: (usize, usize, usize),
     multiprocessors: u32,
+    sm90: bool,
 ) -> Method {
     match validate(Method::WarpTile, a, b, c, shape) {
         Ok(Dims { m, n, .. }) => {
             let (gx, gy) = WARPTILE.grid(m, n);
             if (gx as u64) * (gy as u64) < u64::from(multiprocessors) {
                 Method::WarpTileSmall
+            } else if sm90 {
+                Method::WarpTileSm90
             } else {
                 Method::WarpTile
             }
@@ -296,7 +305,8 @@ pub fn matmul(
     c: &mut DeviceSlice<f32>,
     shape: (usize, usize, usize),
 ) -> Result<()> {
-    run(gpu, choose(a, b, c, shape, gpu.multiprocessors()), a, b, c, shape)
+    let sm90 = gpu.supports(matmul_warptile_sm90).is_ok();
+    run(gpu, choose(a, b, c, shape, gpu.multiprocessors(), sm90), a, b, c, shape)
 }
 
 /// Float64 CPU reference (row-major, i-k-j order so the inner loop streams rows of B).
@@ -319,13 +329,14 @@ mod tests {
     use super::*;
     use crate::launch::testing::slice_at;
 
-    const METHODS: [Method; 8] = [
+    const METHODS: [Method; 9] = [
         Method::Naive,
         Method::Tiled,
         Method::Prefetch,
         Method::CpAsync,
         Method::RegisterBlocked,
         Method::WarpTile,
+        Method::WarpTileSm90,
         Method::WarpTileSmall,
         Method::WarpTileEdge,
     ];
@@ -415,31 +426,35 @@ mod tests {
         // The tiled kernels load floats one by one: any 4-byte alignment will do.
         assert!(plan(Method::Prefetch, &a, &b, &mut c, (128, 128, 8)).is_ok());
         assert!(plan(Method::WarpTileEdge, &a, &b, &mut c, (128, 128, 8)).is_ok());
-        assert_eq!(choose(&a, &b, &c, (128, 128, 8), 132), Method::WarpTileEdge);
+        assert_eq!(choose(&a, &b, &c, (128, 128, 8), 132, false), Method::WarpTileEdge);
         // SAFETY: descriptors only.
         let (a, b, mut c) = unsafe {
             (slice_at::<f32>(0x1000, 128 * 16), slice_at::<f32>(0x2004, 16 * 128), slice_at::<f32>(0x4000, 128 * 128))
         };
         let err = plan(Method::WarpTile, &a, &b, &mut c, (128, 128, 16)).unwrap_err();
         assert_eq!(err, Error::Misaligned { what: "matmul B", address: 0x2004, align: 16 });
-        assert_eq!(choose(&a, &b, &c, (128, 128, 16), 132), Method::WarpTileEdge);
+        assert_eq!(choose(&a, &b, &c, (128, 128, 16), 132, false), Method::WarpTileEdge);
     }
 
     #[test]
     fn matmul_picks_the_warp_tiled_kernel_for_each_shape() {
-        let pick = |(m, n, k): (usize, usize, usize), sms| {
+        let pick_on = |(m, n, k): (usize, usize, usize), sms, sm90| {
             let (a, b, c) = slices((m * k, k * n, m * n));
-            choose(&a, &b, &c, (m, n, k), sms)
+            choose(&a, &b, &c, (m, n, k), sms, sm90)
         };
-        // 4096^2 is 1024 blocks of 128 x 128: the big tiles.
+        let pick = |shape, sms| pick_on(shape, sms, false);
+        // 4096^2 is 1024 blocks of 128 x 128: the big tiles, built for sm_90 where it is loaded.
         assert_eq!(pick((4096, 4096, 4096), 132), Method::WarpTile);
+        assert_eq!(pick_on((4096, 4096, 4096), 132, true), Method::WarpTileSm90);
         assert_eq!(pick((2048, 2048, 2048), 132), Method::WarpTile);
         // 1024^2 is 64 blocks, fewer than 132 SMs: the small tiles (128 blocks).
         assert_eq!(pick((1024, 1024, 1024), 132), Method::WarpTileSmall);
+        assert_eq!(pick_on((1024, 1024, 1024), 132, true), Method::WarpTileSmall);
         assert_eq!(pick((1024, 1024, 1024), 16), Method::WarpTile);
         // Anything not whole tiles: the guarded kernel.
         for shape in [(4095, 4095, 4095), (4097, 4097, 4097), (4000, 4100, 4033), (4096, 4096, 4088), (1, 1, 1)] {
             assert_eq!(pick(shape, 132), Method::WarpTileEdge, "{shape:?}");
+            assert_eq!(pick_on(shape, 132, true), Method::WarpTileEdge, "{shape:?}");
         }
     }
 
@@ -489,9 +504,9 @@ mod tests {
         .unwrap();
         assert_eq!(rows_seen, [0..band, band..m]);
         // k = 8 is whole register-blocked tiles but not warp-tiled ones (k a multiple of 16).
-        assert_eq!(choose(&a, &b, &c, (m, n, k), 132), Method::WarpTileEdge);
+        assert_eq!(choose(&a, &b, &c, (m, n, k), 132, true), Method::WarpTileEdge);
         let (a, b, c) = slices((m * 16, 16 * n, m * n));
-        assert_eq!(choose(&a, &b, &c, (m, n, 16), 132), Method::WarpTile);
+        assert_eq!(choose(&a, &b, &c, (m, n, 16), 132, false), Method::WarpTile);
     }
 
     #[test]

@@ -384,10 +384,11 @@ fn warp_tiled_and_cp_async_matmuls_count_what_their_sass_does() {
     // 16 STG.E.128 a warp: ly rows × lx · 16 bytes, 16 sectors either shape.
     for c in [&wt, &small] {
         assert_eq!((c.st_requests, c.st_sectors), (16 * warps, 256 * warps));
-        // Per k step 2 A and 2 B LDS.128 fragments, 64 a tile. A fragments pair up (lanes l ^ 1
-        // and l ^ 2 share the lane row): 2 wavefronts; B's lanes differ in l ^ 1: 4 quarter-warp
-        // phases of one wavefront each. 12 a step, no conflict.
-        assert_eq!((c.shared_ld_wavefronts, c.shared_ld_bank_conflicts), (warps * tiles * 16 * 12, 0));
+        // Per k step 2 A and 2 B LDS.128 fragments, 64 a tile. The lane bits alternate row,
+        // column, ..: lanes l ^ 2 share the lane row (A pairs up), lanes l ^ 1 the column (B
+        // pairs up), so each is 2 half-warp wavefronts: 8 a step (12 with row-major lanes, B
+        // then 4 quarter-warp phases), no conflict.
+        assert_eq!((c.shared_ld_wavefronts, c.shared_ld_bank_conflicts), (warps * tiles * 16 * 8, 0));
         assert_eq!(dram(c), whole);
     }
     // The transposing A stores (8 STS, 1 wavefront each: the padded Aᵀ rows put a warp's 32
@@ -396,14 +397,19 @@ fn warp_tiled_and_cp_async_matmuls_count_what_their_sass_does() {
     assert_eq!((small.shared_st_wavefronts, small.shared_st_bank_conflicts), (warps * (tiles + 1) * (8 + 4 * 4), 0));
 
     // matmul_warptile_edge on whole tiles: the same, with every vector 4 single-float LDG.E
-    // (A: 2 lanes a sector, 16 rows; B: 16 bytes apart, 512 bytes) and 4 STG.E a vector out.
+    // (A: 2 lanes a sector, 16 rows; B: 16 bytes apart, 512 bytes) and 4 STG.E a vector out,
+    // and lanes row-major: B's fragment lanes differ in l ^ 1 and l ^ 2, 4 quarter-warp
+    // wavefronts each, 12 a step.
     let edge = run(Method::WarpTileEdge, (256, 256, 256));
     assert_eq!((edge.ld_requests, edge.ld_sectors), (4 * wt.ld_requests, 4 * wt.ld_sectors));
     assert_eq!((edge.st_requests, edge.st_sectors), (4 * wt.st_requests, 4 * wt.st_sectors));
     assert_eq!(
-        (edge.shared_ld_wavefronts, edge.shared_st_wavefronts, edge.shared_st_bank_conflicts),
-        (wt.shared_ld_wavefronts, wt.shared_st_wavefronts, 0)
+        (edge.shared_ld_wavefronts, edge.shared_ld_bank_conflicts, edge.shared_st_wavefronts),
+        (warps * tiles * 16 * 12, 0, wt.shared_st_wavefronts)
     );
+    assert_eq!(edge.shared_st_bank_conflicts, 0);
+    // The sm_90 build makes the same accesses as matmul_warptile, in another order.
+    assert_eq!(run(Method::WarpTileSm90, (256, 256, 256)), wt);
     assert_eq!(dram(&edge), whole);
     // 129 × 129 × 17: 2 × 2 blocks, two k tiles, the second holding k column 16 only. Per warp:
     // tile 0's 16 loads (2 + 2 vectors × 4 floats), then the partial tile twice (as the next

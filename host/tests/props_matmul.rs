@@ -34,7 +34,12 @@ fn general() -> impl Strategy<Value = Method> {
 
 /// The kernels that take whole tiles only.
 fn whole_tiles() -> impl Strategy<Value = Method> {
-    prop_oneof![Just(Method::RegisterBlocked), Just(Method::WarpTile), Just(Method::WarpTileSmall)]
+    prop_oneof![
+        Just(Method::RegisterBlocked),
+        Just(Method::WarpTile),
+        Just(Method::WarpTileSm90),
+        Just(Method::WarpTileSmall)
+    ]
 }
 
 /// `(m, n, k)` rounded up to whole tiles of `method` (unchanged for the general kernels).
@@ -178,7 +183,7 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
                 }
             }
         }
-        Method::WarpTile | Method::WarpTileSmall | Method::WarpTileEdge => {
+        Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileSmall | Method::WarpTileEdge => {
             let cfg = method.warp_tile().unwrap();
             let edge = method == Method::WarpTileEdge;
             if edge {
@@ -380,7 +385,7 @@ proptest! {
                 prop_assert!(bx < owners[0].grid.0 && by < owners[0].grid.1);
                 prop_assert_eq!(tiled_coords(bx, by, c % TILE, local % TILE), (local, c));
             }
-            Method::WarpTile | Method::WarpTileSmall | Method::WarpTileEdge => {
+            Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileSmall | Method::WarpTileEdge => {
                 let band = owners[0];
                 prop_assert_eq!(warp_tile_owners(method, band.grid, (band.dims.0, band.dims.1), (local, c)), 1);
             }
@@ -427,7 +432,7 @@ proptest! {
                             }
                         }
                     }
-                    Method::WarpTile | Method::WarpTileSmall | Method::WarpTileEdge => {
+                    Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileSmall | Method::WarpTileEdge => {
                         let cfg = method.warp_tile().unwrap();
                         let (row0, col0) = (by * cfg.bm, bx * cfg.bn);
                         for t in 0..cfg.threads() {
@@ -518,7 +523,8 @@ proptest! {
     #[test]
     fn matmul_chooses_the_unguarded_kernel_exactly_when_it_can(m in 1usize..3000, n in 1usize..3000, k in 1usize..100,
                                                               whole_tiles in any::<bool>(), skew in prop_oneof![Just(0u64), Just(4)],
-                                                              sms in prop_oneof![Just(132u32), 1u32..300]) {
+                                                              sms in prop_oneof![Just(132u32), 1u32..300],
+                                                              sm90 in any::<bool>()) {
         let (m, n, k) = if whole_tiles { round_up(Method::WarpTile, (m, n, k)) } else { (m, n, k) };
         let (a, b, c) = slices((m * k, k * n, m * n), skew);
         let unguarded = WARPTILE.supports(m as u32, n as u32, k as u32) && skew == 0;
@@ -526,9 +532,10 @@ proptest! {
         let expected = match (unguarded, blocks < sms as usize) {
             (false, _) => Method::WarpTileEdge,
             (true, true) => Method::WarpTileSmall,
+            (true, false) if sm90 => Method::WarpTileSm90,
             (true, false) => Method::WarpTile,
         };
-        let chosen = choose(&a, &b, &c, (m, n, k), sms);
+        let chosen = choose(&a, &b, &c, (m, n, k), sms, sm90);
         prop_assert_eq!(chosen, expected);
         // Whatever is chosen plans: matmul never refuses a valid multiply.
         let (a, b, mut c) = slices((m * k, k * n, m * n), skew);

@@ -309,6 +309,9 @@ pub struct WarpTile {
     pub ly: u32,
     /// Floats of padding after each Aᵀ row in shared memory (a multiple of 4).
     pub pad: u32,
+    /// Lane bits alternate between lane row and column ([`WarpTile::lane_coords`]); `false`:
+    /// lanes row-major (`lane / lx`, `lane % lx`).
+    pub interleave: bool,
 }
 
 impl WarpTile {
@@ -415,11 +418,38 @@ impl WarpTile {
             && self.shared_bytes() <= DEFAULT_SHARED_BYTES
     }
 
-    /// `(warp row, warp column, lane row, lane column)` of thread `t`.
+    /// `(warp row, warp column, lane row, lane column)` of thread `t`. The lane's bits alternate
+    /// between its row and its column, row first (bit 0 a row bit, bit 1 a column bit, ...,
+    /// until one runs out): lanes `l` and `l ^ 1` then share a column and `l` and `l ^ 2` a row,
+    /// so every B fragment load pairs up on `l ^ 1` and every A fragment load on `l ^ 2`, and
+    /// both take 2 wavefronts instead of 4 (the paired-load rule, `coalesce::model`).
     #[inline(always)]
     pub const fn thread(self, t: u32) -> (u32, u32, u32, u32) {
         let (warp, lane) = (t / crate::WARP_SIZE, t % crate::WARP_SIZE);
-        (warp / self.warps_n(), warp % self.warps_n(), lane / self.lx(), lane % self.lx())
+        if !self.interleave {
+            return (warp / self.warps_n(), warp % self.warps_n(), lane / self.lx(), lane % self.lx());
+        }
+        let (ly, lx) = self.lane_coords(lane);
+        (warp / self.warps_n(), warp % self.warps_n(), ly, lx)
+    }
+
+    /// `(lane row, lane column)` of `lane`: its bits dealt alternately to the row and the
+    /// column, row first, the rest to whichever has bits left (see [`WarpTile::thread`]).
+    #[inline(always)]
+    pub const fn lane_coords(self, lane: u32) -> (u32, u32) {
+        if !self.interleave {
+            return (lane / self.lx(), lane % self.lx());
+        }
+        let (a, b) = (self.ly.trailing_zeros(), self.lx().trailing_zeros());
+        let m = if a < b { a } else { b };
+        let (mut y, mut x, mut i) = (0, 0, 0);
+        while i < m {
+            y |= ((lane >> (2 * i)) & 1) << i;
+            x |= ((lane >> (2 * i + 1)) & 1) << i;
+            i += 1;
+        }
+        let rest = lane >> (2 * m);
+        if a > b { (y | rest << m, x) } else { (y, x | rest << m) }
     }
 
     /// Row inside the block's tile of thread `t`'s accumulator row `i` (0..tm): sub-block
@@ -511,15 +541,31 @@ impl WarpTile {
 /// Experimental configurations (timed against each other; the losers are removed).
 /// The warp-tiled kernel's shape: a 128 × 128 block tile walked in k steps of 16, 8 warps of
 /// 64 × 32 (lanes 8 × 4), 8 × 8 outputs a thread.
-pub const WARPTILE: WarpTile = WarpTile { bm: 128, bn: 128, bk: 16, tm: 8, tn: 8, ly: 8, pad: 4 };
+pub const WARPTILE: WarpTile = WarpTile { bm: 128, bn: 128, bk: 16, tm: 8, tn: 8, ly: 8, pad: 4, interleave: true };
 /// The small-grid kernel's shape: 64 × 128 blocks of 4 warps of 32 × 64 (lanes 4 × 8), for
 /// multiplies whose 128 × 128 grid cannot fill the GPU (1024³ is 64 blocks on 132 SMs).
-pub const WARPTILE_SMALL: WarpTile = WarpTile { bm: 64, bn: 128, bk: 16, tm: 8, tn: 8, ly: 4, pad: 4 };
+pub const WARPTILE_SMALL: WarpTile =
+    WarpTile { bm: 64, bn: 128, bk: 16, tm: 8, tn: 8, ly: 4, pad: 4, interleave: true };
+/// The guarded kernel's shape: [`WARPTILE`] with lanes row-major. Interleaved, its fragment
+/// loads pair up too, but ptxas for sm_75 and sm_80 spills 8 bytes (sm_90: none), and on the
+/// H100 it was no faster on shapes that are not whole tiles.
+pub const WARPTILE_EDGE: WarpTile = WarpTile { interleave: false, ..WARPTILE };
 /// Threads of a `matmul_warptile` / `matmul_warptile_edge` block (the launch bounds below).
 pub const WT_THREADS: u32 = 256;
 /// Threads of a `matmul_warptile_small` block.
 pub const WT_SMALL_THREADS: u32 = 128;
-const _: () = assert!(WARPTILE.is_consistent() && WARPTILE_SMALL.is_consistent());
+/// The k step at which a warp-tiled kernel stores the next A tile into the other stage and
+/// issues the next B tile's loads (`device::warptile`): half-way, 8 of 16, for the kernels of
+/// the base module (`matmul_warptile`, `matmul_warptile_edge`).
+pub const WT_SPLIT_AT: u32 = 8;
+/// The split of `matmul_warptile_sm90` and `matmul_warptile_small`: 12 of 16. On the H100 it
+/// ran 3.5% faster than 8 at 4096³ (15: 0.6% slower than 12; 10 and 14 spill), but under the
+/// 128-register cap ptxas for sm_75 and sm_80 spills 4–16 bytes at 12, so only the sm_90 module
+/// and the uncapped small-grid kernel use it.
+pub const WT_LATE_SPLIT_AT: u32 = 12;
+const _: () = assert!(0 < WT_SPLIT_AT && WT_SPLIT_AT < WARPTILE.bk);
+const _: () = assert!(0 < WT_LATE_SPLIT_AT && WT_LATE_SPLIT_AT < WARPTILE.bk && WT_LATE_SPLIT_AT < WARPTILE_SMALL.bk);
+const _: () = assert!(WARPTILE.is_consistent() && WARPTILE_SMALL.is_consistent() && WARPTILE_EDGE.is_consistent());
 const _: () = assert!(WARPTILE.threads() == WT_THREADS && WARPTILE_SMALL.threads() == WT_SMALL_THREADS);
 // Two blocks of 256 threads a multiprocessor at 128 registers each: the occupancy the launch
 // bounds of `matmul_warptile` ask ptxas for (65536 registers a multiprocessor).
@@ -716,16 +762,34 @@ kernel! {
     /// next tile is stored into the other stage, last read before the previous barrier. The
     /// first fragments of the next tile are loaded right after that barrier, before the last
     /// FMAs of this one, so no warp waits on shared memory at a tile edge. A of the next tile
-    /// is loaded at the start of a tile and stored half-way through, B loaded then and stored
-    /// at the end (`SPLIT`), so at most 8 registers a thread hold the next tile: 128 registers
-    /// (the launch bounds) with no spills, two blocks, 16 warps, a multiprocessor. Aᵀ rows are
-    /// padded by 16 bytes so the transposing stores of a warp (16 rows × 32 bytes of A) hit
-    /// distinct banks. Assumes whole tiles and 16-byte aligned buffers (no bounds checks).
+    /// is loaded at the start of a tile and stored half-way through (k step `WT_SPLIT_AT`), B
+    /// loaded then and stored at the end, so at most 8 registers a thread hold
+    /// the next tile: 128 registers (the launch bounds) with no spills, two blocks, 16 warps, a
+    /// multiprocessor. The lanes' bits alternate between lane row and column
+    /// (`WarpTile::lane_coords`), so both fragment loads pair up: 8 wavefronts a warp and k step
+    /// instead of 12 with lanes row-major. Aᵀ rows are padded by 16 bytes so the transposing
+    /// stores of a warp (16 rows × 32 bytes of A) hit distinct banks. Assumes whole tiles and
+    /// 16-byte aligned buffers (no bounds checks).
     pub unsafe fn matmul_warptile(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
         const NA: usize = WARPTILE.a_vectors() as usize;
         const NB: usize = WARPTILE.b_vectors() as usize;
         // SAFETY: forwarded plan guarantees (see `warptile`).
-        unsafe { device::warptile::<8, 8, NA, NB, false, true>(WARPTILE, a, b, c, m, n, k) }
+        unsafe { device::warptile::<8, 8, NA, NB, false, WT_SPLIT_AT>(WARPTILE, a, b, c, m, n, k) }
+    }
+}
+
+crate::hopper_kernel! {
+    #[launch_bounds(256, 2)]
+    /// `matmul_warptile` built for sm_90 only, so it can hold the next A tile three quarters of
+    /// the way through a tile (k step `WT_LATE_SPLIT_AT` of 16) and issue B's loads that late,
+    /// which ptxas for sm_90 fits in 128 registers and ptxas for sm_75 and sm_80 does not: the
+    /// same transactions, 3.5% faster on the H100 at 4096³. The library's kernel for whole tiles
+    /// where the Hopper module is loaded.
+    pub unsafe fn matmul_warptile_sm90(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+        const NA: usize = WARPTILE.a_vectors() as usize;
+        const NB: usize = WARPTILE.b_vectors() as usize;
+        // SAFETY: forwarded plan guarantees (see `warptile`).
+        unsafe { device::warptile::<8, 8, NA, NB, false, WT_LATE_SPLIT_AT>(WARPTILE, a, b, c, m, n, k) }
     }
 }
 
@@ -739,7 +803,7 @@ kernel! {
         const NA: usize = WARPTILE_SMALL.a_vectors() as usize;
         const NB: usize = WARPTILE_SMALL.b_vectors() as usize;
         // SAFETY: forwarded plan guarantees (see `warptile`).
-        unsafe { device::warptile::<8, 8, NA, NB, false, true>(WARPTILE_SMALL, a, b, c, m, n, k) }
+        unsafe { device::warptile::<8, 8, NA, NB, false, WT_LATE_SPLIT_AT>(WARPTILE_SMALL, a, b, c, m, n, k) }
     }
 }
 
@@ -752,10 +816,10 @@ kernel! {
     /// and the partial last k tile, in a branch the whole block takes, test bounds. Each thread
     /// still reads whole 16 bytes of a row, 4 loads of the same sectors.
     pub unsafe fn matmul_warptile_edge(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
-        const NA: usize = WARPTILE.a_vectors() as usize;
-        const NB: usize = WARPTILE.b_vectors() as usize;
+        const NA: usize = WARPTILE_EDGE.a_vectors() as usize;
+        const NB: usize = WARPTILE_EDGE.b_vectors() as usize;
         // SAFETY: forwarded plan guarantees (see `warptile`).
-        unsafe { device::warptile::<8, 8, NA, NB, true, true>(WARPTILE, a, b, c, m, n, k) }
+        unsafe { device::warptile::<8, 8, NA, NB, true, WT_SPLIT_AT>(WARPTILE_EDGE, a, b, c, m, n, k) }
     }
 }
 
@@ -937,8 +1001,9 @@ mod device {
     }
     /// The warp-tiled kernels for `cfg`, whose `tm`, `tn`, `a_vectors()` and `b_vectors()` are
     /// `TM`, `TN`, `NA` and `NB` (array lengths must be literal). `EDGE` guards every global
-    /// access; `SPLIT` stores A into the next stage half-way through a tile and loads B only
-    /// then, so fewer registers hold the next tile at once.
+    /// access. The next tile's A is loaded at the start of a tile and stored into the other
+    /// stage at k step `SPLIT_AT` (`1..cfg.bk`), where B's loads go out, to be stored at the end:
+    /// at most one operand's vectors are held in registers at a time.
     ///
     /// # Safety
     /// Buffers hold m·k, k·n and m·n floats; the launch is `cfg.grid(m, n)` blocks of
@@ -951,7 +1016,7 @@ mod device {
         const NA: usize,
         const NB: usize,
         const EDGE: bool,
-        const SPLIT: bool,
+        const SPLIT_AT: u32,
     >(
         cfg: WarpTile,
         a: *const f32,
@@ -1110,9 +1175,6 @@ mod device {
                 // tile's arithmetic (ptxas may sink them, within its register budget).
                 let mut va = load_a(next_kt);
                 let mut vb = [[0.0f32; 4]; NB];
-                if !SPLIT {
-                    vb = load_b(next_kt);
-                }
                 // Straight-line over kk (LLVM leaves a loop this large rolled). Each step first
                 // loads the next step's fragments, then does this step's TM·TN FMAs with the
                 // ones loaded a step earlier, so shared-memory latency hides behind the FMAs.
@@ -1121,7 +1183,7 @@ mod device {
                 // first fragments before its own FMAs.
                 unroll_tile!(kk => {
                     if kk < bk {
-                        if SPLIT && kk == bk / 2 {
+                        if kk == SPLIT_AT {
                             store_a(1 - st, va);
                             va = [[0.0f32; 4]; NA];
                             vb = load_b(next_kt);
@@ -1129,9 +1191,6 @@ mod device {
                         let next = if kk + 1 < bk {
                             frag(st, kk + 1)
                         } else {
-                            if !SPLIT {
-                                store_a(1 - st, va);
-                            }
                             store_b(1 - st, vb);
                             thread::sync_threads();
                             frag(1 - st, 0)
@@ -1349,7 +1408,7 @@ mod tests {
         }
     }
 
-    const WARP_TILES: [WarpTile; 2] = [WARPTILE, WARPTILE_SMALL];
+    const WARP_TILES: [WarpTile; 3] = [WARPTILE, WARPTILE_SMALL, WARPTILE_EDGE];
 
     #[test]
     fn warp_tile_shapes_are_consistent() {
@@ -1469,9 +1528,31 @@ mod tests {
             assert!(hits.iter().all(|&h| h == 1), "{cfg:?}");
             // A warp's store of one (i, h) is ly rows of lx contiguous 16-byte vectors.
             for w in 0..cfg.threads() / 32 {
-                let cols: Vec<u32> = (32 * w..32 * w + cfg.lx()).map(|t| cfg.out_col(t, 0)).collect();
-                assert!(cols.windows(2).all(|p| p[1] == p[0] + 4));
+                let mut cols: Vec<u32> = (32 * w..32 * w + 32).map(|t| cfg.out_col(t, 0)).collect();
+                let mut rows: Vec<u32> = (32 * w..32 * w + 32).map(|t| cfg.out_row(t, 0)).collect();
+                cols.sort_unstable();
+                cols.dedup();
+                rows.sort_unstable();
+                rows.dedup();
+                assert_eq!((cols.len() as u32, rows.len() as u32), (cfg.lx(), cfg.ly), "{cfg:?}");
+                assert!(cols.windows(2).all(|p| p[1] == p[0] + 4) && rows.windows(2).all(|p| p[1] == p[0] + 4));
             }
+            // Interleaved, lanes l and l ^ 1 share a column (B fragments pair) and l and l ^ 2
+            // a row (A pairs); row-major, l and l + 1 are neighbouring columns. Either way every
+            // (row, column) is one lane.
+            let mut seen = [false; 32];
+            for lane in 0..32 {
+                let (y, x) = cfg.lane_coords(lane);
+                assert!(y < cfg.ly && x < cfg.lx());
+                seen[(y * cfg.lx() + x) as usize] = true;
+                if cfg.interleave {
+                    assert_eq!(cfg.lane_coords(lane ^ 1).1, x, "{cfg:?} lane {lane}");
+                    assert_eq!(cfg.lane_coords(lane ^ 2).0, y, "{cfg:?} lane {lane}");
+                } else {
+                    assert_eq!((y, x), (lane / cfg.lx(), lane % cfg.lx()));
+                }
+            }
+            assert!(seen.iter().all(|&s| s));
         }
     }
 }

@@ -31,9 +31,9 @@
 //!   and `bk` = 16 steps of `tm / 4 + tn / 4` = 4 `LDS.128` fragments (`a_frag`, `b_frag`).
 //!   LLVM rotates the loop so each trip starts with its own step-0 fragments, and drops the last
 //!   trip's load of the next stage's, whose result is dead: 64 `LDS.128` a tile, none outside.
-//!   Then `tm · tn / 4` = 16 `STG.E.128` (`out_row`, `out_col`). An A fragment's lanes pair up
-//!   (lanes `l ^ 1` and `l ^ 2` share the lane row: 2 wavefronts); a B fragment's differ in
-//!   `l ^ 1` (4 quarter-warp wavefronts, though `WARPTILE`'s lanes `l ^ 4` share an address).
+//!   Then `tm · tn / 4` = 16 `STG.E.128` (`out_row`, `out_col`). The lane bits alternate
+//!   between lane row and column (`WarpTile::lane_coords`), so an A fragment's lanes pair up on
+//!   `l ^ 2` (same lane row) and a B fragment's on `l ^ 1` (same lane column): 2 wavefronts each.
 //! - `matmul_warptile_edge`: `matmul_warptile`'s shared accesses, with 4-byte loads: four
 //!   `LDG.E` per A vector (`a_index` + 0..4, rows clamped by `a_src_row`) and per B vector
 //!   (`b_row_start` + `b_src_col` of columns 0..4, clamped); on the partial last k tile only the
@@ -69,13 +69,14 @@ use crate::matmul::{
 const SECTOR_FLOATS: u64 = super::SECTOR_BYTES / 4;
 
 /// Every method, to find the one a planned call launches.
-const METHODS: [Method; 8] = [
+const METHODS: [Method; 9] = [
     Method::Naive,
     Method::Tiled,
     Method::Prefetch,
     Method::CpAsync,
     Method::RegisterBlocked,
     Method::WarpTile,
+    Method::WarpTileSm90,
     Method::WarpTileSmall,
     Method::WarpTileEdge,
 ];
@@ -103,7 +104,7 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
     let (block_rows, block_cols) = match method {
         Method::Naive => (NAIVE_BLOCK.1, NAIVE_BLOCK.0),
         Method::RegisterBlocked => (BM, BN),
-        Method::WarpTile | Method::WarpTileSmall | Method::WarpTileEdge => {
+        Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileSmall | Method::WarpTileEdge => {
             let cfg = warp_tile(method);
             (cfg.bm, cfg.bn)
         }
@@ -112,7 +113,9 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
     let origin = |(bx, by): (u32, u32)| match method {
         Method::Naive => naive_coords(bx, by, 0, 0),
         Method::RegisterBlocked => rb_block_origin(bx, by),
-        Method::WarpTile | Method::WarpTileSmall | Method::WarpTileEdge => warp_tile(method).block_origin(bx, by),
+        Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileSmall | Method::WarpTileEdge => {
+            warp_tile(method).block_origin(bx, by)
+        }
         Method::Tiled | Method::Prefetch | Method::CpAsync => tiled_coords(bx, by, 0, 0),
     };
     // The cp.async kernel's copy width: the same for every block.
@@ -138,7 +141,7 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
                 Method::Naive => naive_warp(&mut one, &lb, &w),
                 Method::RegisterBlocked => regblock_warp(&mut one, &lb, &launch, &w),
                 Method::CpAsync => cp_async_warp(&mut one, &lb, &w, vectors),
-                Method::WarpTile | Method::WarpTileSmall | Method::WarpTileEdge => {
+                Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileSmall | Method::WarpTileEdge => {
                     warptile_warp(&mut one, &lb, &w, warp_tile(method), method == Method::WarpTileEdge)
                 }
                 Method::Tiled | Method::Prefetch => tiled_warp(&mut one, &lb, &w),
