@@ -418,14 +418,17 @@ impl WarpTile {
             && self.shared_bytes() <= DEFAULT_SHARED_BYTES
     }
 
-    /// `(warp row, warp column, lane row, lane column)` of thread `t`. The lane's bits alternate
-    /// between its row and its column, row first (bit 0 a row bit, bit 1 a column bit, ...,
-    /// until one runs out): lanes `l` and `l ^ 1` then share a column and `l` and `l ^ 2` a row,
-    /// so every B fragment load pairs up on `l ^ 1` and every A fragment load on `l ^ 2`, and
-    /// both take 2 wavefronts instead of 4 (the paired-load rule, `coalesce::model`).
+    /// `(warp row, warp column, lane row, lane column)` of thread `t`. With `interleave` the
+    /// lane's bits alternate between its row and its column, row first (bit 0 a row bit, bit 1
+    /// a column bit, ..., until one runs out): lanes `l` and `l ^ 1` then share a column and `l`
+    /// and `l ^ 2` a row, so every B fragment load pairs up on `l ^ 1` and every A fragment
+    /// load on `l ^ 2`, and both take 2 wavefronts instead of 4 (the paired-load rule,
+    /// `coalesce::model`). Without, lanes are row-major.
     #[inline(always)]
     pub const fn thread(self, t: u32) -> (u32, u32, u32, u32) {
         let (warp, lane) = (t / crate::WARP_SIZE, t % crate::WARP_SIZE);
+        // Row-major written out here, not through `lane_coords`: with the call, LLVM laid out
+        // the guarded kernel differently and ptxas for sm_75 and sm_80 spilled 12 bytes.
         if !self.interleave {
             return (warp / self.warps_n(), warp % self.warps_n(), lane / self.lx(), lane % self.lx());
         }
