@@ -25,6 +25,9 @@ pub enum Method {
 }
 
 impl Method {
+    /// Every method, in teaching order.
+    pub const ALL: [Method; 3] = [Method::Global, Method::Shared, Method::Cluster];
+
     /// The kernel's typed handle.
     pub const fn kernel(self) -> Kernel<HistogramSig> {
         match self {

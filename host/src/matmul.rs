@@ -47,6 +47,19 @@ pub enum Method {
 }
 
 impl Method {
+    /// Every method, in teaching order.
+    pub const ALL: [Method; 9] = [
+        Method::Naive,
+        Method::Tiled,
+        Method::Prefetch,
+        Method::CpAsync,
+        Method::RegisterBlocked,
+        Method::WarpTile,
+        Method::WarpTileSm90,
+        Method::WarpTileSmall,
+        Method::WarpTileEdge,
+    ];
+
     /// The kernel's typed handle.
     pub const fn kernel(self) -> Kernel<MatmulSig> {
         match self {
@@ -329,18 +342,6 @@ mod tests {
     use super::*;
     use crate::launch::testing::slice_at;
 
-    const METHODS: [Method; 9] = [
-        Method::Naive,
-        Method::Tiled,
-        Method::Prefetch,
-        Method::CpAsync,
-        Method::RegisterBlocked,
-        Method::WarpTile,
-        Method::WarpTileSm90,
-        Method::WarpTileSmall,
-        Method::WarpTileEdge,
-    ];
-
     /// Descriptors of A, B, C with `lens` elements at made-up 256-byte-aligned addresses.
     fn slices(lens: (usize, usize, usize)) -> (DeviceSlice<f32>, DeviceSlice<f32>, DeviceSlice<f32>) {
         // SAFETY: descriptors only; no planned call is launched.
@@ -406,7 +407,7 @@ mod tests {
         assert_eq!((l.grid, l.block, l.shared_bytes), ((3, 4), (128, 1), 2 * 16 * (68 + 128) * 4));
         let (l, _) = plan_of(Method::WarpTileEdge, (33, 129, 7), (231, 903, 33 * 129)).unwrap();
         assert_eq!((l.grid, l.block), ((2, 1), (256, 1)));
-        for method in METHODS {
+        for method in Method::ALL {
             let m = method.band_rows() as usize;
             let (n, k) = if method.whole_tiles_only() { (128, 16) } else { (1, 8) };
             let (l, _) = plan_of(method, (m, n, k), (m * k, k * n, m * n)).unwrap();

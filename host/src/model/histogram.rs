@@ -63,9 +63,6 @@ use crate::histogram::{
 };
 use crate::launch::Call;
 
-/// Every method, to find the one a call's kernel belongs to.
-const METHODS: [Method; 3] = [Method::Global, Method::Shared, Method::Cluster];
-
 /// 32-bit counts of every bin, wrapping as the kernels' counters.
 type Bins = [u32; BINS as usize];
 
@@ -79,7 +76,7 @@ pub fn histogram(call: &Call<'_, HistogramSig>, values: &[u32]) -> Counts {
     let &(input, ref output, n) = call.args();
     assert_eq!(values.len() as u64, n, "the values of the launch's input");
     let kernel = call.kernel();
-    let method = METHODS.into_iter().find(|m| m.kernel() == kernel).expect("a histogram kernel");
+    let method = Method::ALL.into_iter().find(|m| m.kernel() == kernel).expect("a histogram kernel");
     let mut m = Model::new();
     let (src, bins) = (m.buffer(input.address()), m.buffer(output.address()));
     let (vectors, tail) = split(n);

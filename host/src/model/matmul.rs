@@ -68,19 +68,6 @@ use crate::matmul::{
 /// Floats in a sector.
 const SECTOR_FLOATS: u64 = super::SECTOR_BYTES / 4;
 
-/// Every method, to find the one a planned call launches.
-const METHODS: [Method; 9] = [
-    Method::Naive,
-    Method::Tiled,
-    Method::Prefetch,
-    Method::CpAsync,
-    Method::RegisterBlocked,
-    Method::WarpTile,
-    Method::WarpTileSm90,
-    Method::WarpTileSmall,
-    Method::WarpTileEdge,
-];
-
 /// The buffers and sizes of one launch.
 struct Launched {
     a: Buffer,
@@ -96,7 +83,7 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
     let launch = call.launch();
     let &(a, b, ref c, m, n, k) = call.args();
     let kernel = call.kernel();
-    let method = METHODS.into_iter().find(|method| method.kernel() == kernel).expect("a matmul kernel");
+    let method = Method::ALL.into_iter().find(|method| method.kernel() == kernel).expect("a matmul kernel");
     let mut model = Model::new();
     let l =
         Launched { a: model.buffer(a.address()), b: model.buffer(b.address()), c: model.buffer(c.address()), m, n, k };
