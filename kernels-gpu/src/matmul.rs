@@ -758,19 +758,18 @@ kernel! {
     /// Warp tiling: what regblock does, with the block's 8 warps each owning a 64 × 32 part of
     /// the 128 × 128 tile and its 32 lanes laid out 8 × 4 over it, k steps of 16 instead of 8,
     /// and the next k step's fragments loaded while this step's FMAs run. Per k step a warp's
-    /// A fragment loads read 8 contiguous 16-byte vectors and its B loads 4 (one 128-byte
-    /// wavefront each, where regblock's 16 × 2 lanes need 2 for B), and its 16 `st.global.v4`
-    /// write 8 rows × 64 bytes. BK = 16 halves regblock's barriers and loop overhead per FMA
-    /// (one barrier per 1024 FMAs a thread), and its one barrier a tile is enough because the
-    /// next tile is stored into the other stage, last read before the previous barrier. The
-    /// first fragments of the next tile are loaded right after that barrier, before the last
-    /// FMAs of this one, so no warp waits on shared memory at a tile edge. A of the next tile
-    /// is loaded at the start of a tile and stored half-way through (k step `WT_SPLIT_AT`), B
-    /// loaded then and stored at the end, so at most 8 registers a thread hold
-    /// the next tile: 128 registers (the launch bounds) with no spills, two blocks, 16 warps, a
-    /// multiprocessor. The lanes' bits alternate between lane row and column
-    /// (`WarpTile::lane_coords`), so both fragment loads pair up: 8 wavefronts a warp and k step
-    /// instead of 12 with lanes row-major. Aᵀ rows are padded by 16 bytes so the transposing
+    /// A fragment loads read 8 contiguous 16-byte vectors and its B loads 4; the lanes' bits
+    /// alternate between lane row and column (`WarpTile::thread`), so both loads pair up and
+    /// take 2 wavefronts each: 8 a warp and k step (12 with lanes row-major, as in regblock's
+    /// 16 × 2 lanes). Its 16 `st.global.v4` write 8 rows × 64 bytes. BK = 16 halves regblock's
+    /// barriers and loop overhead per FMA (one barrier per 1024 FMAs a thread), and its one
+    /// barrier a tile is enough because the next tile is stored into the other stage, last read
+    /// before the previous barrier. The first fragments of the next tile are loaded right after
+    /// that barrier, before the last FMAs of this one, so no warp waits on shared memory at a
+    /// tile edge. A of the next tile is loaded at the start of a tile and stored half-way
+    /// through (k step `WT_SPLIT_AT`), B loaded then and stored at the end, so at most 8
+    /// registers a thread hold the next tile: 128 registers (the launch bounds) with no spills,
+    /// two blocks, 16 warps, a multiprocessor. Aᵀ rows are padded by 16 bytes so the transposing
     /// stores of a warp (16 rows × 32 bytes of A) hit distinct banks. Assumes whole tiles and
     /// 16-byte aligned buffers (no bounds checks).
     pub unsafe fn matmul_warptile(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
