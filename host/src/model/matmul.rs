@@ -154,7 +154,7 @@ fn footprint(
     origin: impl Fn((u32, u32)) -> (u32, u32),
     (block_rows, block_cols): (u32, u32),
 ) {
-    let (m, n, k) = (u64::from(l.m), u64::from(l.n), u64::from(l.k));
+    let (n, k) = (u64::from(l.n), u64::from(l.k));
     let mut rows = vec![false; l.m as usize];
     let mut cols = vec![false; l.n as usize];
     for block in blocks(launch) {
@@ -197,7 +197,19 @@ fn footprint(
             }
         }
     }
-    let _ = m;
+}
+
+/// The one-output-a-thread kernels' 4-byte `STG.E` of C: the lanes whose `rc(lane)` (row, col)
+/// lies inside C store it.
+fn store_c(model: &mut Model, l: &Launched, w: &Warp, rc: impl Fn(u32) -> (u32, u32)) {
+    let inside = |lane| {
+        let (r, c) = rc(lane);
+        r < l.m && c < l.n
+    };
+    model.store(l.c, 4, lanes_where(w.lanes, inside), |lane| {
+        let (r, c) = rc(lane);
+        4 * row_major(r.into(), c.into(), l.n.into())
+    });
 }
 
 fn naive_warp(model: &mut Model, l: &Launched, w: &Warp) {
@@ -214,10 +226,7 @@ fn naive_warp(model: &mut Model, l: &Launched, w: &Warp) {
         model.load(l.a, 4, active, |lane| 4 * row_major(rc(lane).0.into(), i, k));
         model.load(l.b, 4, active, |lane| 4 * row_major(i, rc(lane).1.into(), n));
     }
-    model.store(l.c, 4, active, |lane| {
-        let (r, c) = rc(lane);
-        4 * row_major(r.into(), c.into(), n)
-    });
+    store_c(model, l, w, rc);
 }
 
 fn tiled_warp(model: &mut Model, l: &Launched, w: &Warp) {
@@ -249,14 +258,7 @@ fn tiled_warp(model: &mut Model, l: &Launched, w: &Warp) {
             }
         }
     }
-    let active = lanes_where(w.lanes, |lane| {
-        let (r, c) = rc(lane);
-        r < m && c < n
-    });
-    model.store(l.c, 4, active, |lane| {
-        let (r, c) = rc(lane);
-        4 * row_major(r.into(), c.into(), n.into())
-    });
+    store_c(model, l, w, rc);
 }
 
 fn regblock_warp(model: &mut Model, l: &Launched, launch: &Launch, w: &Warp) {
@@ -369,14 +371,7 @@ fn cp_async_warp(model: &mut Model, l: &Launched, w: &Warp, vectors: bool) {
             }
         }
     }
-    let active = lanes_where(w.lanes, |lane| {
-        let (r, c) = rc(lane);
-        r < m && c < n
-    });
-    model.store(l.c, 4, active, |lane| {
-        let (r, c) = rc(lane);
-        4 * row_major(r.into(), c.into(), n.into())
-    });
+    store_c(model, l, w, rc);
 }
 
 /// One warp of a warp-tiled kernel of shape `cfg`; `edge` for the guarded one.
