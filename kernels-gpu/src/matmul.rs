@@ -562,9 +562,9 @@ pub const WT_SMALL_THREADS: u32 = 128;
 /// the base module (`matmul_warptile`, `matmul_warptile_edge`).
 pub const WT_SPLIT_AT: u32 = 8;
 /// The split of `matmul_warptile_sm90` and `matmul_warptile_small`: 12 of 16. On the H100 it
-/// ran 3.5% faster than 8 at 4096³ (15: 0.6% slower than 12; 10 and 14 spill), but under the
-/// 128-register cap ptxas for sm_75 and sm_80 spills 4–16 bytes at 12, so only the sm_90 module
-/// and the uncapped small-grid kernel use it.
+/// ran 1.8–6% faster than 8 at 4096³ across calls (15: 0.6% slower than 12; 10 and 14 spill),
+/// but under the 128-register cap ptxas for sm_75 and sm_80 spills 4–16 bytes at 12, so only
+/// the sm_90 module and the uncapped small-grid kernel use it.
 pub const WT_LATE_SPLIT_AT: u32 = 12;
 const _: () = assert!(0 < WT_SPLIT_AT && WT_SPLIT_AT < WARPTILE.bk);
 const _: () = assert!(0 < WT_LATE_SPLIT_AT && WT_LATE_SPLIT_AT < WARPTILE.bk && WT_LATE_SPLIT_AT < WARPTILE_SMALL.bk);
@@ -648,6 +648,19 @@ kernel! {
         // SAFETY: forwarded plan guarantees (see `regblock`).
         unsafe { device::regblock(a, b, c, m, n, k) }
     }
+}
+
+/// The body of every warp-tiled kernel: `device::warptile` on the shape `$cfg` (its vector
+/// counts as the literal array lengths it needs), guarded or not (`$edge`), splitting at k step
+/// `$split`.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! warptile_body {
+    ($cfg:ident, $edge:literal, $split:ident, $a:ident, $b:ident, $c:ident, $m:ident, $n:ident, $k:ident) => {{
+        const NA: usize = $cfg.a_vectors() as usize;
+        const NB: usize = $cfg.b_vectors() as usize;
+        // SAFETY: forwarded plan guarantees (see `warptile`).
+        unsafe { device::warptile::<8, 8, NA, NB, $edge, $split>($cfg, $a, $b, $c, $m, $n, $k) }
+    }};
 }
 
 crate::hopper_kernel! {
@@ -773,10 +786,7 @@ kernel! {
     /// stores of a warp (16 rows × 32 bytes of A) hit distinct banks. Assumes whole tiles and
     /// 16-byte aligned buffers (no bounds checks).
     pub unsafe fn matmul_warptile(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
-        const NA: usize = WARPTILE.a_vectors() as usize;
-        const NB: usize = WARPTILE.b_vectors() as usize;
-        // SAFETY: forwarded plan guarantees (see `warptile`).
-        unsafe { device::warptile::<8, 8, NA, NB, false, WT_SPLIT_AT>(WARPTILE, a, b, c, m, n, k) }
+        warptile_body!(WARPTILE, false, WT_SPLIT_AT, a, b, c, m, n, k)
     }
 }
 
@@ -785,13 +795,10 @@ crate::hopper_kernel! {
     /// `matmul_warptile` built for sm_90 only, so it can hold the next A tile three quarters of
     /// the way through a tile (k step `WT_LATE_SPLIT_AT` of 16) and issue B's loads that late,
     /// which ptxas for sm_90 fits in 128 registers and ptxas for sm_75 and sm_80 does not: the
-    /// same transactions, 3.5% faster on the H100 at 4096³. The library's kernel for whole tiles
-    /// where the Hopper module is loaded.
+    /// same transactions, 1.8–6% faster on the H100 at 4096³ (BENCHMARKS.md). The library's
+    /// kernel for whole tiles where the Hopper module is loaded.
     pub unsafe fn matmul_warptile_sm90(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
-        const NA: usize = WARPTILE.a_vectors() as usize;
-        const NB: usize = WARPTILE.b_vectors() as usize;
-        // SAFETY: forwarded plan guarantees (see `warptile`).
-        unsafe { device::warptile::<8, 8, NA, NB, false, WT_LATE_SPLIT_AT>(WARPTILE, a, b, c, m, n, k) }
+        warptile_body!(WARPTILE, false, WT_LATE_SPLIT_AT, a, b, c, m, n, k)
     }
 }
 
@@ -802,10 +809,7 @@ kernel! {
     /// H100's 132 SMs idle; this grid is 128 blocks, about one a multiprocessor, so the
     /// registers are not capped at 128 (capped, ptxas spills): 3 blocks fit a multiprocessor.
     pub unsafe fn matmul_warptile_small(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
-        const NA: usize = WARPTILE_SMALL.a_vectors() as usize;
-        const NB: usize = WARPTILE_SMALL.b_vectors() as usize;
-        // SAFETY: forwarded plan guarantees (see `warptile`).
-        unsafe { device::warptile::<8, 8, NA, NB, false, WT_LATE_SPLIT_AT>(WARPTILE_SMALL, a, b, c, m, n, k) }
+        warptile_body!(WARPTILE_SMALL, false, WT_LATE_SPLIT_AT, a, b, c, m, n, k)
     }
 }
 
@@ -818,10 +822,7 @@ kernel! {
     /// and the partial last k tile, in a branch the whole block takes, test bounds. Each thread
     /// still reads whole 16 bytes of a row, 4 loads of the same sectors.
     pub unsafe fn matmul_warptile_edge(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
-        const NA: usize = WARPTILE_EDGE.a_vectors() as usize;
-        const NB: usize = WARPTILE_EDGE.b_vectors() as usize;
-        // SAFETY: forwarded plan guarantees (see `warptile`).
-        unsafe { device::warptile::<8, 8, NA, NB, true, WT_SPLIT_AT>(WARPTILE_EDGE, a, b, c, m, n, k) }
+        warptile_body!(WARPTILE_EDGE, true, WT_SPLIT_AT, a, b, c, m, n, k)
     }
 }
 
