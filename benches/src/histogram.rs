@@ -12,16 +12,18 @@ pub const CHECK_SIZES: [usize; 9] = [1, 3, 4, 5, 4095, 4097, 40_961, 1_000_003, 
 /// Values of the benchmark: 2^26 (256 MiB read).
 pub const BENCH_N: usize = 1 << 26;
 
-/// The histogram variants, in teaching order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Histogram {
-    /// One global atomic per element.
-    Global,
-    /// Per-block shared histograms, one global atomic per bin and block.
-    Shared,
-    /// Shared histograms combined across clusters through distributed shared memory.
-    Cluster,
-}
+/// Every histogram method's PTX entry, in [`Method::ALL`] order (one kernel a method).
+static KERNELS: [[&str; 1]; Method::ALL.len()] = {
+    let mut out = [[""]; Method::ALL.len()];
+    let mut i = 0;
+    while i < out.len() {
+        // `self as usize` indexes this table: ALL must list the methods in declaration order.
+        assert!(Method::ALL[i] as usize == i, "Method::ALL is in declaration order");
+        out[i] = [Method::ALL[i].kernel().name()];
+        i += 1;
+    }
+    out
+};
 
 /// The input: 0 = uniform (every bin 1/256 of the values), 1 = skewed (bin `k` gets `2^-(k+1)`
 /// of them: half in bin 0, a quarter in bin 1, ..., bins 33 and up none).
@@ -43,35 +45,29 @@ pub fn bench_input(kind: u32) -> Vec<u32> {
     values(&mut Rng::new(u64::from(kind) + 11), BENCH_N, kind)
 }
 
-impl Family for Histogram {
+/// The registry's histogram variants are the library's methods themselves, in teaching order.
+impl Family for Method {
     const NAME: &'static str = "histogram";
-    const VARIANTS: &'static [Self] = &[Histogram::Global, Histogram::Shared, Histogram::Cluster];
+    const VARIANTS: &'static [Self] = &Method::ALL;
 
     fn name(self) -> &'static str {
-        match self {
-            Histogram::Global => "global",
-            Histogram::Shared => "shared",
-            Histogram::Cluster => "cluster",
-        }
+        // The kernel's entry name less the family's prefix: one name on every side.
+        let kernel = KERNELS[self as usize][0];
+        kernel.strip_prefix("histogram_").unwrap_or(kernel)
     }
 
     fn summary(self) -> &'static str {
         match self {
-            Histogram::Global => "256 bins, one red.global.add per element: same-address atomics queue in L2",
-            Histogram::Shared => "per-block shared bins (red.shared.add), then one global atomic per bin and block",
-            Histogram::Cluster => {
+            Method::Global => "256 bins, one red.global.add per element: same-address atomics queue in L2",
+            Method::Shared => "per-block shared bins (red.shared.add), then one global atomic per bin and block",
+            Method::Cluster => {
                 "shared bins combined over an 8-block cluster via mapa + ld.shared::cluster, one flush per cluster (sm_90)"
             }
         }
     }
 
     fn kernels(self) -> &'static [&'static str] {
-        use coalesce::histogram::*;
-        match self {
-            Histogram::Global => const { &[histogram_global.name()] },
-            Histogram::Shared => const { &[histogram_shared.name()] },
-            Histogram::Cluster => const { &[histogram_cluster.name()] },
-        }
+        &KERNELS[self as usize]
     }
 
     fn param(self) -> Option<Param> {
@@ -79,7 +75,7 @@ impl Family for Histogram {
     }
 
     fn check(self, gpu: &Gpu, rng: &mut Rng, kind: u32) -> CheckResult<String> {
-        let method = self.method();
+        let method = self;
         if let Err(e) = gpu.supports(method.kernel()) {
             return Ok(format!("SKIPPED ({e})"));
         }
@@ -110,26 +106,15 @@ impl Family for Histogram {
     fn model(self, kind: u32, _sms: u32) -> Result<Option<coalesce::model::Counts>> {
         // Only the DRAM footprint of the bins depends on the values (which bins the atomics
         // touch), so the replay gets the bench's own input, generated as `bench` generates it.
-        coalesce::model::histogram::run(self.method(), &bench_input(kind)).map(Some)
+        coalesce::model::histogram::run(self, &bench_input(kind)).map(Some)
     }
 
     fn bench(self, gpu: &Gpu, kind: u32) -> Result<Workload> {
-        let method = self.method();
+        let method = self;
         gpu.supports(method.kernel())?;
         let input: DeviceBuffer<u32> = gpu.upload(&bench_input(kind))?;
         let mut bins = gpu.poisoned::<u32>(BINS as usize, 0)?;
         Ok(Workload::new(4 * BENCH_N as u64, move |gpu| lib::run(gpu, method, &input, &mut bins)))
-    }
-}
-
-impl Histogram {
-    /// The library method the variant runs.
-    pub const fn method(self) -> Method {
-        match self {
-            Histogram::Global => Method::Global,
-            Histogram::Shared => Method::Shared,
-            Histogram::Cluster => Method::Cluster,
-        }
     }
 }
 

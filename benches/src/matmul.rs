@@ -47,102 +47,63 @@ const WINDOW: usize = 2 * BM as usize;
 /// boundaries only.
 const FULL_COMPARE: usize = 1 << 26;
 
-/// The matmul variants, in teaching order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Matmul {
-    /// One output a thread.
-    Naive,
-    /// 32 × 32 shared-memory tiles.
-    Tiled,
-    /// Tiles with the next one prefetched into registers.
-    Prefetch,
-    /// Tiles through a 4-stage cp.async pipeline (Hopper module).
-    CpAsync,
-    /// 128 × 128 block tile, 8 × 8 a thread.
-    Regblock,
-    /// Warp tiling, 128 × 128 × 16, the library's kernel for whole tiles.
-    Warptile,
-    /// The same built for sm_90 with a later split, the library's kernel for whole tiles on
-    /// Hopper.
-    WarptileSm90,
-    /// Warp tiling on 64 × 128 blocks, the library's kernel for whole tiles on small grids.
-    WarptileSmall,
-    /// Warp tiling with every access guarded, the library's kernel for any other shape.
-    WarptileEdge,
-}
+/// Every matmul method's PTX entry, in [`Method::ALL`] order (one kernel a method).
+static KERNELS: [[&str; 1]; Method::ALL.len()] = {
+    let mut out = [[""]; Method::ALL.len()];
+    let mut i = 0;
+    while i < out.len() {
+        // `self as usize` indexes this table: ALL must list the methods in declaration order.
+        assert!(Method::ALL[i] as usize == i, "Method::ALL is in declaration order");
+        out[i] = [Method::ALL[i].kernel().name()];
+        i += 1;
+    }
+    out
+};
 
-impl Family for Matmul {
+/// The registry's matmul variants are the library's methods themselves, in teaching order.
+impl Family for Method {
     const NAME: &'static str = "matmul";
-    const VARIANTS: &'static [Self] = &[
-        Matmul::Naive,
-        Matmul::Tiled,
-        Matmul::Prefetch,
-        Matmul::CpAsync,
-        Matmul::Regblock,
-        Matmul::Warptile,
-        Matmul::WarptileSm90,
-        Matmul::WarptileSmall,
-        Matmul::WarptileEdge,
-    ];
+    const VARIANTS: &'static [Self] = &Method::ALL;
 
     fn name(self) -> &'static str {
-        match self {
-            Matmul::Naive => "naive",
-            Matmul::Tiled => "tiled",
-            Matmul::Prefetch => "prefetch",
-            Matmul::CpAsync => "cp_async",
-            Matmul::Regblock => "regblock",
-            Matmul::Warptile => "warptile",
-            Matmul::WarptileSm90 => "warptile_sm90",
-            Matmul::WarptileSmall => "warptile_small",
-            Matmul::WarptileEdge => "warptile_edge",
-        }
+        // The kernel's entry name less the family's prefix: one name on every side.
+        let kernel = KERNELS[self as usize][0];
+        kernel.strip_prefix("matmul_").unwrap_or(kernel)
     }
 
     fn summary(self) -> &'static str {
         match self {
-            Matmul::Naive => "one output a thread, operands straight from global memory",
-            Matmul::Tiled => "32x32 shared-memory tiles, barriers after store and after use",
-            Matmul::Prefetch => "tiles with the next one loaded into registers during compute",
-            Matmul::CpAsync => {
+            Method::Naive => "one output a thread, operands straight from global memory",
+            Method::Tiled => "32x32 shared-memory tiles, barriers after store and after use",
+            Method::Prefetch => "tiles with the next one loaded into registers during compute",
+            Method::CpAsync => {
                 "32x32 tiles through a 4-stage cp.async ring: 3 tiles in flight, 1 barrier a tile (sm_90)"
             }
-            Matmul::Regblock => "128x128 block tile, 8x8 per thread, 16-byte shared loads, 2 stages",
-            Matmul::Warptile => "warps of 64x32 (lanes 8x4), BK 16, next fragments loaded during the FMAs",
-            Matmul::WarptileSm90 => "warptile built for sm_90: next A stored, B loaded at k step 12 of 16 (sm_90)",
-            Matmul::WarptileSmall => "warptile on 64x128 blocks of 4 warps, for grids smaller than the GPU",
-            Matmul::WarptileEdge => {
+            Method::RegisterBlocked => "128x128 block tile, 8x8 per thread, 16-byte shared loads, 2 stages",
+            Method::WarpTile => "warps of 64x32 (lanes 8x4), BK 16, next fragments loaded during the FMAs",
+            Method::WarpTileSm90 => "warptile built for sm_90: next A stored, B loaded at k step 12 of 16 (sm_90)",
+            Method::WarpTileSmall => "warptile on 64x128 blocks of 4 warps, for grids smaller than the GPU",
+            Method::WarpTileEdge => {
                 "warptile with guarded single-float loads: any shape (4095, 4097, 4000x4100x4033, 4096)"
             }
         }
     }
 
     fn kernels(self) -> &'static [&'static str] {
-        use coalesce::matmul::*;
-        match self {
-            Matmul::Naive => const { &[matmul_naive.name()] },
-            Matmul::Tiled => const { &[matmul_tiled.name()] },
-            Matmul::Prefetch => const { &[matmul_prefetch.name()] },
-            Matmul::CpAsync => const { &[matmul_cp_async.name()] },
-            Matmul::Regblock => const { &[matmul_regblock.name()] },
-            Matmul::Warptile => const { &[matmul_warptile.name()] },
-            Matmul::WarptileSm90 => const { &[matmul_warptile_sm90.name()] },
-            Matmul::WarptileSmall => const { &[matmul_warptile_small.name()] },
-            Matmul::WarptileEdge => const { &[matmul_warptile_edge.name()] },
-        }
+        &KERNELS[self as usize]
     }
 
     fn param(self) -> Option<Param> {
         match self {
-            Matmul::Warptile | Matmul::WarptileSm90 => Some(SIZE),
-            Matmul::WarptileSmall => Some(SMALL_SIZE),
-            Matmul::WarptileEdge => Some(EDGE_SHAPE),
-            Matmul::Naive | Matmul::Tiled | Matmul::Prefetch | Matmul::CpAsync | Matmul::Regblock => None,
+            Method::WarpTile | Method::WarpTileSm90 => Some(SIZE),
+            Method::WarpTileSmall => Some(SMALL_SIZE),
+            Method::WarpTileEdge => Some(EDGE_SHAPE),
+            Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::RegisterBlocked => None,
         }
     }
 
     fn check(self, gpu: &Gpu, rng: &mut Rng, _: u32) -> CheckResult<String> {
-        let method = self.method();
+        let method = self;
         if let Err(e) = gpu.supports(method.kernel()) {
             return Ok(format!("SKIPPED ({e})"));
         }
@@ -183,19 +144,19 @@ impl Family for Matmul {
         if method == Method::WarpTileEdge {
             extra = format!("; {}", check_unaligned(gpu, rng)?);
         }
-        let banded = self.check_banded(gpu, rng)?;
+        let banded = check_banded(self, gpu, rng)?;
         Ok(format!("shapes {shapes:?}, worst relative error {worst:.1e}{extra}; {banded}"))
     }
 
     fn bench(self, gpu: &Gpu, value: u32) -> Result<Workload> {
-        let method = self.method();
+        let method = self;
         gpu.supports(method.kernel())?;
         let (m, n, k) = match self {
-            Matmul::Warptile | Matmul::WarptileSm90 | Matmul::WarptileSmall => {
+            Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileSmall => {
                 (value as usize, value as usize, value as usize)
             }
-            Matmul::WarptileEdge => EDGE_BENCH_SHAPES[value as usize],
-            Matmul::Naive | Matmul::Tiled | Matmul::Prefetch | Matmul::CpAsync | Matmul::Regblock => {
+            Method::WarpTileEdge => EDGE_BENCH_SHAPES[value as usize],
+            Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::RegisterBlocked => {
                 (BENCH_SIZE, BENCH_SIZE, BENCH_SIZE)
             }
         };
@@ -210,15 +171,15 @@ impl Family for Matmul {
     fn model(self, value: u32, _sms: u32) -> Result<Option<Counts>> {
         // The shape `bench` runs at this value; one band: every shape here fits one launch.
         let shape = match self {
-            Matmul::Warptile | Matmul::WarptileSm90 | Matmul::WarptileSmall => {
+            Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileSmall => {
                 (value as usize, value as usize, value as usize)
             }
-            Matmul::WarptileEdge => EDGE_BENCH_SHAPES[value as usize],
-            Matmul::Naive | Matmul::Tiled | Matmul::Prefetch | Matmul::CpAsync | Matmul::Regblock => {
+            Method::WarpTileEdge => EDGE_BENCH_SHAPES[value as usize],
+            Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::RegisterBlocked => {
                 (BENCH_SIZE, BENCH_SIZE, BENCH_SIZE)
             }
         };
-        coalesce::model::matmul::run(self.method(), shape).map(Some)
+        coalesce::model::matmul::run(self, shape).map(Some)
     }
 }
 
@@ -255,58 +216,38 @@ fn check_unaligned(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
     Ok(format!("unaligned 256x384x160 through matmul::matmul, relative error {err:.1e}"))
 }
 
-impl Matmul {
-    /// The library method the variant runs.
-    pub const fn method(self) -> Method {
-        match self {
-            Matmul::Naive => Method::Naive,
-            Matmul::Tiled => Method::Tiled,
-            Matmul::Prefetch => Method::Prefetch,
-            Matmul::CpAsync => Method::CpAsync,
-            Matmul::Regblock => Method::RegisterBlocked,
-            Matmul::Warptile => Method::WarpTile,
-            Matmul::WarptileSm90 => Method::WarpTileSm90,
-            Matmul::WarptileSmall => Method::WarpTileSmall,
-            Matmul::WarptileEdge => Method::WarpTileEdge,
-        }
+/// A matrix one band taller than one launch takes (small n and k; for the whole-tiles-only
+/// kernels the smallest whole tiles): the library splits it into two row bands. Compared in
+/// full where C is small, else at both ends and around the band boundary.
+fn check_banded(method: Method, gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
+    let band = method.band_rows() as usize;
+    let (m, n, k) = match method {
+        Method::RegisterBlocked => (band + BM as usize, BN as usize, 8),
+        Method::WarpTile | Method::WarpTileSm90 => (band + WARPTILE.bm as usize, WARPTILE.bn as usize, 16),
+        Method::WarpTileSmall => (band + WARPTILE_SMALL.bm as usize, WARPTILE_SMALL.bn as usize, 16),
+        Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::WarpTileEdge => (band + 33, 5, 3),
+    };
+    let need = 4 * (m * k + k * n + m * n) as u64 + (1 << 30);
+    if gpu.info().memory_bytes < need {
+        return Ok(format!("banded {m}x{n}x{k} skipped (needs {:.1} GB)", need as f64 / 1e9));
     }
-
-    /// A matrix one band taller than one launch takes (small n and k; for the whole-tiles-only
-    /// kernels the smallest whole tiles): the library splits it into two row bands. Compared in
-    /// full where C is small, else at both ends and around the band boundary.
-    fn check_banded(self, gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
-        let method = self.method();
-        let band = method.band_rows() as usize;
-        let (m, n, k) = match method {
-            Method::RegisterBlocked => (band + BM as usize, BN as usize, 8),
-            Method::WarpTile | Method::WarpTileSm90 => (band + WARPTILE.bm as usize, WARPTILE.bn as usize, 16),
-            Method::WarpTileSmall => (band + WARPTILE_SMALL.bm as usize, WARPTILE_SMALL.bn as usize, 16),
-            Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::WarpTileEdge => {
-                (band + 33, 5, 3)
-            }
-        };
-        let need = 4 * (m * k + k * n + m * n) as u64 + (1 << 30);
-        if gpu.info().memory_bytes < need {
-            return Ok(format!("banded {m}x{n}x{k} skipped (needs {:.1} GB)", need as f64 / 1e9));
-        }
-        let a = random_buffer::<f32>(gpu, m * k, Fill::Unit, rng.next_u64() as u32)?;
-        let b_host = rng.f32s(k * n);
-        let b = gpu.upload(&b_host)?;
-        let mut c = gpu.poisoned::<f32>(m * n, POISON_BITS)?;
-        lib::run(gpu, method, &a, &b, &mut c, (m, n, k))?;
-        gpu.synchronize()?;
-        let windows: Vec<Range<usize>> = if m * n <= FULL_COMPARE {
-            vec![Range { start: 0, end: m }]
-        } else {
-            vec![0..WINDOW, band - WINDOW..band + WINDOW.min(m - band), m - WINDOW..m]
-        };
-        let mut worst = 0.0f64;
-        for rows in &windows {
-            let a_rows = a.index(rows.start * k..rows.end * k).as_host_vec()?;
-            let c_rows = c.index(rows.start * n..rows.end * n).as_host_vec()?;
-            let want = matmul_cpu(&a_rows, &b_host, (rows.len(), n, k));
-            worst = worst.max(close(&format!("banded {m}x{n}x{k} rows {rows:?}"), &c_rows, &want, TOLERANCE)?);
-        }
-        Ok(format!("banded {m}x{n}x{k} (2 launches) rows {windows:?}, worst {worst:.1e}"))
+    let a = random_buffer::<f32>(gpu, m * k, Fill::Unit, rng.next_u64() as u32)?;
+    let b_host = rng.f32s(k * n);
+    let b = gpu.upload(&b_host)?;
+    let mut c = gpu.poisoned::<f32>(m * n, POISON_BITS)?;
+    lib::run(gpu, method, &a, &b, &mut c, (m, n, k))?;
+    gpu.synchronize()?;
+    let windows: Vec<Range<usize>> = if m * n <= FULL_COMPARE {
+        vec![Range { start: 0, end: m }]
+    } else {
+        vec![0..WINDOW, band - WINDOW..band + WINDOW.min(m - band), m - WINDOW..m]
+    };
+    let mut worst = 0.0f64;
+    for rows in &windows {
+        let a_rows = a.index(rows.start * k..rows.end * k).as_host_vec()?;
+        let c_rows = c.index(rows.start * n..rows.end * n).as_host_vec()?;
+        let want = matmul_cpu(&a_rows, &b_host, (rows.len(), n, k));
+        worst = worst.max(close(&format!("banded {m}x{n}x{k} rows {rows:?}"), &c_rows, &want, TOLERANCE)?);
     }
+    Ok(format!("banded {m}x{n}x{k} (2 launches) rows {windows:?}, worst {worst:.1e}"))
 }

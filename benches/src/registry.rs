@@ -136,8 +136,8 @@ pub fn families() -> Vec<(&'static str, Vec<&'static dyn Variant>)> {
         family::<crate::transpose::Transpose>(),
         family::<crate::bank::Bank>(),
         family::<crate::reduce::Reduce>(),
-        family::<crate::histogram::Histogram>(),
-        family::<crate::matmul::Matmul>(),
+        family::<coalesce::histogram::Method>(),
+        family::<coalesce::matmul::Method>(),
         family::<crate::distance::Distance>(),
     ]
 }
