@@ -3,7 +3,7 @@ use coalesce::histogram::{self as lib, BINS, Method, histogram_cpu};
 use coalesce::{DeviceBuffer, Error, Gpu, Result};
 
 use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, same_values};
-use crate::registry::{Family, Param};
+use crate::registry::{Family, Param, method_kernels, name_from_kernel};
 use crate::workload::Workload;
 
 /// Sizes checked: below one vector, every tail length, around one block's 4096 elements, a large
@@ -13,17 +13,7 @@ pub const CHECK_SIZES: [usize; 9] = [1, 3, 4, 5, 4095, 4097, 40_961, 1_000_003, 
 pub const BENCH_N: usize = 1 << 26;
 
 /// Every histogram method's PTX entry, in [`Method::ALL`] order (one kernel a method).
-static KERNELS: [[&str; 1]; Method::ALL.len()] = {
-    let mut out = [[""]; Method::ALL.len()];
-    let mut i = 0;
-    while i < out.len() {
-        // `self as usize` indexes this table: ALL must list the methods in declaration order.
-        assert!(Method::ALL[i] as usize == i, "Method::ALL is in declaration order");
-        out[i] = [Method::ALL[i].kernel().name()];
-        i += 1;
-    }
-    out
-};
+static KERNELS: [[&str; 1]; Method::ALL.len()] = method_kernels!(Method);
 
 /// The input: 0 = uniform (every bin 1/256 of the values), 1 = skewed (bin `k` gets `2^-(k+1)`
 /// of them: half in bin 0, a quarter in bin 1, ..., bins 33 and up none).
@@ -51,9 +41,7 @@ impl Family for Method {
     const VARIANTS: &'static [Self] = &Method::ALL;
 
     fn name(self) -> &'static str {
-        // The kernel's entry name less the family's prefix: one name on every side.
-        let kernel = KERNELS[self as usize][0];
-        kernel.strip_prefix("histogram_").unwrap_or(kernel)
+        name_from_kernel(Self::NAME, KERNELS[self as usize][0])
     }
 
     fn summary(self) -> &'static str {
@@ -75,22 +63,21 @@ impl Family for Method {
     }
 
     fn check(self, gpu: &Gpu, rng: &mut Rng, kind: u32) -> CheckResult<String> {
-        let method = self;
-        if let Err(e) = gpu.supports(method.kernel()) {
+        if let Err(e) = gpu.supports(self.kernel()) {
             return Ok(format!("SKIPPED ({e})"));
         }
         for n in CHECK_SIZES {
             let input = values(rng, n, kind);
             let d_input = gpu.upload(&input)?;
             let mut bins = gpu.poisoned::<u32>(BINS as usize, POISON_BITS)?;
-            lib::run(gpu, method, &d_input, &mut bins)?;
+            lib::run(gpu, self, &d_input, &mut bins)?;
             gpu.synchronize()?;
             same_values(&format!("n={n}"), &bins.as_host_vec()?, &histogram_cpu(&input))?;
         }
         // Refused before any launch: bins of the wrong length.
         let d_input = gpu.upload(&[1u32; 8])?;
         let mut short = gpu.poisoned::<u32>(BINS as usize - 1, POISON_BITS)?;
-        match lib::run(gpu, method, &d_input, &mut short) {
+        match lib::run(gpu, self, &d_input, &mut short) {
             Err(Error::LengthMismatch { .. }) => {}
             other => {
                 return Err(CheckError::Unexpected {
@@ -110,11 +97,10 @@ impl Family for Method {
     }
 
     fn bench(self, gpu: &Gpu, kind: u32) -> Result<Workload> {
-        let method = self;
-        gpu.supports(method.kernel())?;
+        gpu.supports(self.kernel())?;
         let input: DeviceBuffer<u32> = gpu.upload(&bench_input(kind))?;
         let mut bins = gpu.poisoned::<u32>(BINS as usize, 0)?;
-        Ok(Workload::new(4 * BENCH_N as u64, move |gpu| lib::run(gpu, method, &input, &mut bins)))
+        Ok(Workload::new(4 * BENCH_N as u64, move |gpu| lib::run(gpu, self, &input, &mut bins)))
     }
 }
 

@@ -7,7 +7,7 @@ use coalesce::util::Fill;
 use coalesce::{Error, Gpu, Result};
 
 use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, close};
-use crate::registry::{Family, Param};
+use crate::registry::{Family, Param, method_kernels, name_from_kernel};
 use crate::workload::{Workload, random_buffer};
 
 /// Relative error (‖C − R‖₂ / ‖R‖₂ against float64) every kernel must stay under.
@@ -48,17 +48,7 @@ const WINDOW: usize = 2 * BM as usize;
 const FULL_COMPARE: usize = 1 << 26;
 
 /// Every matmul method's PTX entry, in [`Method::ALL`] order (one kernel a method).
-static KERNELS: [[&str; 1]; Method::ALL.len()] = {
-    let mut out = [[""]; Method::ALL.len()];
-    let mut i = 0;
-    while i < out.len() {
-        // `self as usize` indexes this table: ALL must list the methods in declaration order.
-        assert!(Method::ALL[i] as usize == i, "Method::ALL is in declaration order");
-        out[i] = [Method::ALL[i].kernel().name()];
-        i += 1;
-    }
-    out
-};
+static KERNELS: [[&str; 1]; Method::ALL.len()] = method_kernels!(Method);
 
 /// The registry's matmul variants are the library's methods themselves, in teaching order.
 impl Family for Method {
@@ -66,9 +56,7 @@ impl Family for Method {
     const VARIANTS: &'static [Self] = &Method::ALL;
 
     fn name(self) -> &'static str {
-        // The kernel's entry name less the family's prefix: one name on every side.
-        let kernel = KERNELS[self as usize][0];
-        kernel.strip_prefix("matmul_").unwrap_or(kernel)
+        name_from_kernel(Self::NAME, KERNELS[self as usize][0])
     }
 
     fn summary(self) -> &'static str {
@@ -103,11 +91,10 @@ impl Family for Method {
     }
 
     fn check(self, gpu: &Gpu, rng: &mut Rng, _: u32) -> CheckResult<String> {
-        let method = self;
-        if let Err(e) = gpu.supports(method.kernel()) {
+        if let Err(e) = gpu.supports(self.kernel()) {
             return Ok(format!("SKIPPED ({e})"));
         }
-        let shapes: Vec<(usize, usize, usize)> = match method {
+        let shapes: Vec<(usize, usize, usize)> = match self {
             Method::RegisterBlocked => REGBLOCK_SHAPES.to_vec(),
             Method::WarpTile | Method::WarpTileSm90 => WARPTILE_SHAPES.to_vec(),
             Method::WarpTileSmall => WARPTILE_SMALL_SHAPES.to_vec(),
@@ -120,17 +107,17 @@ impl Family for Method {
             let (a, b) = (rng.f32s(m * k), rng.f32s(k * n));
             let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
             let mut dc = gpu.poisoned::<f32>(m * n, POISON_BITS)?;
-            lib::run(gpu, method, &da, &db, &mut dc, shape)?;
+            lib::run(gpu, self, &da, &db, &mut dc, shape)?;
             gpu.synchronize()?;
             let err = close(&format!("{m}x{n}x{k}"), &dc.as_host_vec()?, &matmul_cpu(&a, &b, shape), TOLERANCE)?;
             worst = worst.max(err);
         }
         let mut extra = String::new();
-        if method.whole_tiles_only() {
+        if self.whole_tiles_only() {
             // The kernel refuses what it cannot do, before any launch.
             let (da, db) = (gpu.upload(&[0.5f32; 100 * 16])?, gpu.upload(&[0.5f32; 16 * 128])?);
             let mut dc = gpu.poisoned::<f32>(100 * 128, POISON_BITS)?;
-            match lib::run(gpu, method, &da, &db, &mut dc, (100, 128, 16)) {
+            match lib::run(gpu, self, &da, &db, &mut dc, (100, 128, 16)) {
                 Err(Error::Unsupported(_)) => {}
                 other => {
                     return Err(CheckError::Unexpected {
@@ -141,7 +128,7 @@ impl Family for Method {
                 }
             }
         }
-        if method == Method::WarpTileEdge {
+        if self == Method::WarpTileEdge {
             extra = format!("; {}", check_unaligned(gpu, rng)?);
         }
         let banded = check_banded(self, gpu, rng)?;
@@ -149,8 +136,7 @@ impl Family for Method {
     }
 
     fn bench(self, gpu: &Gpu, value: u32) -> Result<Workload> {
-        let method = self;
-        gpu.supports(method.kernel())?;
+        gpu.supports(self.kernel())?;
         let (m, n, k) = match self {
             Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileSmall => {
                 (value as usize, value as usize, value as usize)
@@ -164,7 +150,7 @@ impl Family for Method {
         let b = random_buffer::<f32>(gpu, k * n, Fill::Unit, 9)?;
         let mut c = random_buffer::<f32>(gpu, m * n, Fill::Unit, 10)?;
         let bytes = 4 * (m * k + k * n + m * n) as u64;
-        Ok(Workload::new(bytes, move |gpu| lib::run(gpu, method, &a, &b, &mut c, (m, n, k)))
+        Ok(Workload::new(bytes, move |gpu| lib::run(gpu, self, &a, &b, &mut c, (m, n, k)))
             .with_flops(2 * (m * n * k) as u64))
     }
 

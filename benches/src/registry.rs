@@ -124,6 +124,29 @@ fn variants<F: Family>() -> &'static [F] {
     F::VARIANTS
 }
 
+/// `[[entry]; N]`: the one PTX entry of each method of a library family that the registry takes
+/// as its variants (`impl Family for Method`), in `Method::ALL` order, so `method as usize`
+/// indexes it (checked at compile time: `ALL` must list the methods in declaration order).
+macro_rules! method_kernels {
+    ($method:ty) => {{
+        let mut out = [[""]; <$method>::ALL.len()];
+        let mut i = 0;
+        while i < out.len() {
+            assert!(<$method>::ALL[i] as usize == i, "Method::ALL is in declaration order");
+            out[i] = [<$method>::ALL[i].kernel().name()];
+            i += 1;
+        }
+        out
+    }};
+}
+pub(crate) use method_kernels;
+
+/// A variant's name from its kernel's entry name, less the family's prefix (`matmul_tiled` →
+/// `tiled`): one name on every side.
+pub fn name_from_kernel(family: &'static str, kernel: &'static str) -> &'static str {
+    kernel.strip_prefix(family).and_then(|rest| rest.strip_prefix('_')).unwrap_or(kernel)
+}
+
 /// Every family, in teaching order: its name and its variants.
 pub fn families() -> Vec<(&'static str, Vec<&'static dyn Variant>)> {
     fn family<F: Family>() -> (&'static str, Vec<&'static dyn Variant>) {
