@@ -1,7 +1,7 @@
 //! Matmul lessons: the registry entries, checks and workloads for `coalesce::matmul`.
 use std::ops::Range;
 
-use coalesce::matmul::{self as lib, BM, BN, Method, WARPTILE, WARPTILE_SMALL, matmul_cpu};
+use coalesce::matmul::{self as lib, BM, BN, Method, WARPTILE, WARPTILE_ASYNC, WARPTILE_SMALL, matmul_cpu};
 use coalesce::model::Counts;
 use coalesce::util::Fill;
 use coalesce::{Error, Gpu, Result};
@@ -21,6 +21,10 @@ pub const REGBLOCK_SHAPES: [(usize, usize, usize); 4] =
 /// Shapes checked for the unguarded warp-tiled kernel (multiples of its 128 × 128 × 16 tile).
 pub const WARPTILE_SHAPES: [(usize, usize, usize); 4] =
     [(128, 128, 16), (256, 384, 144), (128, 640, 1008), (512, 512, 512)];
+/// Shapes checked for the `cp.async` warp-tiled kernel (multiples of its 128 × 256 × 16 tile;
+/// 1008 = 63 k tiles, more than its ring's 3 stages, not a multiple of them).
+pub const WARPTILE_ASYNC_SHAPES: [(usize, usize, usize); 5] =
+    [(128, 256, 16), (128, 256, 32), (256, 512, 144), (128, 768, 1008), (512, 512, 512)];
 /// Shapes checked for the small-grid warp-tiled kernel (multiples of its 64 × 128 × 16 tile).
 pub const WARPTILE_SMALL_SHAPES: [(usize, usize, usize); 4] =
     [(64, 128, 16), (192, 384, 144), (64, 640, 1008), (512, 512, 512)];
@@ -70,6 +74,7 @@ impl Family for Method {
             Method::RegisterBlocked => "128x128 block tile, 8x8 per thread, 16-byte shared loads, 2 stages",
             Method::WarpTile => "warps of 64x32 (lanes 8x4), BK 16, next fragments loaded during the FMAs",
             Method::WarpTileSm90 => "warptile built for sm_90: next A stored, B loaded at k step 12 of 16 (sm_90)",
+            Method::WarpTileAsync => "128x256 blocks, 8x16 a thread, 3-stage cp.async ring of k 16, 1 block/SM (sm_90)",
             Method::WarpTileSmall => "warptile on 64x128 blocks of 4 warps, for grids smaller than the GPU",
             Method::WarpTileEdge => {
                 "warptile with guarded single-float loads: any shape (4095, 4097, 4000x4100x4033, 4096)"
@@ -83,7 +88,7 @@ impl Family for Method {
 
     fn param(self) -> Option<Param> {
         match self {
-            Method::WarpTile | Method::WarpTileSm90 => Some(SIZE),
+            Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileAsync => Some(SIZE),
             Method::WarpTileSmall => Some(SMALL_SIZE),
             Method::WarpTileEdge => Some(EDGE_SHAPE),
             Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::RegisterBlocked => None,
@@ -97,6 +102,7 @@ impl Family for Method {
         let shapes: Vec<(usize, usize, usize)> = match self {
             Method::RegisterBlocked => REGBLOCK_SHAPES.to_vec(),
             Method::WarpTile | Method::WarpTileSm90 => WARPTILE_SHAPES.to_vec(),
+            Method::WarpTileAsync => WARPTILE_ASYNC_SHAPES.to_vec(),
             Method::WarpTileSmall => WARPTILE_SMALL_SHAPES.to_vec(),
             Method::WarpTileEdge => CHECK_SHAPES.iter().chain(&EDGE_EXTRA_SHAPES).copied().collect(),
             Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync => CHECK_SHAPES.to_vec(),
@@ -138,7 +144,7 @@ impl Family for Method {
     fn bench(self, gpu: &Gpu, value: u32) -> Result<Workload> {
         gpu.supports(self.kernel())?;
         let (m, n, k) = match self {
-            Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileSmall => {
+            Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileAsync | Method::WarpTileSmall => {
                 (value as usize, value as usize, value as usize)
             }
             Method::WarpTileEdge => EDGE_BENCH_SHAPES[value as usize],
@@ -157,7 +163,7 @@ impl Family for Method {
     fn model(self, value: u32, _sms: u32) -> Result<Option<Counts>> {
         // The shape `bench` runs at this value; one band: every shape here fits one launch.
         let shape = match self {
-            Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileSmall => {
+            Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileAsync | Method::WarpTileSmall => {
                 (value as usize, value as usize, value as usize)
             }
             Method::WarpTileEdge => EDGE_BENCH_SHAPES[value as usize],
@@ -210,6 +216,7 @@ fn check_banded(method: Method, gpu: &Gpu, rng: &mut Rng) -> CheckResult<String>
     let (m, n, k) = match method {
         Method::RegisterBlocked => (band + BM as usize, BN as usize, 8),
         Method::WarpTile | Method::WarpTileSm90 => (band + WARPTILE.bm as usize, WARPTILE.bn as usize, 16),
+        Method::WarpTileAsync => (band + WARPTILE_ASYNC.bm as usize, WARPTILE_ASYNC.bn as usize, 16),
         Method::WarpTileSmall => (band + WARPTILE_SMALL.bm as usize, WARPTILE_SMALL.bn as usize, 16),
         Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::WarpTileEdge => (band + 33, 5, 3),
     };

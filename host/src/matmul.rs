@@ -39,6 +39,9 @@ pub enum Method {
     WarpTile,
     /// [`Method::WarpTile`] built for sm_90, with its later split (Hopper module).
     WarpTileSm90,
+    /// Warp-tiled 128 × 256 × 16 through a 3-stage `cp.async` ring, 8 × 16 outputs a thread
+    /// ([`WARPTILE_ASYNC`]; Hopper module; whole tiles only, 16-byte aligned buffers).
+    WarpTileAsync,
     /// Warp-tiled 64 × 128 × 16 for small grids ([`WARPTILE_SMALL`]; whole tiles only, 16-byte
     /// aligned buffers).
     WarpTileSmall,
@@ -48,7 +51,7 @@ pub enum Method {
 
 impl Method {
     /// Every method, in teaching order.
-    pub const ALL: [Method; 9] = [
+    pub const ALL: [Method; 10] = [
         Method::Naive,
         Method::Tiled,
         Method::Prefetch,
@@ -56,6 +59,7 @@ impl Method {
         Method::RegisterBlocked,
         Method::WarpTile,
         Method::WarpTileSm90,
+        Method::WarpTileAsync,
         Method::WarpTileSmall,
         Method::WarpTileEdge,
     ];
@@ -70,6 +74,7 @@ impl Method {
             Method::RegisterBlocked => matmul_regblock,
             Method::WarpTile => matmul_warptile,
             Method::WarpTileSm90 => matmul_warptile_sm90,
+            Method::WarpTileAsync => matmul_warptile_async,
             Method::WarpTileSmall => matmul_warptile_small,
             Method::WarpTileEdge => matmul_warptile_edge,
         }
@@ -80,6 +85,7 @@ impl Method {
         match self {
             Method::WarpTile | Method::WarpTileSm90 => Some(WARPTILE),
             Method::WarpTileEdge => Some(WARPTILE_EDGE),
+            Method::WarpTileAsync => Some(WARPTILE_ASYNC),
             Method::WarpTileSmall => Some(WARPTILE_SMALL),
             Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::RegisterBlocked => None,
         }
@@ -88,7 +94,14 @@ impl Method {
     /// Whether the kernel has no bounds checks: it takes whole tiles only, from 16-byte aligned
     /// buffers.
     pub const fn whole_tiles_only(self) -> bool {
-        matches!(self, Method::RegisterBlocked | Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileSmall)
+        matches!(
+            self,
+            Method::RegisterBlocked
+                | Method::WarpTile
+                | Method::WarpTileSm90
+                | Method::WarpTileAsync
+                | Method::WarpTileSmall
+        )
     }
 
     /// Rows of C one block computes.
@@ -99,6 +112,7 @@ impl Method {
             Method::RegisterBlocked => BM,
             Method::WarpTile | Method::WarpTileSm90 => WARPTILE.bm,
             Method::WarpTileEdge => WARPTILE_EDGE.bm,
+            Method::WarpTileAsync => WARPTILE_ASYNC.bm,
             Method::WarpTileSmall => WARPTILE_SMALL.bm,
         }
     }
@@ -136,6 +150,12 @@ impl Method {
                 };
                 Launch { grid: cfg.grid(m, n), block: (cfg.threads(), 1), shared_bytes: cfg.shared_bytes(), cluster: 1 }
             }
+            Method::WarpTileAsync => Launch {
+                grid: WARPTILE_ASYNC.grid(m, n),
+                block: (WTA_THREADS, 1),
+                shared_bytes: WARPTILE_ASYNC.ring_bytes(WTA_STAGES),
+                cluster: 1,
+            },
         }
     }
 
@@ -144,6 +164,7 @@ impl Method {
         match self {
             Method::RegisterBlocked => regblock_supports(m, n, k),
             Method::WarpTile | Method::WarpTileSm90 => WARPTILE.supports(m, n, k),
+            Method::WarpTileAsync => WARPTILE_ASYNC.supports(m, n, k),
             Method::WarpTileSmall => WARPTILE_SMALL.supports(m, n, k),
             Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::WarpTileEdge => {
                 m > 0 && n > 0 && k > 0
@@ -279,11 +300,15 @@ pub fn run(
     plan_bands(method, a, b, c, shape, |_, call| gpu.launch(call))
 }
 
-/// The method [`matmul`] uses on a GPU of `multiprocessors` SMs: the warp-tiled kernel where it
-/// takes the multiply (m and n multiples of 128, k of 16, all three buffers 16-byte aligned) —
-/// its small-grid shape when the 128 × 128 grid has fewer blocks than the GPU has
-/// multiprocessors, its sm_90 build where `sm90` says the Hopper module is loaded — else the
-/// guarded warp-tiled kernel, which takes any shape.
+/// The method [`matmul`] uses on a GPU of `multiprocessors` SMs, where `sm90` says the Hopper
+/// module is loaded:
+/// - whole 128 × 256 × 16 tiles, 16-byte aligned buffers, sm_90, and a grid of those tiles that
+///   fills at least three quarters of the multiprocessors (one block each): the `cp.async`
+///   warp-tiled kernel;
+/// - else whole 128 × 128 × 16 tiles and aligned buffers: the warp-tiled kernel, its
+///   small-grid shape when the 128 × 128 grid has fewer blocks than the GPU has multiprocessors,
+///   its sm_90 build on sm_90;
+/// - else the guarded warp-tiled kernel, which takes any shape.
 pub fn choose(
     a: &DeviceSlice<f32>,
     b: &DeviceSlice<f32>,
@@ -292,10 +317,19 @@ pub fn choose(
     multiprocessors: u32,
     sm90: bool,
 ) -> Method {
+    let blocks = |cfg: WarpTile, m, n| {
+        let (gx, gy) = cfg.grid(m, n);
+        u64::from(gx) * u64::from(gy)
+    };
+    if sm90
+        && let Ok(Dims { m, n, .. }) = validate(Method::WarpTileAsync, a, b, c, shape)
+        && 4 * blocks(WARPTILE_ASYNC, m, n) >= 3 * u64::from(multiprocessors)
+    {
+        return Method::WarpTileAsync;
+    }
     match validate(Method::WarpTile, a, b, c, shape) {
         Ok(Dims { m, n, .. }) => {
-            let (gx, gy) = WARPTILE.grid(m, n);
-            if (gx as u64) * (gy as u64) < u64::from(multiprocessors) {
+            if blocks(WARPTILE, m, n) < u64::from(multiprocessors) {
                 Method::WarpTileSmall
             } else if sm90 {
                 Method::WarpTileSm90
@@ -405,11 +439,13 @@ mod tests {
         assert_eq!((l.grid, l.block, l.shared_bytes), ((3, 2), (256, 1), 2 * 16 * (132 + 128) * 4));
         let (l, _) = plan_of(Method::WarpTileSmall, (256, 384, 32), (256 * 32, 32 * 384, 256 * 384)).unwrap();
         assert_eq!((l.grid, l.block, l.shared_bytes), ((3, 4), (128, 1), 2 * 16 * (68 + 128) * 4));
+        let (l, _) = plan_of(Method::WarpTileAsync, (256, 512, 32), (256 * 32, 32 * 512, 256 * 512)).unwrap();
+        assert_eq!((l.grid, l.block, l.shared_bytes), ((2, 2), (256, 1), 3 * 16 * (132 + 256) * 4));
         let (l, _) = plan_of(Method::WarpTileEdge, (33, 129, 7), (231, 903, 33 * 129)).unwrap();
         assert_eq!((l.grid, l.block), ((2, 1), (256, 1)));
         for method in Method::ALL {
             let m = method.band_rows() as usize;
-            let (n, k) = if method.whole_tiles_only() { (128, 16) } else { (1, 8) };
+            let (n, k) = if method.whole_tiles_only() { (256, 16) } else { (1, 8) };
             let (l, _) = plan_of(method, (m, n, k), (m * k, k * n, m * n)).unwrap();
             assert_eq!(l.grid.1, 65_535, "{method:?}");
             assert!(l.check_limits().is_ok());
@@ -444,10 +480,16 @@ mod tests {
             choose(&a, &b, &c, (m, n, k), sms, sm90)
         };
         let pick = |shape, sms| pick_on(shape, sms, false);
-        // 4096^2 is 1024 blocks of 128 x 128: the big tiles, built for sm_90 where it is loaded.
+        // 4096^2 is 1024 blocks of 128 x 128, 512 of 128 x 256: the cp.async kernel on sm_90,
+        // the 128 x 128 tiles elsewhere.
         assert_eq!(pick((4096, 4096, 4096), 132), Method::WarpTile);
-        assert_eq!(pick_on((4096, 4096, 4096), 132, true), Method::WarpTileSm90);
+        assert_eq!(pick_on((4096, 4096, 4096), 132, true), Method::WarpTileAsync);
         assert_eq!(pick((2048, 2048, 2048), 132), Method::WarpTile);
+        // 2048^2: 128 blocks of 128 x 256 on 132 SMs, at least 3/4 of them.
+        assert_eq!(pick_on((2048, 2048, 2048), 132, true), Method::WarpTileAsync);
+        // n not a multiple of 256, or too few 128 x 256 blocks: the sm_90 build of the 128 x 128.
+        assert_eq!(pick_on((4096, 4224, 4096), 132, true), Method::WarpTileSm90);
+        assert_eq!(pick_on((1536, 1536, 1536), 132, true), Method::WarpTileSm90);
         // 1024^2 is 64 blocks, fewer than 132 SMs: the small tiles (128 blocks).
         assert_eq!(pick((1024, 1024, 1024), 132), Method::WarpTileSmall);
         assert_eq!(pick_on((1024, 1024, 1024), 132, true), Method::WarpTileSmall);

@@ -38,6 +38,7 @@ fn whole_tiles() -> impl Strategy<Value = Method> {
         Just(Method::RegisterBlocked),
         Just(Method::WarpTile),
         Just(Method::WarpTileSm90),
+        Just(Method::WarpTileAsync),
         Just(Method::WarpTileSmall)
     ]
 }
@@ -183,7 +184,11 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
                 }
             }
         }
-        Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileSmall | Method::WarpTileEdge => {
+        Method::WarpTile
+        | Method::WarpTileSm90
+        | Method::WarpTileAsync
+        | Method::WarpTileSmall
+        | Method::WarpTileEdge => {
             let cfg = method.warp_tile().unwrap();
             let edge = method == Method::WarpTileEdge;
             if edge {
@@ -203,9 +208,27 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
                 for t in [0, 1, 31, 32, threads - 1, (r % threads as u64) as u32] {
                     for kt in [0, tiles - 1, ((r >> 16) % tiles as u64) as u32] {
                         let kt64 = kt as u64 * cfg.bk as u64;
+                        // The cp.async kernel copies A one float at a time, each into its
+                        // transposed place in the ring.
+                        if method == Method::WarpTileAsync {
+                            for e in 0..cfg.a_floats() {
+                                let (row, col) = cfg.a_copy(t, e);
+                                prop_assert!(row < cfg.bm && col < cfg.bk);
+                                let at = (WTA_STAGES - 1) * cfg.stage_floats() + cfg.at_offset((row, col), 0);
+                                prop_assert!(4 * at < cfg.ring_bytes(WTA_STAGES));
+                                inside(
+                                    "A",
+                                    row_major((row0 + row) as u64, kt64 + col as u64, k64),
+                                    1,
+                                    oa,
+                                    m64 * k64,
+                                    wa,
+                                )?;
+                            }
+                        }
                         // A: vector v, elements j, read where the kernel reads them (the
                         // guarded kernel skips k past the end).
-                        for v in 0..cfg.a_vectors() {
+                        for v in 0..if method == Method::WarpTileAsync { 0 } else { cfg.a_vectors() } {
                             let at = cfg.a_load(t, v);
                             let row = cfg.a_src_row(row0, at, m, edge) as u64;
                             for j in 0..4u64 {
@@ -385,7 +408,7 @@ proptest! {
                 prop_assert!(bx < owners[0].grid.0 && by < owners[0].grid.1);
                 prop_assert_eq!(tiled_coords(bx, by, c % TILE, local % TILE), (local, c));
             }
-            Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileSmall | Method::WarpTileEdge => {
+            Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileAsync | Method::WarpTileSmall | Method::WarpTileEdge => {
                 let band = owners[0];
                 prop_assert_eq!(warp_tile_owners(method, band.grid, (band.dims.0, band.dims.1), (local, c)), 1);
             }
@@ -432,7 +455,7 @@ proptest! {
                             }
                         }
                     }
-                    Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileSmall | Method::WarpTileEdge => {
+                    Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileAsync | Method::WarpTileSmall | Method::WarpTileEdge => {
                         let cfg = method.warp_tile().unwrap();
                         let (row0, col0) = (by * cfg.bm, bx * cfg.bn);
                         for t in 0..cfg.threads() {
@@ -529,7 +552,13 @@ proptest! {
         let (a, b, c) = slices((m * k, k * n, m * n), skew);
         let unguarded = WARPTILE.supports(m as u32, n as u32, k as u32) && skew == 0;
         let blocks = (m / WARPTILE.bm as usize) * (n / WARPTILE.bn as usize);
+        // The cp.async kernel: sm_90, its own whole tiles, a grid of 3/4 of the SMs or more.
+        let wide = sm90
+            && skew == 0
+            && WARPTILE_ASYNC.supports(m as u32, n as u32, k as u32)
+            && 4 * (m / WARPTILE_ASYNC.bm as usize) * (n / WARPTILE_ASYNC.bn as usize) >= 3 * sms as usize;
         let expected = match (unguarded, blocks < sms as usize) {
+            _ if wide => Method::WarpTileAsync,
             (false, _) => Method::WarpTileEdge,
             (true, true) => Method::WarpTileSmall,
             (true, false) if sm90 => Method::WarpTileSm90,

@@ -13,7 +13,7 @@
 //! C and A into row bands ([`band_rows`]).
 
 use crate::kernel;
-use crate::launch::{DEFAULT_SHARED_BYTES, MAX_BLOCK_THREADS, MAX_GRID_Y};
+use crate::launch::{DEFAULT_SHARED_BYTES, MAX_BLOCK_THREADS, MAX_GRID_Y, MAX_SHARED_BYTES};
 #[cfg(target_arch = "nvptx64")]
 use crate::prelude::{math::fma, mem, shared, thread};
 
@@ -399,6 +399,11 @@ impl WarpTile {
     }
     /// Whether the shape parameters are consistent (every assumption the kernel makes).
     pub const fn is_consistent(self) -> bool {
+        self.tiles_consistent() && self.shared_bytes() <= DEFAULT_SHARED_BYTES
+    }
+
+    /// [`WarpTile::is_consistent`] but for the shared memory of its two stages.
+    const fn tiles_consistent(self) -> bool {
         let t = self.threads();
         self.tm.is_multiple_of(4)
             && self.tn.is_multiple_of(4)
@@ -415,7 +420,6 @@ impl WarpTile {
             // A warp's 32 A vectors are 16 whole rows (`a_load`).
             && self.bm.is_multiple_of(crate::WARP_SIZE / 2)
             && t.is_multiple_of(self.bn / 4)
-            && self.shared_bytes() <= DEFAULT_SHARED_BYTES
     }
 
     /// `(warp row, warp column, lane row, lane column)` of thread `t`. With `interleave` the
@@ -526,6 +530,34 @@ impl WarpTile {
         self.b_offset_in_stage() + row * self.bn + col
     }
 
+    /// Floats of A each thread copies per k step in the `cp.async` kernels (one `cp.async` each).
+    pub const fn a_floats(self) -> u32 {
+        self.bm * self.bk / self.threads()
+    }
+    /// Dynamic shared memory of a `cp.async` kernel's ring of `stages` stages.
+    pub const fn ring_bytes(self, stages: u32) -> u32 {
+        stages * self.stage_floats() * 4
+    }
+    /// `(row, col)` inside the `bm × bk` tile of A of float `e` a `cp.async` kernel's thread `t`
+    /// copies: a warp takes 4 rows × the same 8 k (32 bytes, one sector, of each row), the
+    /// passes walk the rows, then the next 8 k. Transposed into Aᵀ rows `at_stride()` apart,
+    /// a warp's 32 floats land in 32 distinct banks when `at_stride() % 32 == 4`.
+    #[inline(always)]
+    pub const fn a_copy(self, t: u32, e: u32) -> (u32, u32) {
+        let idx = t + e * self.threads();
+        ((idx / 8) % self.bm, idx % 8 + 8 * (idx / (8 * self.bm)))
+    }
+    /// Whether the shape suits the `cp.async` kernels with `stages` stages: consistent, a
+    /// whole number of A floats and B vectors a thread, conflict-free transposing copies, and
+    /// a ring that fits the opt-in shared memory of a block (`max_shared`).
+    pub const fn async_consistent(self, stages: u32, max_shared: u32) -> bool {
+        self.tiles_consistent()
+            && (self.bm * self.bk).is_multiple_of(self.threads())
+            && self.at_stride() % 32 == 4
+            && stages >= 2
+            && self.ring_bytes(stages) <= max_shared
+    }
+
     /// Float offset in a stage of the 4 Aᵀ values thread `t` reads at k step `kk` for its row
     /// sub-block `g` (rows `out_row(t, 4g) ..`).
     #[inline(always)]
@@ -553,6 +585,17 @@ pub const WARPTILE_SMALL: WarpTile =
 /// loads pair up too, but ptxas for sm_75 and sm_80 spills 8 bytes (sm_90: none), and on the
 /// H100 it was no faster on shapes that are not whole tiles.
 pub const WARPTILE_EDGE: WarpTile = WarpTile { interleave: false, ..WARPTILE };
+/// The `cp.async` warp-tiled kernel's shape: 128 × 256 blocks walked in k steps of 16, 8
+/// warps of 64 × 64 (lanes 8 × 4), 8 × 16 outputs a thread, so a k step is 6 shared vector
+/// loads for 128 FMAs (4 for 64 in [`WARPTILE`]); 245 registers, one block a multiprocessor.
+pub const WARPTILE_ASYNC: WarpTile =
+    WarpTile { bm: 128, bn: 256, bk: 16, tm: 8, tn: 16, ly: 8, pad: 4, interleave: true };
+/// Stages of `matmul_warptile_async`'s ring (74.5 KiB: past the 48 KiB default, opted in).
+pub const WTA_STAGES: u32 = 3;
+/// Threads of a `matmul_warptile_async` block.
+pub const WTA_THREADS: u32 = 256;
+const _: () = assert!(WARPTILE_ASYNC.async_consistent(WTA_STAGES, MAX_SHARED_BYTES));
+const _: () = assert!(WARPTILE_ASYNC.threads() == WTA_THREADS);
 /// Threads of a `matmul_warptile` / `matmul_warptile_edge` block (the launch bounds below).
 pub const WT_THREADS: u32 = 256;
 /// Threads of a `matmul_warptile_small` block.
@@ -682,7 +725,180 @@ crate::hopper_kernel! {
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
 mod hopper_device {
     use super::*;
-    use crate::prelude::async_copy;
+    use crate::prelude::{async_copy, order};
+
+    /// 16 bytes of shared memory, so shared loads of it are `ld.shared.v4`.
+    #[repr(C, align(16))]
+    #[derive(Clone, Copy)]
+    struct V4([f32; 4]);
+
+    /// The `cp.async` warp-tiled kernels for `cfg`, whose `tm`, `tn`, `a_floats()` and
+    /// `b_vectors()` are `TM`, `TN`, `NA` and `NB`, with a ring of `STAGES` stages. Tile `j`
+    /// goes into stage `j % STAGES`; the first `STAGES` tiles are issued up front, and tile
+    /// `j + STAGES` right after the barrier at tile `j`'s last k step, when every warp has read
+    /// stage `j % STAGES` into registers. Each thread commits one group a tile (empty past the
+    /// last), so "at most STAGES - 2 pending" at that barrier is "tile j + 1 has landed".
+    ///
+    /// # Safety
+    /// `cfg.supports(m, n, k)`; buffers hold m·k, k·n and m·n floats and start on 16-byte
+    /// boundaries; the launch is `cfg.grid(m, n)` blocks of `cfg.threads()` threads with
+    /// `cfg.ring_bytes(STAGES)` of shared memory.
+    #[inline(always)]
+    pub(super) unsafe fn warptile_async<
+        const TM: usize,
+        const TN: usize,
+        const NA: usize,
+        const NB: usize,
+        const STAGES: u32,
+    >(
+        cfg: WarpTile,
+        a: *const f32,
+        b: *const f32,
+        c: *mut f32,
+        m: u32,
+        n: u32,
+        k: u32,
+    ) {
+        const { assert!(TM <= 8 && TN <= 16, "the FMA and store unrolls list 8 rows and 16 columns") };
+        let _ = m;
+        let s = shared::dynamic::<f32>();
+        // SAFETY: the dynamic shared memory is this block's.
+        let ring = unsafe { shared::address(s) };
+        let t = thread::thread_idx_x();
+        let (row0, col0) = cfg.block_origin(thread::block_idx_x(), thread::block_idx_y());
+        let (bk, stage) = (cfg.bk, cfg.stage_floats());
+        let tiles = k / bk;
+        let (k64, n64) = (k as u64, n as u64);
+        // SAFETY (whole body): the plan checked whole tiles, the buffer lengths, 16-byte
+        // alignment and the launch, so every global float and vector below lies inside its
+        // matrix (`WarpTile::a_copy`, `b_load`, `out_row`, `out_col`); shared offsets stay inside
+        // the `STAGES` stages launched (`WarpTile::ring_bytes`); shared vectors are 16-byte
+        // aligned (`at_stride`, `bn` and the vector offsets are multiples of 4 floats).
+        unsafe {
+            let mut a_src = [a; NA];
+            let mut a_dst = [0u32; NA];
+            let mut v = 0;
+            while v < NA {
+                let (row, col) = cfg.a_copy(t, v as u32);
+                a_src[v] = a.add(row_major((row0 + row) as u64, col as u64, k64) as usize);
+                a_dst[v] = ring + 4 * cfg.at_offset((row, col), 0);
+                v += 1;
+            }
+            let mut b_src = [b; NB];
+            let mut b_dst = [0u32; NB];
+            let mut v = 0;
+            while v < NB {
+                let at = cfg.b_load(t, v as u32);
+                b_src[v] = b.add(row_major(at.0 as u64, (col0 + at.1) as u64, n64) as usize);
+                b_dst[v] = ring + 4 * cfg.b_offset(at);
+                v += 1;
+            }
+            let issue = |kt: u32| {
+                if kt < tiles {
+                    let st = 4 * (kt % STAGES) * stage;
+                    let mut v = 0;
+                    while v < NA {
+                        async_copy::copy_4(a_dst[v] + st, a_src[v].add((kt * bk) as usize));
+                        v += 1;
+                    }
+                    let mut v = 0;
+                    while v < NB {
+                        let p = b_src[v].add(kt as usize * bk as usize * n as usize);
+                        async_copy::copy_16(b_dst[v] + st, p as *const [f32; 4]);
+                        v += 1;
+                    }
+                }
+                async_copy::commit();
+            };
+            // The A and B values of k step `kk` of stage `st`: TM / 4 + TN / 4 vector loads.
+            let frag = |st: u32, kk: u32| {
+                let base = s.add((st * stage) as usize);
+                let mut fa = [0.0f32; TM];
+                let mut fb = [0.0f32; TN];
+                let mut g = 0;
+                while g < TM / 4 {
+                    let x = *(base.add(cfg.a_frag(kk, t, g as u32) as usize) as *const V4);
+                    fa[4 * g] = x.0[0];
+                    fa[4 * g + 1] = x.0[1];
+                    fa[4 * g + 2] = x.0[2];
+                    fa[4 * g + 3] = x.0[3];
+                    g += 1;
+                }
+                let mut h = 0;
+                while h < TN / 4 {
+                    let x = *(base.add(cfg.b_frag(kk, t, h as u32) as usize) as *const V4);
+                    fb[4 * h] = x.0[0];
+                    fb[4 * h + 1] = x.0[1];
+                    fb[4 * h + 2] = x.0[2];
+                    fb[4 * h + 3] = x.0[3];
+                    h += 1;
+                }
+                (fa, fb)
+            };
+            let mut j = 0;
+            while j < STAGES {
+                issue(j);
+                j += 1;
+            }
+            async_copy::wait_for(STAGES - 1);
+            thread::sync_threads();
+            let mut acc = [[0.0f32; TN]; TM];
+            let mut cur = frag(0, 0);
+            let mut kt = 0;
+            while kt < tiles {
+                let st = kt % STAGES;
+                unroll_tile!(kk => {
+                    if kk < bk {
+                        let next = if kk + 1 < bk {
+                            frag(st, kk + 1)
+                        } else {
+                            // Tile kt + 1 has landed for everyone, and everyone has read stage
+                            // st: refill it with tile kt + STAGES.
+                            async_copy::wait_for(STAGES - 2);
+                            thread::sync_threads();
+                            issue(kt + STAGES);
+                            let (mut fa, mut fb) = frag((kt + 1) % STAGES, 0);
+                            // The next tile's first loads stay here, ahead of this step's FMAs,
+                            // and the FMAs after the barrier (else LLVM sinks the loads to the
+                            // loop's top and hoists the FMAs above the barrier: nothing hides
+                            // either wait).
+                            order::pin(&mut fa);
+                            order::pin(&mut fb);
+                            order::pin(&mut cur.0);
+                            order::pin(&mut cur.1);
+                            (fa, fb)
+                        };
+                        unroll_tile!(@ i {
+                            if (i as usize) < TM {
+                                unroll_tile!(@ j {
+                                    if (j as usize) < TN {
+                                        let (i, j) = (i as usize, j as usize);
+                                        acc[i][j] = fma(cur.0[i], cur.1[j], acc[i][j]);
+                                    }
+                                }; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
+                            }
+                        }; 0 1 2 3 4 5 6 7);
+                        cur = next;
+                    }
+                });
+                kt += 1;
+            }
+            unroll_tile!(@ i {
+                if (i as usize) < TM {
+                    let r = row0 + cfg.out_row(t, i);
+                    unroll_tile!(@ h {
+                        if (h as usize) < TN / 4 {
+                            let col = col0 + cfg.out_col(t, h);
+                            let (i, h) = (i as usize, h as usize);
+                            let v = [acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]];
+                            let at = row_major(r as u64, col as u64, n64) as usize;
+                            mem::store_v4_f32(c.add(at) as *mut [f32; 4], v);
+                        }
+                    }; 0 1 2 3);
+                }
+            }; 0 1 2 3 4 5 6 7);
+        }
+    }
 
     /// # Safety
     /// Buffers hold m·k, k·n and m·n floats; the launch is (TILE, TILE) threads with
@@ -728,8 +944,8 @@ mod hopper_device {
                 unsafe {
                     let a_src = if a_in { a.add(row_major(row as u64, ac as u64, k as u64) as usize) } else { a };
                     let b_src = if b_in { b.add(row_major(br as u64, col as u64, n as u64) as usize) } else { b };
-                    async_copy::copy_4(ring + 4 * mm_a_slot(t, here), a_src, if a_in { 4 } else { 0 });
-                    async_copy::copy_4(ring + 4 * mm_b_slot(t, here), b_src, if b_in { 4 } else { 0 });
+                    async_copy::copy_4_zfill(ring + 4 * mm_a_slot(t, here), a_src, if a_in { 4 } else { 0 });
+                    async_copy::copy_4_zfill(ring + 4 * mm_b_slot(t, here), b_src, if b_in { 4 } else { 0 });
                 }
             }
             async_copy::commit();
@@ -799,6 +1015,26 @@ crate::hopper_kernel! {
     /// kernel for whole tiles where the Hopper module is loaded.
     pub unsafe fn matmul_warptile_sm90(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
         warptile_body!(WARPTILE, false, WT_LATE_SPLIT_AT, a, b, c, m, n, k)
+    }
+}
+
+crate::hopper_kernel! {
+    #[launch_bounds(256, 1)]
+    /// Warp tiling through a `cp.async` ring: 128 × 256 blocks of 8 warps of 64 × 64, 8 × 16
+    /// outputs a thread, k steps of 16, both tiles copied global → shared by `cp.async` three
+    /// stages ahead, so no register holds a tile in flight and 128 accumulators fit. Per k step
+    /// a warp makes 6 `ld.shared.v4` (2 of A: 8 contiguous vectors; 4 of B: 4 contiguous
+    /// vectors) for 128 FMAs a thread. Per k tile a warp copies A one float at a time, 4 rows ×
+    /// 32 bytes a copy (4 sectors; transposed into Aᵀ, 32 distinct banks), 16 copies a thread,
+    /// and B 16 bytes at a time, 512 contiguous bytes a copy (16 sectors), 4 a thread. Changes
+    /// from `matmul_warptile_sm90`: twice the outputs a thread (a third fewer shared loads per
+    /// FMA), no loads through registers, and one block a multiprocessor instead of two.
+    /// Assumes whole tiles and 16-byte aligned buffers (no bounds checks).
+    pub unsafe fn matmul_warptile_async(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+        const NA: usize = WARPTILE_ASYNC.a_floats() as usize;
+        const NB: usize = WARPTILE_ASYNC.b_vectors() as usize;
+        // SAFETY: forwarded plan guarantees (see `warptile_async`).
+        unsafe { hopper_device::warptile_async::<8, 16, NA, NB, WTA_STAGES>(WARPTILE_ASYNC, a, b, c, m, n, k) }
     }
 }
 

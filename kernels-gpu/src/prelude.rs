@@ -122,6 +122,21 @@ pub mod shared {
 pub mod async_copy {
     use core::arch::asm;
 
+    /// `cp.async.ca.shared.global [dst], [src], 4`: copies one float (through L1). Single
+    /// floats can land anywhere in shared memory, so a tile can be transposed on its way in.
+    ///
+    /// # Safety
+    /// `dst` is a 4-byte aligned `.shared` address of this block; `src` points to a readable,
+    /// 4-byte aligned `f32` in global memory.
+    #[inline(always)]
+    pub unsafe fn copy_4(dst: u32, src: *const f32) {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            asm!("cp.async.ca.shared.global [{d}], [{s}], 4;", d = in(reg32) dst, s = in(reg64) src,
+                 options(nostack, preserves_flags));
+        }
+    }
+
     /// `cp.async.ca.shared.global [dst], [src], 4, src_bytes`: copies 4 bytes (through L1),
     /// of which the first `src_bytes` (0 or 4) are read and the rest zero-filled: `src_bytes = 0`
     /// writes a zero without reading `src` (a bounds check without a branch).
@@ -130,7 +145,7 @@ pub mod async_copy {
     /// `dst` is a 4-byte aligned `.shared` address of this block; `src` points to a readable,
     /// 4-byte aligned `f32` in global memory (even when `src_bytes` is 0).
     #[inline(always)]
-    pub unsafe fn copy_4(dst: u32, src: *const f32, src_bytes: u32) {
+    pub unsafe fn copy_4_zfill(dst: u32, src: *const f32, src_bytes: u32) {
         // SAFETY: forwarded from the caller.
         unsafe {
             asm!("cp.async.ca.shared.global [{d}], [{s}], 4, {n};", d = in(reg32) dst, s = in(reg64) src,
@@ -180,6 +195,23 @@ pub mod async_copy {
     pub fn wait<const N: u32>() {
         // SAFETY: no preconditions; it only blocks the thread.
         unsafe { asm!("cp.async.wait_group {n};", n = const N, options(nostack, preserves_flags)) }
+    }
+
+    /// [`wait`] for an `n` that is a constant only once inlined (from a caller's const generic
+    /// parameter, which `wait::<{ N - 2 }>` cannot take without generic const expressions).
+    /// Past 6 it waits for every group: later than asked, never earlier.
+    #[inline(always)]
+    pub fn wait_for(n: u32) {
+        match n {
+            0 => wait::<0>(),
+            1 => wait::<1>(),
+            2 => wait::<2>(),
+            3 => wait::<3>(),
+            4 => wait::<4>(),
+            5 => wait::<5>(),
+            6 => wait::<6>(),
+            _ => wait::<0>(),
+        }
     }
 }
 
@@ -645,5 +677,22 @@ pub mod math {
     pub fn fma(a: f32, b: f32, c: f32) -> f32 {
         // SAFETY: a pure floating-point operation with no preconditions.
         unsafe { core::intrinsics::fmaf32(a, b, c) }
+    }
+}
+
+/// Ordering hints for the compiler, which emit no instruction.
+pub mod order {
+    /// Pins `values` to this point of the program: everything that computes them happens before
+    /// it and every use after it, even where LLVM would sink a load to its first use (across a
+    /// loop's back edge) or hoist arithmetic above a barrier. An empty `asm!` per value, not
+    /// `core::hint::black_box`, which goes through local memory (the asm is a PTX comment).
+    #[inline(always)]
+    pub fn pin<const N: usize>(values: &mut [f32; N]) {
+        let mut i = 0;
+        while i < N {
+            // SAFETY: an empty instruction string; the value passes through unchanged.
+            unsafe { core::arch::asm!("// pin {0}", inout(reg32) values[i], options(nostack, preserves_flags)) };
+            i += 1;
+        }
     }
 }

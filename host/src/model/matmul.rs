@@ -59,10 +59,10 @@ use super::{Buffer, Counts, Model, Warp, block_warps, blocks, fake_slice, lanes_
 use crate::error::Result;
 use crate::launch::{Call, Launch};
 use crate::matmul::{
-    BK, BM, BN, MatmulSig, Method, NAIVE_BLOCK, RB_B_OFFSET_V4, RB_STAGE_V4, TILE, TM, WarpTile, mm_a_slot, mm_b_slot,
-    mm_vector_bytes, mm_vector_of, mm_vectors, naive_coords, plan, rb_a_frag, rb_a_index, rb_a_load, rb_at_offset,
-    rb_b_frag, rb_b_index, rb_b_load, rb_b_offset, rb_block_origin, rb_out_col, rb_out_row, rb_thread, row_major,
-    tile_a_col, tile_b_row, tile_offset, tiled_coords,
+    BK, BM, BN, MatmulSig, Method, NAIVE_BLOCK, RB_B_OFFSET_V4, RB_STAGE_V4, TILE, TM, WARPTILE_ASYNC, WTA_STAGES,
+    WarpTile, mm_a_slot, mm_b_slot, mm_vector_bytes, mm_vector_of, mm_vectors, naive_coords, plan, rb_a_frag,
+    rb_a_index, rb_a_load, rb_at_offset, rb_b_frag, rb_b_index, rb_b_load, rb_b_offset, rb_block_origin, rb_out_col,
+    rb_out_row, rb_thread, row_major, tile_a_col, tile_b_row, tile_offset, tiled_coords,
 };
 
 /// Floats in a sector.
@@ -91,7 +91,11 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
     let (block_rows, block_cols) = match method {
         Method::Naive => (NAIVE_BLOCK.1, NAIVE_BLOCK.0),
         Method::RegisterBlocked => (BM, BN),
-        Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileSmall | Method::WarpTileEdge => {
+        Method::WarpTile
+        | Method::WarpTileSm90
+        | Method::WarpTileAsync
+        | Method::WarpTileSmall
+        | Method::WarpTileEdge => {
             let cfg = warp_tile(method);
             (cfg.bm, cfg.bn)
         }
@@ -100,9 +104,11 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
     let origin = |(bx, by): (u32, u32)| match method {
         Method::Naive => naive_coords(bx, by, 0, 0),
         Method::RegisterBlocked => rb_block_origin(bx, by),
-        Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileSmall | Method::WarpTileEdge => {
-            warp_tile(method).block_origin(bx, by)
-        }
+        Method::WarpTile
+        | Method::WarpTileSm90
+        | Method::WarpTileAsync
+        | Method::WarpTileSmall
+        | Method::WarpTileEdge => warp_tile(method).block_origin(bx, by),
         Method::Tiled | Method::Prefetch | Method::CpAsync => tiled_coords(bx, by, 0, 0),
     };
     // The cp.async kernel's copy width: the same for every block.
@@ -131,6 +137,7 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
                 Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileSmall | Method::WarpTileEdge => {
                     warptile_warp(&mut one, &lb, &w, warp_tile(method), method == Method::WarpTileEdge)
                 }
+                Method::WarpTileAsync => warptile_async_warp(&mut one, &lb, &w, WARPTILE_ASYNC, WTA_STAGES),
                 Method::Tiled | Method::Prefetch => tiled_warp(&mut one, &lb, &w),
             }
         }
@@ -435,15 +442,31 @@ fn warptile_warp(model: &mut Model, l: &Launched, w: &Warp, cfg: WarpTile, edge:
         // The last tile loads (and stores into the unused stage) itself again.
         load(model, if kt + 1 < tiles { kt + 1 } else { kt });
         for kk in 0..cfg.bk {
-            for g in 0..cfg.tm / 4 {
-                model.shared_load(16, w.lanes, |lane| stage_bytes(st) + 4 * cfg.a_frag(kk, t(lane), g));
-            }
-            for h in 0..cfg.tn / 4 {
-                model.shared_load(16, w.lanes, |lane| stage_bytes(st) + 4 * cfg.b_frag(kk, t(lane), h));
-            }
+            fragments(model, w, cfg, stage_bytes(st), kk);
         }
         store(model, 1 - st);
     }
+    store_c_vectors(model, l, w, cfg, edge);
+}
+
+/// A warp-tiled kernel's fragment loads of k step `kk` from the stage at `stage` bytes: `tm / 4`
+/// 16-byte loads of Aᵀ, then `tn / 4` of B.
+fn fragments(model: &mut Model, w: &Warp, cfg: WarpTile, stage: u32, kk: u32) {
+    let t = |lane| w.thread(lane).0;
+    for g in 0..cfg.tm / 4 {
+        model.shared_load(16, w.lanes, |lane| stage + 4 * cfg.a_frag(kk, t(lane), g));
+    }
+    for h in 0..cfg.tn / 4 {
+        model.shared_load(16, w.lanes, |lane| stage + 4 * cfg.b_frag(kk, t(lane), h));
+    }
+}
+
+/// A warp-tiled kernel's C: a 16-byte store per 4 accumulators, or with `edge` 4 single floats
+/// each, of the lanes whose float lies inside C.
+fn store_c_vectors(model: &mut Model, l: &Launched, w: &Warp, cfg: WarpTile, edge: bool) {
+    let t = |lane| w.thread(lane).0;
+    let (row0, col0) = cfg.block_origin(w.block.0, w.block.1);
+    let (m, n) = (l.m, l.n);
     for i in 0..cfg.tm {
         let r = |lane| row0 + cfg.out_row(t(lane), i);
         for h in 0..cfg.tn / 4 {
@@ -458,6 +481,51 @@ fn warptile_warp(model: &mut Model, l: &Launched, w: &Warp, cfg: WarpTile, edge:
             }
         }
     }
+}
+
+/// One warp of the `cp.async` warp-tiled kernel of shape `cfg` with a ring of `stages`: the
+/// first `stages` tiles copied up front, the rest one a tile (A one float a copy, B 16 bytes),
+/// `bk` fragment loads a tile, each the next step's (the last step of a tile the next tile's
+/// first, from its stage, even after the last tile), and the first tile's first loads before
+/// the loop.
+fn warptile_async_warp(model: &mut Model, l: &Launched, w: &Warp, cfg: WarpTile, stages: u32) {
+    let t = |lane| w.thread(lane).0;
+    let (row0, col0) = cfg.block_origin(w.block.0, w.block.1);
+    let (n, k) = (u64::from(l.n), u64::from(l.k));
+    let tiles = cfg.k_tiles(l.k, false);
+    let copy = |model: &mut Model, kt: u32| {
+        let k0 = u64::from(kt * cfg.bk);
+        for e in 0..cfg.a_floats() {
+            model.load(l.a, 4, w.lanes, |lane| {
+                let (row, col) = cfg.a_copy(t(lane), e);
+                4 * row_major(u64::from(row0 + row), k0 + u64::from(col), k)
+            });
+        }
+        for v in 0..cfg.b_vectors() {
+            model.load(l.b, 16, w.lanes, |lane| {
+                let (row, col) = cfg.b_load(t(lane), v);
+                4 * row_major(k0 + u64::from(row), u64::from(col0 + col), n)
+            });
+        }
+    };
+    let stage_bytes = |kt: u32| 4 * (kt % stages) * cfg.stage_floats();
+    for kt in 0..stages.min(tiles) {
+        copy(model, kt);
+    }
+    fragments(model, w, cfg, stage_bytes(0), 0);
+    for kt in 0..tiles {
+        for kk in 0..cfg.bk {
+            if kk + 1 < cfg.bk {
+                fragments(model, w, cfg, stage_bytes(kt), kk + 1);
+            } else {
+                if kt + stages < tiles {
+                    copy(model, kt + stages);
+                }
+                fragments(model, w, cfg, stage_bytes(kt + 1), 0);
+            }
+        }
+    }
+    store_c_vectors(model, l, w, cfg, false);
 }
 
 /// The `m × n × k` multiply with `method`, one launch (at most `method.band_rows()` rows): what
