@@ -25,6 +25,11 @@ pub const WARPTILE_SHAPES: [(usize, usize, usize); 4] =
 /// 1008 = 63 k tiles, more than its ring's 3 stages, not a multiple of them).
 pub const WARPTILE_ASYNC_SHAPES: [(usize, usize, usize); 5] =
     [(128, 256, 16), (128, 256, 32), (256, 512, 144), (128, 768, 1008), (512, 512, 512)];
+/// Shapes checked for the stream-K kernel on the GPU's own wave: 144 tiles (one wave of 132 and
+/// 12 shared), 90 tiles all shared (a block's range inside one tile), one tile of one k tile
+/// (most blocks idle), 8 tiles.
+pub const STREAMK_SHAPES: [(usize, usize, usize); 4] =
+    [(1152, 4096, 512), (1280, 2304, 1008), (128, 256, 16), (512, 512, 512)];
 /// Shapes checked for the small-grid warp-tiled kernel (multiples of its 64 × 128 × 16 tile).
 pub const WARPTILE_SMALL_SHAPES: [(usize, usize, usize); 4] =
     [(64, 128, 16), (192, 384, 144), (64, 640, 1008), (512, 512, 512)];
@@ -36,6 +41,9 @@ pub const EDGE_EXTRA_SHAPES: [(usize, usize, usize); 5] =
 pub const BENCH_SIZE: usize = 4096;
 /// Sizes (s × s × s) the warp-tiled kernel is swept over.
 const SIZE: Param = Param { name: "size", sweep: &[1024, 2048, 4096, 8192], check: &[1024] };
+/// Sizes the stream-K kernel is swept over: 3072³ (288 tiles, 2.18 waves on 132 SMs), 4096³
+/// (3.88) and 8192³ (15.5).
+const STREAMK_SIZE: Param = Param { name: "size", sweep: &[3072, 4096, 8192], check: &[3072] };
 /// Sizes the small-grid kernel is swept over: where it is chosen, and the next size up.
 const SMALL_SIZE: Param = Param { name: "size", sweep: &[1024, 2048], check: &[1024] };
 /// Shapes (m, n, k) the guarded kernel is benchmarked at, selected by the `shape` parameter:
@@ -75,6 +83,9 @@ impl Family for Method {
             Method::WarpTile => "warps of 64x32 (lanes 8x4), BK 16, next fragments loaded during the FMAs",
             Method::WarpTileSm90 => "warptile built for sm_90: next A stored, B loaded at k step 12 of 16 (sm_90)",
             Method::WarpTileAsync => "128x256 blocks, 8x16 a thread, 3-stage cp.async ring of k 16, 1 block/SM (sm_90)",
+            Method::WarpTileStreamK => {
+                "warptile_async, its last wave's tiles shared out by k iteration (stream-K, sm_90)"
+            }
             Method::WarpTileSmall => "warptile on 64x128 blocks of 4 warps, for grids smaller than the GPU",
             Method::WarpTileEdge => {
                 "warptile with guarded single-float loads: any shape (4095, 4097, 4000x4100x4033, 4096)"
@@ -89,6 +100,7 @@ impl Family for Method {
     fn param(self) -> Option<Param> {
         match self {
             Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileAsync => Some(SIZE),
+            Method::WarpTileStreamK => Some(STREAMK_SIZE),
             Method::WarpTileSmall => Some(SMALL_SIZE),
             Method::WarpTileEdge => Some(EDGE_SHAPE),
             Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::RegisterBlocked => None,
@@ -103,6 +115,7 @@ impl Family for Method {
             Method::RegisterBlocked => REGBLOCK_SHAPES.to_vec(),
             Method::WarpTile | Method::WarpTileSm90 => WARPTILE_SHAPES.to_vec(),
             Method::WarpTileAsync => WARPTILE_ASYNC_SHAPES.to_vec(),
+            Method::WarpTileStreamK => STREAMK_SHAPES.to_vec(),
             Method::WarpTileSmall => WARPTILE_SMALL_SHAPES.to_vec(),
             Method::WarpTileEdge => CHECK_SHAPES.iter().chain(&EDGE_EXTRA_SHAPES).copied().collect(),
             Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync => CHECK_SHAPES.to_vec(),
@@ -144,9 +157,11 @@ impl Family for Method {
     fn bench(self, gpu: &Gpu, value: u32) -> Result<Workload> {
         gpu.supports(self.kernel())?;
         let (m, n, k) = match self {
-            Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileAsync | Method::WarpTileSmall => {
-                (value as usize, value as usize, value as usize)
-            }
+            Method::WarpTile
+            | Method::WarpTileSm90
+            | Method::WarpTileAsync
+            | Method::WarpTileStreamK
+            | Method::WarpTileSmall => (value as usize, value as usize, value as usize),
             Method::WarpTileEdge => EDGE_BENCH_SHAPES[value as usize],
             Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::RegisterBlocked => {
                 (BENCH_SIZE, BENCH_SIZE, BENCH_SIZE)
@@ -160,18 +175,20 @@ impl Family for Method {
             .with_flops(2 * (m * n * k) as u64))
     }
 
-    fn model(self, value: u32, _sms: u32) -> Result<Option<Counts>> {
+    fn model(self, value: u32, sms: u32) -> Result<Option<Counts>> {
         // The shape `bench` runs at this value; one band: every shape here fits one launch.
         let shape = match self {
-            Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileAsync | Method::WarpTileSmall => {
-                (value as usize, value as usize, value as usize)
-            }
+            Method::WarpTile
+            | Method::WarpTileSm90
+            | Method::WarpTileAsync
+            | Method::WarpTileStreamK
+            | Method::WarpTileSmall => (value as usize, value as usize, value as usize),
             Method::WarpTileEdge => EDGE_BENCH_SHAPES[value as usize],
             Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::RegisterBlocked => {
                 (BENCH_SIZE, BENCH_SIZE, BENCH_SIZE)
             }
         };
-        coalesce::model::matmul::run(self, shape).map(Some)
+        coalesce::model::matmul::run(self, shape, sms).map(Some)
     }
 }
 
@@ -216,7 +233,9 @@ fn check_banded(method: Method, gpu: &Gpu, rng: &mut Rng) -> CheckResult<String>
     let (m, n, k) = match method {
         Method::RegisterBlocked => (band + BM as usize, BN as usize, 8),
         Method::WarpTile | Method::WarpTileSm90 => (band + WARPTILE.bm as usize, WARPTILE.bn as usize, 16),
-        Method::WarpTileAsync => (band + WARPTILE_ASYNC.bm as usize, WARPTILE_ASYNC.bn as usize, 16),
+        Method::WarpTileAsync | Method::WarpTileStreamK => {
+            (band + WARPTILE_ASYNC.bm as usize, WARPTILE_ASYNC.bn as usize, 16)
+        }
         Method::WarpTileSmall => (band + WARPTILE_SMALL.bm as usize, WARPTILE_SMALL.bn as usize, 16),
         Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::WarpTileEdge => (band + 33, 5, 3),
     };

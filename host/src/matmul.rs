@@ -14,6 +14,7 @@ use cust::memory::DeviceSlice;
 use crate::error::{Error, Result, aligned16, dim32, exactly, in_range};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Kernel, Launch, Out};
+use coalesce_kernels::launch::MAX_GRID_Y;
 pub use coalesce_kernels::matmul::*;
 
 /// Parameter list of every matmul kernel: A, B, C, m, n, k.
@@ -42,6 +43,9 @@ pub enum Method {
     /// Warp-tiled 128 × 256 × 16 through a 3-stage `cp.async` ring, 8 × 16 outputs a thread
     /// ([`WARPTILE_ASYNC`]; Hopper module; whole tiles only, 16-byte aligned buffers).
     WarpTileAsync,
+    /// [`Method::WarpTileAsync`] with the last wave shared out by k iteration ([`StreamK`];
+    /// Hopper module; whole tiles only, 16-byte aligned buffers).
+    WarpTileStreamK,
     /// Warp-tiled 64 × 128 × 16 for small grids ([`WARPTILE_SMALL`]; whole tiles only, 16-byte
     /// aligned buffers).
     WarpTileSmall,
@@ -51,7 +55,7 @@ pub enum Method {
 
 impl Method {
     /// Every method, in teaching order.
-    pub const ALL: [Method; 10] = [
+    pub const ALL: [Method; 11] = [
         Method::Naive,
         Method::Tiled,
         Method::Prefetch,
@@ -60,6 +64,7 @@ impl Method {
         Method::WarpTile,
         Method::WarpTileSm90,
         Method::WarpTileAsync,
+        Method::WarpTileStreamK,
         Method::WarpTileSmall,
         Method::WarpTileEdge,
     ];
@@ -75,6 +80,7 @@ impl Method {
             Method::WarpTile => matmul_warptile,
             Method::WarpTileSm90 => matmul_warptile_sm90,
             Method::WarpTileAsync => matmul_warptile_async,
+            Method::WarpTileStreamK => matmul_warptile_streamk,
             Method::WarpTileSmall => matmul_warptile_small,
             Method::WarpTileEdge => matmul_warptile_edge,
         }
@@ -85,7 +91,7 @@ impl Method {
         match self {
             Method::WarpTile | Method::WarpTileSm90 => Some(WARPTILE),
             Method::WarpTileEdge => Some(WARPTILE_EDGE),
-            Method::WarpTileAsync => Some(WARPTILE_ASYNC),
+            Method::WarpTileAsync | Method::WarpTileStreamK => Some(WARPTILE_ASYNC),
             Method::WarpTileSmall => Some(WARPTILE_SMALL),
             Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::RegisterBlocked => None,
         }
@@ -100,6 +106,7 @@ impl Method {
                 | Method::WarpTile
                 | Method::WarpTileSm90
                 | Method::WarpTileAsync
+                | Method::WarpTileStreamK
                 | Method::WarpTileSmall
         )
     }
@@ -112,7 +119,7 @@ impl Method {
             Method::RegisterBlocked => BM,
             Method::WarpTile | Method::WarpTileSm90 => WARPTILE.bm,
             Method::WarpTileEdge => WARPTILE_EDGE.bm,
-            Method::WarpTileAsync => WARPTILE_ASYNC.bm,
+            Method::WarpTileAsync | Method::WarpTileStreamK => WARPTILE_ASYNC.bm,
             Method::WarpTileSmall => WARPTILE_SMALL.bm,
         }
     }
@@ -124,8 +131,9 @@ impl Method {
     }
 
     /// Grid, block and shared memory of one launch over `m` rows (at most
-    /// [`Method::band_rows`]) and `n` columns.
-    pub const fn launch(self, m: u32, n: u32) -> Launch {
+    /// [`Method::band_rows`]) and `n` columns on a GPU of `sms` multiprocessors (only the
+    /// stream-K grid depends on it: [`stream_k`]).
+    pub const fn launch(self, m: u32, n: u32, sms: u32) -> Launch {
         match self {
             Method::Naive => Launch { grid: naive_grid(m, n), block: NAIVE_BLOCK, shared_bytes: 0, cluster: 1 },
             Method::Tiled | Method::Prefetch => Launch {
@@ -150,6 +158,12 @@ impl Method {
                 };
                 Launch { grid: cfg.grid(m, n), block: (cfg.threads(), 1), shared_bytes: cfg.shared_bytes(), cluster: 1 }
             }
+            Method::WarpTileStreamK => Launch {
+                grid: stream_k(m, n, sms).grid(),
+                block: (WTA_THREADS, 1),
+                shared_bytes: WARPTILE_ASYNC.ring_bytes(WTA_STAGES),
+                cluster: 1,
+            },
             Method::WarpTileAsync => Launch {
                 grid: WARPTILE_ASYNC.grid(m, n),
                 block: (WTA_THREADS, 1),
@@ -164,13 +178,45 @@ impl Method {
         match self {
             Method::RegisterBlocked => regblock_supports(m, n, k),
             Method::WarpTile | Method::WarpTileSm90 => WARPTILE.supports(m, n, k),
-            Method::WarpTileAsync => WARPTILE_ASYNC.supports(m, n, k),
+            Method::WarpTileAsync | Method::WarpTileStreamK => WARPTILE_ASYNC.supports(m, n, k),
             Method::WarpTileSmall => WARPTILE_SMALL.supports(m, n, k),
             Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::WarpTileEdge => {
                 m > 0 && n > 0 && k > 0
             }
         }
     }
+}
+
+/// The stream-K schedule of an `m × n` multiply on a GPU of `sms` multiprocessors: a wave of
+/// one block a multiprocessor (at least one, at most [`SK_MAX_WAVE`]), as many whole waves as
+/// the tiles fill, the rest shared by the last row ([`StreamK`]; k plays no part in the grid).
+pub const fn stream_k(m: u32, n: u32, sms: u32) -> StreamK {
+    let wave = if sms == 0 {
+        1
+    } else if sms > SK_MAX_WAVE {
+        SK_MAX_WAVE
+    } else {
+        sms
+    };
+    let sk = StreamK::new(m, n, 0, wave, 0);
+    StreamK { waves: sk.tiles / wave, ..sk }
+}
+
+/// Whether sharing the last wave out ([`Method::WarpTileStreamK`]) beats whole tiles
+/// ([`Method::WarpTileAsync`]) for an `m × n × k` multiply of whole 128 × 256 × 16 tiles on
+/// `sms` multiprocessors, as measured on the H100: more than one wave, the last at most 90%
+/// full (4096²: 512 tiles, 116 of 132 in the last wave; at 2048 × 4096, 124 of 132, it lost
+/// 1%), at least 32 k tiles (with few, cutting a tile costs more than the wave it saves: 4096 ×
+/// 4096 × 48 ran 16% slower), and a grid that fits.
+pub const fn stream_k_pays(m: u32, n: u32, k: u32, sms: u32) -> bool {
+    let sk = stream_k(m, n, sms);
+    let last = sk.tiles % sk.wave;
+    sms == sk.wave
+        && sk.tiles > sk.wave
+        && last != 0
+        && 10 * last <= 9 * sk.wave
+        && k / WARPTILE_ASYNC.bk >= 32
+        && sk.waves < MAX_GRID_Y
 }
 
 /// The dimensions of a validated multiply, as the kernels take them.
@@ -217,19 +263,20 @@ pub fn validate(
     Ok(dims)
 }
 
-/// Validates one launch of `method` over all of `a`, `b` and `c` and returns it. `m` must fit one
-/// grid (at most [`Method::band_rows`] rows, else [`Error::OutOfRange`]); [`plan_bands`] takes
-/// any `m`. Other errors as [`validate`].
+/// Validates one launch of `method` over all of `a`, `b` and `c` on a GPU of `sms`
+/// multiprocessors and returns it. `m` must fit one grid (at most [`Method::band_rows`] rows,
+/// else [`Error::OutOfRange`]); [`plan_bands`] takes any `m`. Other errors as [`validate`].
 pub fn plan<'a>(
     method: Method,
     a: &'a DeviceSlice<f32>,
     b: &'a DeviceSlice<f32>,
     c: &'a mut DeviceSlice<f32>,
     shape: (usize, usize, usize),
+    sms: u32,
 ) -> Result<Call<'a, MatmulSig>> {
     let Dims { m, n, k } = validate(method, a, b, c, shape)?;
     in_range("matmul rows of one launch", m.into(), 1, method.band_rows().into())?;
-    let launch = method.launch(m, n);
+    let launch = method.launch(m, n, sms);
     // SAFETY: the buffers hold exactly m·k, k·n and m·n floats (checked above), and every kernel
     // reads or writes only `row_major(r, col, cols)` with r < rows, col < cols of its matrix:
     // - naive and tiled guard each global access (`row < m && col < n`, and `at` checks
@@ -250,7 +297,13 @@ pub fn plan<'a>(
     // - the guarded warp-tiled kernel clamps rows of A to m - 1 and columns of B to n - 1, reads
     //   k columns/rows past k only after checking them against k, and stores only `r < m`,
     //   `col < n`; its shared offsets are those of the unguarded kernel on the same launch;
-    // - m ≤ band_rows keeps grid y ≤ 65535, so the grid launched is the grid reasoned about.
+    // - the stream-K kernel computes the same whole tiles (`StreamK::origin` of tiles below
+    //   `tiles`, k tiles below `iters`, from the shape and the grid it is launched with, which
+    //   is `stream_k`'s), reads back only tiles of C it or an earlier block stored, and indexes
+    //   its module's flags by blocks of a wave of at most `SK_MAX_WAVE`; a grid too tall for
+    //   the driver is refused at launch (`Launch::check_limits`), never cut;
+    // - m ≤ band_rows keeps grid y ≤ 65535 for the other kernels, so the grid launched is the
+    //   grid reasoned about.
     Ok(unsafe { Call::new(method.kernel(), launch, (In::of(a), In::of(b), Out::of(c), m, n, k)) })
 }
 
@@ -271,6 +324,7 @@ pub fn plan_bands(
     b: &DeviceSlice<f32>,
     c: &mut DeviceSlice<f32>,
     shape: (usize, usize, usize),
+    sms: u32,
     mut each: impl FnMut(Range<usize>, Call<'_, MatmulSig>) -> Result<()>,
 ) -> Result<()> {
     let Dims { m, n, k } = validate(method, a, b, c, shape)?;
@@ -281,7 +335,7 @@ pub fn plan_bands(
         let mut c_band = c.index(rows.start * n..rows.end * n);
         // Each band is planned (and so checked) on its own: for a whole-tiles-only kernel this
         // re-checks that the band's rows are whole tiles and its sub-slices 16-byte aligned.
-        let call = plan(method, &a_band, b, &mut c_band, (rows.len(), n, k))?;
+        let call = plan(method, &a_band, b, &mut c_band, (rows.len(), n, k), sms)?;
         each(rows, call)?;
     }
     Ok(())
@@ -297,14 +351,14 @@ pub fn run(
     c: &mut DeviceSlice<f32>,
     shape: (usize, usize, usize),
 ) -> Result<()> {
-    plan_bands(method, a, b, c, shape, |_, call| gpu.launch(call))
+    plan_bands(method, a, b, c, shape, gpu.multiprocessors(), |_, call| gpu.launch(call))
 }
 
 /// The method [`matmul`] uses on a GPU of `multiprocessors` SMs, where `sm90` says the Hopper
 /// module is loaded:
 /// - whole 128 × 256 × 16 tiles, 16-byte aligned buffers, sm_90, and a grid of those tiles that
 ///   fills at least three quarters of the multiprocessors (one block each): the `cp.async`
-///   warp-tiled kernel;
+///   warp-tiled kernel, with its last wave shared out where that pays ([`stream_k_pays`]);
 /// - else whole 128 × 128 × 16 tiles and aligned buffers: the warp-tiled kernel, its
 ///   small-grid shape when the 128 × 128 grid has fewer blocks than the GPU has multiprocessors,
 ///   its sm_90 build on sm_90;
@@ -322,10 +376,16 @@ pub fn choose(
         u64::from(gx) * u64::from(gy)
     };
     if sm90
-        && let Ok(Dims { m, n, .. }) = validate(Method::WarpTileAsync, a, b, c, shape)
+        && let Ok(Dims { m, n, k }) = validate(Method::WarpTileAsync, a, b, c, shape)
         && 4 * blocks(WARPTILE_ASYNC, m, n) >= 3 * u64::from(multiprocessors)
     {
-        return Method::WarpTileAsync;
+        // One launch only: taller multiplies go in bands of whole tiles.
+        let single = m <= Method::WarpTileStreamK.band_rows();
+        return if single && stream_k_pays(m, n, k, multiprocessors) {
+            Method::WarpTileStreamK
+        } else {
+            Method::WarpTileAsync
+        };
     }
     match validate(Method::WarpTile, a, b, c, shape) {
         Ok(Dims { m, n, .. }) => {
@@ -386,7 +446,7 @@ mod tests {
 
     fn plan_of(method: Method, shape: (usize, usize, usize), lens: (usize, usize, usize)) -> Result<(Launch, Dims)> {
         let (a, b, mut c) = slices(lens);
-        plan(method, &a, &b, &mut c, shape).map(|call| {
+        plan(method, &a, &b, &mut c, shape, 132).map(|call| {
             let &(_, _, _, m, n, k) = call.args();
             (call.launch(), Dims { m, n, k })
         })
@@ -443,11 +503,16 @@ mod tests {
         assert_eq!((l.grid, l.block, l.shared_bytes), ((2, 2), (256, 1), 3 * 16 * (132 + 256) * 4));
         let (l, _) = plan_of(Method::WarpTileEdge, (33, 129, 7), (231, 903, 33 * 129)).unwrap();
         assert_eq!((l.grid, l.block), ((2, 1), (256, 1)));
+        // Stream-K on 132 SMs: 4096 x 4096 is 512 tiles, 3 whole waves and a shared row.
+        let (l, _) = plan_of(Method::WarpTileStreamK, (4096, 4096, 16), (4096 * 16, 16 * 4096, 4096 * 4096)).unwrap();
+        assert_eq!((l.grid, l.block, l.shared_bytes), ((132, 4), (256, 1), 3 * 16 * (132 + 256) * 4));
         for method in Method::ALL {
             let m = method.band_rows() as usize;
             let (n, k) = if method.whole_tiles_only() { (256, 16) } else { (1, 8) };
             let (l, _) = plan_of(method, (m, n, k), (m * k, k * n, m * n)).unwrap();
-            assert_eq!(l.grid.1, 65_535, "{method:?}");
+            // The stream-K grid is waves of 132: 65535 tiles are 496 of them and a shared row.
+            let rows = if method == Method::WarpTileStreamK { 65_535 / 132 + 1 } else { 65_535 };
+            assert_eq!(l.grid.1, rows, "{method:?}");
             assert!(l.check_limits().is_ok());
         }
     }
@@ -458,17 +523,17 @@ mod tests {
         let (a, b, mut c) = unsafe {
             (slice_at::<f32>(0x1000, 128 * 8), slice_at::<f32>(0x2004, 8 * 128), slice_at::<f32>(0x4000, 128 * 128))
         };
-        let err = plan(Method::RegisterBlocked, &a, &b, &mut c, (128, 128, 8)).unwrap_err();
+        let err = plan(Method::RegisterBlocked, &a, &b, &mut c, (128, 128, 8), 132).unwrap_err();
         assert_eq!(err, Error::Misaligned { what: "matmul B", address: 0x2004, align: 16 });
         // The tiled kernels load floats one by one: any 4-byte alignment will do.
-        assert!(plan(Method::Prefetch, &a, &b, &mut c, (128, 128, 8)).is_ok());
-        assert!(plan(Method::WarpTileEdge, &a, &b, &mut c, (128, 128, 8)).is_ok());
+        assert!(plan(Method::Prefetch, &a, &b, &mut c, (128, 128, 8), 132).is_ok());
+        assert!(plan(Method::WarpTileEdge, &a, &b, &mut c, (128, 128, 8), 132).is_ok());
         assert_eq!(choose(&a, &b, &c, (128, 128, 8), 132, false), Method::WarpTileEdge);
         // SAFETY: descriptors only.
         let (a, b, mut c) = unsafe {
             (slice_at::<f32>(0x1000, 128 * 16), slice_at::<f32>(0x2004, 16 * 128), slice_at::<f32>(0x4000, 128 * 128))
         };
-        let err = plan(Method::WarpTile, &a, &b, &mut c, (128, 128, 16)).unwrap_err();
+        let err = plan(Method::WarpTile, &a, &b, &mut c, (128, 128, 16), 132).unwrap_err();
         assert_eq!(err, Error::Misaligned { what: "matmul B", address: 0x2004, align: 16 });
         assert_eq!(choose(&a, &b, &c, (128, 128, 16), 132, false), Method::WarpTileEdge);
     }
@@ -483,7 +548,13 @@ mod tests {
         // 4096^2 is 1024 blocks of 128 x 128, 512 of 128 x 256: the cp.async kernel on sm_90,
         // the 128 x 128 tiles elsewhere.
         assert_eq!(pick((4096, 4096, 4096), 132), Method::WarpTile);
-        assert_eq!(pick_on((4096, 4096, 4096), 132, true), Method::WarpTileAsync);
+        // On 132 SMs its last wave is 116 tiles (88% full): shared out by stream-K; on 128 SMs
+        // 512 tiles are 4 whole waves.
+        assert_eq!(pick_on((4096, 4096, 4096), 132, true), Method::WarpTileStreamK);
+        assert_eq!(pick_on((4096, 4096, 4096), 128, true), Method::WarpTileAsync);
+        // 3072^2: 288 tiles, a last wave of 24: stream-K; with k = 256 (16 k tiles), not.
+        assert_eq!(pick_on((3072, 3072, 3072), 132, true), Method::WarpTileStreamK);
+        assert_eq!(pick_on((3072, 3072, 256), 132, true), Method::WarpTileAsync);
         assert_eq!(pick((2048, 2048, 2048), 132), Method::WarpTile);
         // 2048^2: 128 blocks of 128 x 256 on 132 SMs, at least 3/4 of them.
         assert_eq!(pick_on((2048, 2048, 2048), 132, true), Method::WarpTileAsync);
@@ -509,7 +580,7 @@ mod tests {
         let (a, b, mut c) = slices((m * k, k * n, m * n));
         let (a0, b0, c0) = (a.as_device_ptr().as_raw(), b.as_device_ptr().as_raw(), c.as_device_ptr().as_raw());
         let mut seen = Vec::new();
-        plan_bands(Method::Prefetch, &a, &b, &mut c, (m, n, k), |rows, call| {
+        plan_bands(Method::Prefetch, &a, &b, &mut c, (m, n, k), 132, |rows, call| {
             let (pa, pb, pc, bm, bn, bk) = call.args();
             assert_eq!(
                 (pa.address(), pb.address(), pc.address()),
@@ -525,7 +596,7 @@ mod tests {
         // Bad input is refused before any band is handed out.
         let (a, b, mut c) = slices((m * k, k * n, m * n - 1));
         let mut called = false;
-        let err = plan_bands(Method::Prefetch, &a, &b, &mut c, (m, n, k), |_, _| {
+        let err = plan_bands(Method::Prefetch, &a, &b, &mut c, (m, n, k), 132, |_, _| {
             called = true;
             Ok(())
         });
@@ -539,7 +610,7 @@ mod tests {
         let (m, n, k) = (band + 2 * BM as usize, 128, 8);
         let (a, b, mut c) = slices((m * k, k * n, m * n));
         let mut rows_seen = Vec::new();
-        plan_bands(Method::RegisterBlocked, &a, &b, &mut c, (m, n, k), |rows, call| {
+        plan_bands(Method::RegisterBlocked, &a, &b, &mut c, (m, n, k), 132, |rows, call| {
             assert_eq!(call.launch().grid.1 as usize * BM as usize, rows.len());
             rows_seen.push(rows);
             Ok(())

@@ -256,21 +256,21 @@ fn gathers_aos_one_sector_a_point_soa_three() {
 #[test]
 fn matmul_global_traffic() {
     let s = 256;
-    let naive = model::matmul::run(coalesce::matmul::Method::Naive, (s, s, s)).unwrap();
+    let naive = model::matmul::run(coalesce::matmul::Method::Naive, (s, s, s), 132).unwrap();
     // A warp is 32 columns of one row: per k step one broadcast load of A (1 sector) and one
     // 128-byte load of B (4 sectors).
     let warps = (s * s / 32) as u64;
     assert_eq!((naive.ld_requests, naive.ld_sectors), (2 * warps * s as u64, 5 * warps * s as u64));
-    let tiled = model::matmul::run(coalesce::matmul::Method::Tiled, (s, s, s)).unwrap();
+    let tiled = model::matmul::run(coalesce::matmul::Method::Tiled, (s, s, s), 132).unwrap();
     // One load of A and one of B per thread and tile: 128-byte rows of both.
     assert_eq!((tiled.ld_requests, tiled.ld_sectors_per_request()), (2 * warps * (s / 32) as u64, 4.0));
     // The inner product: 8 LDS.128 broadcasts (2 wavefronts each: every lane pairs up, so the
     // phases are half-warps) and 32 conflict-free LDS per warp and tile; no conflicts.
     assert_eq!(tiled.shared_ld_wavefronts, warps * (s / 32) as u64 * (8 * 2 + 32));
     assert_eq!(tiled.shared_ld_bank_conflicts, 0);
-    let prefetch = model::matmul::run(coalesce::matmul::Method::Prefetch, (s, s, s)).unwrap();
+    let prefetch = model::matmul::run(coalesce::matmul::Method::Prefetch, (s, s, s), 132).unwrap();
     assert_eq!(prefetch, tiled);
-    let rb = model::matmul::run(coalesce::matmul::Method::RegisterBlocked, (s, s, s)).unwrap();
+    let rb = model::matmul::run(coalesce::matmul::Method::RegisterBlocked, (s, s, s), 132).unwrap();
     // 16-byte loads and stores: A 16 rows x 32 bytes, B 512 contiguous bytes, C two 256-byte runs.
     assert_eq!((rb.ld_sectors_per_request(), rb.st_sectors_per_request()), (16.0, 16.0));
     // Aᵀ's scalar stores: lanes 2i and 2i+1 share a bank 128 words apart, a 2-way conflict.
@@ -279,7 +279,7 @@ fn matmul_global_traffic() {
         assert_eq!((c.dram_read_bytes, c.dram_write_bytes), (2 * 4 * (s * s) as u64, 4 * (s * s) as u64));
     }
     // Partial tiles: the classes of edge blocks, exactly as a full replay would count them.
-    let odd = model::matmul::run(coalesce::matmul::Method::Tiled, (33, 65, 7)).unwrap();
+    let odd = model::matmul::run(coalesce::matmul::Method::Tiled, (33, 65, 7), 132).unwrap();
     assert_eq!(odd.st_requests, 33 * 3, "a request per row per 32 columns (3 blocks across)");
     let sectors = |floats: u64| (4 * floats).div_ceil(32) * 32;
     assert_eq!((odd.dram_read_bytes, odd.dram_write_bytes), (sectors(33 * 7) + sectors(7 * 65), sectors(33 * 65)));
@@ -368,7 +368,7 @@ fn histogram_loads_16_sectors_a_request_and_only_the_bins_depend_on_the_data() {
 fn warp_tiled_and_cp_async_matmuls_count_what_their_sass_does() {
     use coalesce::matmul::Method;
     let s = 256u64;
-    let run = |method, shape| model::matmul::run(method, shape).unwrap();
+    let run = |method, shape| model::matmul::run(method, shape, 132).unwrap();
     let dram = |c: &Counts| (c.dram_read_bytes, c.dram_write_bytes);
     let whole = (2 * 4 * s * s, 4 * s * s);
     // matmul_warptile at 256³: 2 × 2 blocks of 8 warps, 16 k tiles; matmul_warptile_small:
@@ -426,7 +426,7 @@ fn warp_tiled_and_cp_async_matmuls_count_what_their_sass_does() {
     let sectors = |floats: u64| (4 * floats).div_ceil(32) * 32;
     assert_eq!(dram(&odd), (2 * sectors(129 * 17), sectors(129 * 129)));
     // Whole-tile kernels refuse what they cannot run.
-    assert!(model::matmul::run(Method::WarpTile, (129, 129, 17)).is_err());
+    assert!(model::matmul::run(Method::WarpTile, (129, 129, 17), 132).is_err());
 
     // matmul_cp_async at 256³ (16-byte path): 8 × 8 blocks of 32 warps, 8 tiles. Per tile
     // warps 0-15 issue one LDGSTS.E.BYPASS.128 (4 rows × 128 bytes: 16 sectors), counted as a

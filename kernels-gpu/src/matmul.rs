@@ -596,6 +596,94 @@ pub const WTA_STAGES: u32 = 3;
 pub const WTA_THREADS: u32 = 256;
 const _: () = assert!(WARPTILE_ASYNC.async_consistent(WTA_STAGES, MAX_SHARED_BYTES));
 const _: () = assert!(WARPTILE_ASYNC.threads() == WTA_THREADS);
+/// Most blocks a wave of `matmul_warptile_streamk` may have (one flag each, [`StreamK`]).
+pub const SK_MAX_WAVE: u32 = 1024;
+
+/// How `matmul_warptile_streamk` deals the `tiles` output tiles of [`WARPTILE_ASYNC`] (each
+/// `iters` k tiles deep) to a grid of `wave` × (`waves` + 1) blocks, `wave` being the blocks
+/// the GPU runs at once (one a multiprocessor). A grid of whole tiles rarely fills its last
+/// wave (4096²: 512 tiles on 132 SMs, 3.88 waves, the 4th 88% full, so the multiply takes 4
+/// tile times); here the first `waves` rows of the grid take one whole tile each, and the last
+/// row of `wave` blocks shares the `sk_tiles()` left over k iteration by k iteration
+/// ([`StreamK::range`]), so it ends after 0.88 of a tile time instead of 1. A tile cut between
+/// blocks is finished by the later ones, each adding the partial sums the one before left in C.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamK {
+    /// Output tiles along n.
+    pub tiles_n: u32,
+    /// Output tiles.
+    pub tiles: u32,
+    /// k tiles of an output tile.
+    pub iters: u32,
+    /// Blocks a wave: the grid's x.
+    pub wave: u32,
+    /// Waves of whole tiles: the grid's y less the stream-K row.
+    pub waves: u32,
+}
+
+impl StreamK {
+    /// The schedule of an `m × n × k` multiply that `WARPTILE_ASYNC.supports`, over
+    /// `wave × (waves + 1)` blocks (`waves * wave < tiles`).
+    pub const fn new(m: u32, n: u32, k: u32, wave: u32, waves: u32) -> StreamK {
+        let tiles_n = n / WARPTILE_ASYNC.bn;
+        StreamK { tiles_n, tiles: (m / WARPTILE_ASYNC.bm) * tiles_n, iters: k / WARPTILE_ASYNC.bk, wave, waves }
+    }
+    /// The schedule for a GPU that runs `wave` blocks at once: as many whole waves as fit
+    /// (`tiles / wave`), the rest shared. `None` where that gains nothing: whole waves only, or
+    /// less than one wave.
+    pub const fn plan(m: u32, n: u32, k: u32, wave: u32) -> Option<StreamK> {
+        let sk = StreamK::new(m, n, k, wave, 0);
+        if wave == 0 || wave > SK_MAX_WAVE || sk.tiles <= wave || sk.tiles.is_multiple_of(wave) {
+            return None;
+        }
+        Some(StreamK { waves: sk.tiles / wave, ..sk })
+    }
+    /// The grid: `(wave, waves + 1)`.
+    pub const fn grid(self) -> (u32, u32) {
+        (self.wave, self.waves + 1)
+    }
+    /// Tiles shared by the last row (the first `waves * wave` are whole tiles, in order).
+    pub const fn sk_tiles(self) -> u32 {
+        self.tiles - self.waves * self.wave
+    }
+    /// `(row0, col0)` of output tile `tile` (row-major over the tiles).
+    #[inline(always)]
+    pub const fn origin(self, tile: u32) -> (u32, u32) {
+        ((tile / self.tiles_n) * WARPTILE_ASYNC.bm, (tile % self.tiles_n) * WARPTILE_ASYNC.bn)
+    }
+    /// The k iterations `lo..hi` block `x` of the last row computes, counted over the shared
+    /// tiles (iteration `i` is k tile `i % iters` of tile `waves * wave + i / iters`): an even
+    /// share, shorter than a tile (`sk_tiles < wave`), so a block cuts at most two tiles.
+    #[inline(always)]
+    pub const fn range(self, x: u32) -> (u64, u64) {
+        let work = self.sk_tiles() as u64 * self.iters as u64;
+        (x as u64 * work / self.wave as u64, (x as u64 + 1) * work / self.wave as u64)
+    }
+    /// The block of the last row whose range holds iteration `i`.
+    #[inline(always)]
+    pub const fn owner(self, i: u64) -> u32 {
+        let work = self.sk_tiles() as u64 * self.iters as u64;
+        (((i + 1) * self.wave as u64 - 1) / work) as u32
+    }
+    /// Block `x`'s `u`-th segment, `(tile, k0, k1)`: k tiles `k0..k1` of `tile`, from the top of
+    /// its range down, or `None` past the last. The top one is the start of the tile it shares
+    /// with the next block (its sums are published for that block first), the bottom one the
+    /// end of the tile it shares with the previous one (which published long before).
+    #[inline(always)]
+    pub const fn segment(self, x: u32, u: u32) -> Option<(u32, u32, u32)> {
+        let (lo, hi) = self.range(x);
+        let iters = self.iters as u64;
+        if hi <= lo || u as u64 > (hi - 1) / iters - lo / iters {
+            return None;
+        }
+        let t = (hi - 1) / iters - u as u64;
+        let first = t * iters;
+        let k0 = lo.saturating_sub(first);
+        let k1 = if hi < first + iters { hi - first } else { iters };
+        Some(((self.waves * self.wave) + t as u32, k0 as u32, k1 as u32))
+    }
+}
+
 /// Threads of a `matmul_warptile` / `matmul_warptile_edge` block (the launch bounds below).
 pub const WT_THREADS: u32 = 256;
 /// Threads of a `matmul_warptile_small` block.
@@ -725,19 +813,16 @@ crate::hopper_kernel! {
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
 mod hopper_device {
     use super::*;
-    use crate::prelude::{async_copy, order};
+    use crate::prelude::{async_copy, atomic, order};
 
     /// 16 bytes of shared memory, so shared loads of it are `ld.shared.v4`.
     #[repr(C, align(16))]
     #[derive(Clone, Copy)]
     struct V4([f32; 4]);
 
-    /// The `cp.async` warp-tiled kernels for `cfg`, whose `tm`, `tn`, `a_floats()` and
-    /// `b_vectors()` are `TM`, `TN`, `NA` and `NB`, with a ring of `STAGES` stages. Tile `j`
-    /// goes into stage `j % STAGES`; the first `STAGES` tiles are issued up front, and tile
-    /// `j + STAGES` right after the barrier at tile `j`'s last k step, when every warp has read
-    /// stage `j % STAGES` into registers. Each thread commits one group a tile (empty past the
-    /// last), so "at most STAGES - 2 pending" at that barrier is "tile j + 1 has landed".
+    /// The `cp.async` warp-tiled kernel for `cfg`, whose `tm`, `tn`, `a_floats()` and
+    /// `b_vectors()` are `TM`, `TN`, `NA` and `NB`, with a ring of `STAGES` stages: block
+    /// `(x, y)` computes its whole tile ([`async_k_loop`], [`store_tile`]).
     ///
     /// # Safety
     /// `cfg.supports(m, n, k)`; buffers hold m·k, k·n and m·n floats and start on 16-byte
@@ -759,28 +844,127 @@ mod hopper_device {
         n: u32,
         k: u32,
     ) {
-        const { assert!(TM <= 8 && TN <= 16, "the FMA and store unrolls list 8 rows and 16 columns") };
         let _ = m;
+        let origin = cfg.block_origin(thread::block_idx_x(), thread::block_idx_y());
+        let mut acc = [[0.0f32; TN]; TM];
+        // SAFETY: forwarded (the tile is one of the grid's, all of k).
+        unsafe {
+            async_k_loop::<TM, TN, NA, NB, STAGES>(cfg, a, b, n, k, origin, (0, k / cfg.bk), &mut acc);
+            store_tile::<TM, TN>(cfg, c, n, origin, &acc, false);
+        }
+    }
+
+    /// Block `x` of the last row of a stream-K launch sets `SK_FLAGS[x]` once its partial sums
+    /// for the next block are in C; that block waits for it and clears it, so all are zero
+    /// between launches (a module's launches are queued on one stream: never two at once).
+    static mut SK_FLAGS: [u32; SK_MAX_WAVE as usize] = [0; SK_MAX_WAVE as usize];
+
+    /// `matmul_warptile_streamk`: the rows `y < waves` of the grid take whole tiles (tile
+    /// `y * wave + x`), the last row shares the rest by k iteration ([`StreamK`]).
+    ///
+    /// # Safety
+    /// As [`warptile_async`] for `WARPTILE_ASYNC`, but the launch is `StreamK::grid` of a
+    /// `StreamK::plan` for this shape (wave at most `SK_MAX_WAVE`), and no other launch of this
+    /// kernel of the same module runs at the same time. A block of the last row may wait for an
+    /// earlier one of that row (never a later one), which was dispatched first.
+    #[inline(always)]
+    pub(super) unsafe fn warptile_streamk<const TM: usize, const TN: usize, const NA: usize, const NB: usize>(
+        a: *const f32,
+        b: *const f32,
+        c: *mut f32,
+        m: u32,
+        n: u32,
+        k: u32,
+    ) {
+        let cfg = WARPTILE_ASYNC;
+        let (x, y) = (thread::block_idx_x(), thread::block_idx_y());
+        let sk = StreamK::new(m, n, k, thread::grid_dim_x(), thread::grid_dim_y() - 1);
+        let flags = (&raw mut SK_FLAGS).cast::<u32>();
+        // SAFETY (whole body): tiles are below `sk.tiles` (whole tiles of C: `origin`), k tiles
+        // below `iters`; flags are indexed by blocks of the last row, below `wave <=
+        // SK_MAX_WAVE`. The rest is `async_k_loop`'s and `store_tile`'s contract.
+        unsafe {
+            if y < sk.waves {
+                let origin = sk.origin(y * sk.wave + x);
+                let mut acc = [[0.0f32; TN]; TM];
+                async_k_loop::<TM, TN, NA, NB, WTA_STAGES>(cfg, a, b, n, k, origin, (0, sk.iters), &mut acc);
+                store_tile::<TM, TN>(cfg, c, n, origin, &acc, false);
+                return;
+            }
+            let mut u = 0;
+            while let Some((tile, k0, k1)) = sk.segment(x, u) {
+                let origin = sk.origin(tile);
+                let mut acc = [[0.0f32; TN]; TM];
+                async_k_loop::<TM, TN, NA, NB, WTA_STAGES>(cfg, a, b, n, k, origin, (k0, k1), &mut acc);
+                // Everyone is done with the ring (the next segment refills it) and C.
+                thread::sync_threads();
+                if k0 > 0 {
+                    // The tile's earlier k tiles are another block's: wait for its sums.
+                    let first = (tile - sk.waves * sk.wave) as u64 * sk.iters as u64 + k0 as u64;
+                    let before = flags.add(sk.owner(first - 1) as usize);
+                    if thread::thread_idx_x() == 0 {
+                        while atomic::load_acquire_u32(before) == 0 {}
+                        *before = 0;
+                    }
+                    thread::sync_threads();
+                }
+                store_tile::<TM, TN>(cfg, c, n, origin, &acc, k0 > 0);
+                if k1 < sk.iters {
+                    // The tile goes on in the next block: publish these sums to it.
+                    atomic::fence_gpu();
+                    thread::sync_threads();
+                    if thread::thread_idx_x() == 0 {
+                        atomic::store_release_u32(flags.add(x as usize), 1);
+                    }
+                }
+                u += 1;
+            }
+        }
+    }
+
+    /// k tiles `kt0..kt1` of the block tile at `origin` through a ring of `STAGES` stages,
+    /// added into `acc`. Tile `j` of the range goes into stage `j % STAGES`; the first
+    /// `STAGES` tiles are issued up front, and tile `j + STAGES` right after the barrier at tile
+    /// `j`'s last k step, when every warp has read stage `j % STAGES` into registers. Each
+    /// thread commits one group a tile (empty past the last), so "at most STAGES - 2 pending"
+    /// at that barrier is "tile j + 1 has landed".
+    ///
+    /// # Safety
+    /// `cfg` is `WARPTILE_ASYNC`-like (`async_consistent`); the tile at `origin` and k tiles
+    /// `kt0..kt1` lie inside A (m·k floats) and B (k·n), both 16-byte aligned with k and n
+    /// multiples of the tile; the block has `cfg.threads()` threads and `cfg.ring_bytes(STAGES)`
+    /// of shared memory, no copy of its own in flight and no warp still reading the ring.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn async_k_loop<const TM: usize, const TN: usize, const NA: usize, const NB: usize, const STAGES: u32>(
+        cfg: WarpTile,
+        a: *const f32,
+        b: *const f32,
+        n: u32,
+        k: u32,
+        (row0, col0): (u32, u32),
+        (kt0, kt1): (u32, u32),
+        acc: &mut [[f32; TN]; TM],
+    ) {
+        const { assert!(TM <= 8 && TN <= 16, "the FMA unrolls list 8 rows and 16 columns") };
         let s = shared::dynamic::<f32>();
         // SAFETY: the dynamic shared memory is this block's.
         let ring = unsafe { shared::address(s) };
         let t = thread::thread_idx_x();
-        let (row0, col0) = cfg.block_origin(thread::block_idx_x(), thread::block_idx_y());
         let (bk, stage) = (cfg.bk, cfg.stage_floats());
-        let tiles = k / bk;
+        let tiles = kt1 - kt0;
         let (k64, n64) = (k as u64, n as u64);
-        // SAFETY (whole body): the plan checked whole tiles, the buffer lengths, 16-byte
-        // alignment and the launch, so every global float and vector below lies inside its
-        // matrix (`WarpTile::a_copy`, `b_load`, `out_row`, `out_col`); shared offsets stay inside
-        // the `STAGES` stages launched (`WarpTile::ring_bytes`); shared vectors are 16-byte
-        // aligned (`at_stride`, `bn` and the vector offsets are multiples of 4 floats).
+        // SAFETY (whole body): every global float and vector below lies inside its matrix
+        // (`WarpTile::a_copy`, `b_load` within the tile and k tiles below kt1); shared offsets
+        // stay inside the `STAGES` stages launched (`WarpTile::ring_bytes`); shared vectors are
+        // 16-byte aligned (`at_stride`, `bn` and the vector offsets are multiples of 4 floats).
         unsafe {
             let mut a_src = [a; NA];
             let mut a_dst = [0u32; NA];
             let mut v = 0;
             while v < NA {
                 let (row, col) = cfg.a_copy(t, v as u32);
-                a_src[v] = a.add(row_major((row0 + row) as u64, col as u64, k64) as usize);
+                a_src[v] = a.add(row_major((row0 + row) as u64, (kt0 * bk + col) as u64, k64) as usize);
                 a_dst[v] = ring + 4 * cfg.at_offset((row, col), 0);
                 v += 1;
             }
@@ -789,7 +973,7 @@ mod hopper_device {
             let mut v = 0;
             while v < NB {
                 let at = cfg.b_load(t, v as u32);
-                b_src[v] = b.add(row_major(at.0 as u64, (col0 + at.1) as u64, n64) as usize);
+                b_src[v] = b.add(row_major((kt0 * bk + at.0) as u64, (col0 + at.1) as u64, n64) as usize);
                 b_dst[v] = ring + 4 * cfg.b_offset(at);
                 v += 1;
             }
@@ -842,7 +1026,6 @@ mod hopper_device {
             }
             async_copy::wait_for(STAGES - 1);
             thread::sync_threads();
-            let mut acc = [[0.0f32; TN]; TM];
             let mut cur = frag(0, 0);
             let mut kt = 0;
             while kt < tiles {
@@ -883,6 +1066,27 @@ mod hopper_device {
                 });
                 kt += 1;
             }
+        }
+    }
+
+    /// Stores `acc`, the block tile at `origin`, into C; with `add`, adds it to what C holds
+    /// there (another block's partial sums, published to this block).
+    ///
+    /// # Safety
+    /// The tile lies inside C (m·n floats, 16-byte aligned, n a multiple of 4); the block has
+    /// `cfg.threads()` threads.
+    #[inline(always)]
+    unsafe fn store_tile<const TM: usize, const TN: usize>(
+        cfg: WarpTile,
+        c: *mut f32,
+        n: u32,
+        (row0, col0): (u32, u32),
+        acc: &[[f32; TN]; TM],
+        add: bool,
+    ) {
+        let t = thread::thread_idx_x();
+        // SAFETY: `out_row`/`out_col` stay inside the tile, 16-byte aligned (caller's contract).
+        unsafe {
             unroll_tile!(@ i {
                 if (i as usize) < TM {
                     let r = row0 + cfg.out_row(t, i);
@@ -890,9 +1094,13 @@ mod hopper_device {
                         if (h as usize) < TN / 4 {
                             let col = col0 + cfg.out_col(t, h);
                             let (i, h) = (i as usize, h as usize);
-                            let v = [acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]];
-                            let at = row_major(r as u64, col as u64, n64) as usize;
-                            mem::store_v4_f32(c.add(at) as *mut [f32; 4], v);
+                            let mut v = [acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]];
+                            let at = c.add(row_major(r as u64, col as u64, n as u64) as usize) as *mut [f32; 4];
+                            if add {
+                                let before = mem::load_v4_f32_cg(at);
+                                v = [before[0] + v[0], before[1] + v[1], before[2] + v[2], before[3] + v[3]];
+                            }
+                            mem::store_v4_f32(at, v);
                         }
                     }; 0 1 2 3);
                 }
@@ -1035,6 +1243,24 @@ crate::hopper_kernel! {
         const NB: usize = WARPTILE_ASYNC.b_vectors() as usize;
         // SAFETY: forwarded plan guarantees (see `warptile_async`).
         unsafe { hopper_device::warptile_async::<8, 16, NA, NB, WTA_STAGES>(WARPTILE_ASYNC, a, b, c, m, n, k) }
+    }
+}
+
+crate::hopper_kernel! {
+    #[launch_bounds(256, 1)]
+    /// `matmul_warptile_async` with its last wave shared out (stream-K, [`StreamK`]): a grid of
+    /// `wave` × (`waves` + 1) blocks, one wave the GPU's multiprocessors, whose first `waves`
+    /// rows take whole tiles and whose last row splits the leftover tiles' k iterations evenly,
+    /// so the multiply ends when the GPU has done its work instead of a wave later. Each cut
+    /// tile's partial sums go through C: the block with its first k tiles stores them and sets
+    /// a flag (`st.release.gpu`); the next waits for it (`ld.acquire.gpu`), adds its own and
+    /// stores, and so on. The same transactions as `matmul_warptile_async` plus, per cut, one
+    /// read and one write of a 128 × 256 tile of C.
+    pub unsafe fn matmul_warptile_streamk(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+        const NA: usize = WARPTILE_ASYNC.a_floats() as usize;
+        const NB: usize = WARPTILE_ASYNC.b_vectors() as usize;
+        // SAFETY: forwarded plan guarantees (see `warptile_streamk`).
+        unsafe { hopper_device::warptile_streamk::<8, 16, NA, NB>(a, b, c, m, n, k) }
     }
 }
 

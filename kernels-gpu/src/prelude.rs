@@ -563,6 +563,24 @@ pub mod mem {
         value
     }
 
+    /// `ld.global.cg.v4.f32`: a 16-byte load from L2 (not L1, which other multiprocessors'
+    /// writes do not update), ordered after the memory operations before it: for data another
+    /// block wrote and published (see [`crate::prelude::atomic::load_acquire_u32`]).
+    ///
+    /// # Safety
+    /// `ptr` must be 16-byte aligned and point to 4 readable `f32`s in global memory.
+    #[inline(always)]
+    pub unsafe fn load_v4_f32_cg(ptr: *const [f32; 4]) -> [f32; 4] {
+        let (a, b, c, d): (f32, f32, f32, f32);
+        // SAFETY: the caller guarantees alignment and validity.
+        unsafe {
+            asm!("ld.global.cg.v4.f32 {{{a}, {b}, {c}, {d}}}, [{p}];",
+                 a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d,
+                 p = in(reg64) ptr, options(nostack, preserves_flags));
+        }
+        [a, b, c, d]
+    }
+
     /// `ld.global.v4.f32`: one 16-byte load per thread (a warp reads 512 contiguous bytes).
     ///
     /// # Safety
@@ -643,6 +661,44 @@ pub mod mem {
 
 /// Atomics on global memory (core's atomics lower to `atom.global.*`).
 pub mod atomic {
+    /// `fence.acq_rel.gpu` (`__threadfence()`): this thread's writes before it are seen by the
+    /// whole GPU before its writes after it.
+    #[inline(always)]
+    pub fn fence_gpu() {
+        // SAFETY: no operands, no preconditions.
+        unsafe { core::arch::asm!("fence.acq_rel.gpu;", options(nostack, preserves_flags)) }
+    }
+
+    /// `st.release.gpu.u32`: stores `value` after every write this thread (and, through a
+    /// barrier before it, its block) made is visible to the GPU: a flag that publishes them.
+    ///
+    /// # Safety
+    /// `ptr` must point to a 4-byte aligned `u32` in global memory.
+    #[inline(always)]
+    pub unsafe fn store_release_u32(ptr: *mut u32, value: u32) {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            core::arch::asm!("st.release.gpu.global.u32 [{p}], {v};", p = in(reg64) ptr, v = in(reg32) value,
+                             options(nostack, preserves_flags));
+        }
+    }
+
+    /// `ld.acquire.gpu.u32`: reads a flag; what was published before it was set is visible to
+    /// this thread's (and, through a barrier after it, its block's) later reads.
+    ///
+    /// # Safety
+    /// `ptr` must point to a 4-byte aligned `u32` in global memory.
+    #[inline(always)]
+    pub unsafe fn load_acquire_u32(ptr: *const u32) -> u32 {
+        let value: u32;
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            core::arch::asm!("ld.acquire.gpu.global.u32 {v}, [{p}];", v = out(reg32) value, p = in(reg64) ptr,
+                             options(nostack, preserves_flags));
+        }
+        value
+    }
+
     /// `red.global.add.u32`: an atomic add on global memory whose old value is not needed.
     ///
     /// # Safety

@@ -59,10 +59,10 @@ use super::{Buffer, Counts, Model, Warp, block_warps, blocks, fake_slice, lanes_
 use crate::error::Result;
 use crate::launch::{Call, Launch};
 use crate::matmul::{
-    BK, BM, BN, MatmulSig, Method, NAIVE_BLOCK, RB_B_OFFSET_V4, RB_STAGE_V4, TILE, TM, WARPTILE_ASYNC, WTA_STAGES,
-    WarpTile, mm_a_slot, mm_b_slot, mm_vector_bytes, mm_vector_of, mm_vectors, naive_coords, plan, rb_a_frag,
-    rb_a_index, rb_a_load, rb_at_offset, rb_b_frag, rb_b_index, rb_b_load, rb_b_offset, rb_block_origin, rb_out_col,
-    rb_out_row, rb_thread, row_major, tile_a_col, tile_b_row, tile_offset, tiled_coords,
+    BK, BM, BN, MatmulSig, Method, NAIVE_BLOCK, RB_B_OFFSET_V4, RB_STAGE_V4, StreamK, TILE, TM, WARPTILE_ASYNC,
+    WTA_STAGES, WarpTile, mm_a_slot, mm_b_slot, mm_vector_bytes, mm_vector_of, mm_vectors, naive_coords, plan,
+    rb_a_frag, rb_a_index, rb_a_load, rb_at_offset, rb_b_frag, rb_b_index, rb_b_load, rb_b_offset, rb_block_origin,
+    rb_out_col, rb_out_row, rb_thread, row_major, tile_a_col, tile_b_row, tile_offset, tiled_coords,
 };
 
 /// Floats in a sector.
@@ -87,6 +87,20 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
     let mut model = Model::new();
     let l =
         Launched { a: model.buffer(a.address()), b: model.buffer(b.address()), c: model.buffer(c.address()), m, n, k };
+    if method == Method::WarpTileStreamK {
+        stream_k_counts(&mut model, &l, &launch, (a.address(), b.address(), c.address()));
+        let sk = StreamK::new(m, n, k, launch.grid.0, launch.grid.1 - 1);
+        // The last row covers the shared tiles (at most one a block).
+        let origin = |(x, y): (u32, u32)| {
+            if y < sk.waves {
+                sk.origin(y * sk.wave + x)
+            } else {
+                sk.origin(sk.waves * sk.wave + x % sk.sk_tiles().max(1))
+            }
+        };
+        footprint(&mut model, &l, &launch, origin, (WARPTILE_ASYNC.bm, WARPTILE_ASYNC.bn));
+        return model.counts();
+    }
     // Origin `(row, col)` of a block and how many of its rows and columns are inside C.
     let (block_rows, block_cols) = match method {
         Method::Naive => (NAIVE_BLOCK.1, NAIVE_BLOCK.0),
@@ -94,6 +108,7 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
         Method::WarpTile
         | Method::WarpTileSm90
         | Method::WarpTileAsync
+        | Method::WarpTileStreamK
         | Method::WarpTileSmall
         | Method::WarpTileEdge => {
             let cfg = warp_tile(method);
@@ -107,6 +122,7 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
         Method::WarpTile
         | Method::WarpTileSm90
         | Method::WarpTileAsync
+        | Method::WarpTileStreamK
         | Method::WarpTileSmall
         | Method::WarpTileEdge => warp_tile(method).block_origin(bx, by),
         Method::Tiled | Method::Prefetch | Method::CpAsync => tiled_coords(bx, by, 0, 0),
@@ -138,6 +154,7 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
                     warptile_warp(&mut one, &lb, &w, warp_tile(method), method == Method::WarpTileEdge)
                 }
                 Method::WarpTileAsync => warptile_async_warp(&mut one, &lb, &w, WARPTILE_ASYNC, WTA_STAGES),
+                Method::WarpTileStreamK => unreachable!("counted by stream_k_counts above"),
                 Method::Tiled | Method::Prefetch => tiled_warp(&mut one, &lb, &w),
             }
         }
@@ -446,7 +463,7 @@ fn warptile_warp(model: &mut Model, l: &Launched, w: &Warp, cfg: WarpTile, edge:
         }
         store(model, 1 - st);
     }
-    store_c_vectors(model, l, w, cfg, edge);
+    store_c_vectors(model, l, w, cfg, cfg.block_origin(w.block.0, w.block.1), edge);
 }
 
 /// A warp-tiled kernel's fragment loads of k step `kk` from the stage at `stage` bytes: `tm / 4`
@@ -463,9 +480,8 @@ fn fragments(model: &mut Model, w: &Warp, cfg: WarpTile, stage: u32, kk: u32) {
 
 /// A warp-tiled kernel's C: a 16-byte store per 4 accumulators, or with `edge` 4 single floats
 /// each, of the lanes whose float lies inside C.
-fn store_c_vectors(model: &mut Model, l: &Launched, w: &Warp, cfg: WarpTile, edge: bool) {
+fn store_c_vectors(model: &mut Model, l: &Launched, w: &Warp, cfg: WarpTile, (row0, col0): (u32, u32), edge: bool) {
     let t = |lane| w.thread(lane).0;
-    let (row0, col0) = cfg.block_origin(w.block.0, w.block.1);
     let (m, n) = (l.m, l.n);
     for i in 0..cfg.tm {
         let r = |lane| row0 + cfg.out_row(t(lane), i);
@@ -483,18 +499,25 @@ fn store_c_vectors(model: &mut Model, l: &Launched, w: &Warp, cfg: WarpTile, edg
     }
 }
 
-/// One warp of the `cp.async` warp-tiled kernel of shape `cfg` with a ring of `stages`: the
+/// One warp of the `cp.async` warp-tiled kernel of shape `cfg` with a ring of `stages`, over k
+/// tiles `kt0..kt1` of the block tile at `(row0, col0)` (the kernel's `async_k_loop`): the
 /// first `stages` tiles copied up front, the rest one a tile (A one float a copy, B 16 bytes),
 /// `bk` fragment loads a tile, each the next step's (the last step of a tile the next tile's
 /// first, from its stage, even after the last tile), and the first tile's first loads before
 /// the loop.
-fn warptile_async_warp(model: &mut Model, l: &Launched, w: &Warp, cfg: WarpTile, stages: u32) {
+fn async_k_loop_warp(
+    model: &mut Model,
+    l: &Launched,
+    w: &Warp,
+    (cfg, stages): (WarpTile, u32),
+    (row0, col0): (u32, u32),
+    (kt0, kt1): (u32, u32),
+) {
     let t = |lane| w.thread(lane).0;
-    let (row0, col0) = cfg.block_origin(w.block.0, w.block.1);
     let (n, k) = (u64::from(l.n), u64::from(l.k));
-    let tiles = cfg.k_tiles(l.k, false);
+    let tiles = kt1 - kt0;
     let copy = |model: &mut Model, kt: u32| {
-        let k0 = u64::from(kt * cfg.bk);
+        let k0 = u64::from((kt0 + kt) * cfg.bk);
         for e in 0..cfg.a_floats() {
             model.load(l.a, 4, w.lanes, |lane| {
                 let (row, col) = cfg.a_copy(t(lane), e);
@@ -525,15 +548,81 @@ fn warptile_async_warp(model: &mut Model, l: &Launched, w: &Warp, cfg: WarpTile,
             }
         }
     }
-    store_c_vectors(model, l, w, cfg, false);
+}
+
+/// One warp of the `cp.async` warp-tiled kernel: its block's whole tile, then C.
+fn warptile_async_warp(model: &mut Model, l: &Launched, w: &Warp, cfg: WarpTile, stages: u32) {
+    let origin = cfg.block_origin(w.block.0, w.block.1);
+    async_k_loop_warp(model, l, w, (cfg, stages), origin, (0, cfg.k_tiles(l.k, false)));
+    store_c_vectors(model, l, w, cfg, origin, false);
+}
+
+/// Counts of a stream-K launch ([`StreamK`]): the whole-tile rows are all alike (one replayed,
+/// counted `waves * wave` times); each block of the last row is replayed segment by segment,
+/// as the kernel's `warptile_streamk` runs them: the k loop, the wait for the previous block
+/// (one `ld.acquire` of thread 0: a spin past the first read is not counted, it depends on
+/// timing) and its flag cleared (a store), the partial sums read back from C (`ld.global.cg`,
+/// 16 bytes a 4 accumulators), C stored, and the flag set for the next block (a store).
+fn stream_k_counts(model: &mut Model, l: &Launched, launch: &Launch, (a, b, c): (u64, u64, u64)) {
+    let cfg = WARPTILE_ASYNC;
+    let sk = StreamK::new(l.m, l.n, l.k, launch.grid.0, launch.grid.1 - 1);
+    let flags = model.buffer(FLAGS_ADDRESS);
+    let mut one = Model::instructions_only();
+    let lb = Launched { a: one.buffer(a), b: one.buffer(b), c: one.buffer(c), m: l.m, n: l.n, k: l.k };
+    for w in block_warps(launch, (0, 0)) {
+        async_k_loop_warp(&mut one, &lb, &w, (cfg, WTA_STAGES), sk.origin(0), (0, sk.iters));
+        store_c_vectors(&mut one, &lb, &w, cfg, sk.origin(0), false);
+    }
+    model.add(&one.counts().repeated(u64::from(sk.waves * sk.wave)));
+    for x in 0..sk.wave {
+        let mut u = 0;
+        while let Some((tile, k0, k1)) = sk.segment(x, u) {
+            let origin = sk.origin(tile);
+            for w in block_warps(launch, (x, sk.waves)) {
+                async_k_loop_warp(model, l, &w, (cfg, WTA_STAGES), origin, (k0, k1));
+                let first = w.thread(0).0 == 0;
+                if k0 > 0 {
+                    if first {
+                        model.load(flags, 4, 1, |_| 0);
+                        model.store(flags, 4, 1, |_| 0);
+                    }
+                    load_c_vectors(model, l, &w, cfg, origin);
+                }
+                store_c_vectors(model, l, &w, cfg, origin, false);
+                if k1 < sk.iters && first {
+                    model.store(flags, 4, 1, |_| 0);
+                }
+            }
+            u += 1;
+        }
+    }
+}
+
+/// A made-up address for the stream-K kernel's flags (a module global, no buffer of the call).
+const FLAGS_ADDRESS: u64 = 0x7000_0000_0000;
+
+/// The 16-byte reads of C before a partial tile is added to it (`store_tile` with `add`).
+fn load_c_vectors(model: &mut Model, l: &Launched, w: &Warp, cfg: WarpTile, (row0, col0): (u32, u32)) {
+    let t = |lane| w.thread(lane).0;
+    for i in 0..cfg.tm {
+        for h in 0..cfg.tn / 4 {
+            model.load(l.c, 16, w.lanes, |lane| {
+                4 * row_major(
+                    (row0 + cfg.out_row(t(lane), i)).into(),
+                    (col0 + cfg.out_col(t(lane), h)).into(),
+                    l.n.into(),
+                )
+            });
+        }
+    }
 }
 
 /// The `m × n × k` multiply with `method`, one launch (at most `method.band_rows()` rows): what
 /// Nsight Compute counts for it, every method replayed from its SASS (module docs). Errors as
 /// [`plan`] (a whole-tiles-only method refuses other shapes).
-pub fn run(method: Method, (m, n, k): (usize, usize, usize)) -> Result<Counts> {
+pub fn run(method: Method, (m, n, k): (usize, usize, usize), sms: u32) -> Result<Counts> {
     let a: DeviceSlice<f32> = fake_slice(0, m * k);
     let b: DeviceSlice<f32> = fake_slice(1, k * n);
     let mut c: DeviceSlice<f32> = fake_slice(2, m * n);
-    Ok(matmul(&plan(method, &a, &b, &mut c, (m, n, k))?))
+    Ok(matmul(&plan(method, &a, &b, &mut c, (m, n, k), sms)?))
 }
