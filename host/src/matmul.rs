@@ -1,7 +1,8 @@
 //! FP32 matrix multiply: plans, launchers and the float64 CPU reference for the kernels in
 //! `kernels-gpu/src/matmul.rs` (naive, shared tiles, tiles with prefetch, tiles through a
-//! `cp.async` pipeline, register blocking, warp tiling). [`matmul`] picks a warp-tiled kernel for
-//! every shape ([`choose`]).
+//! `cp.async` pipeline, register blocking, warp tiling, and on Hopper warp tiling through a
+//! `cp.async` ring and its stream-K form). [`matmul`] picks a warp-tiled kernel for every shape
+//! ([`choose`]).
 //!
 //! Any shape that fits in device memory is taken: m, n and k are `u32` kernel parameters, and
 //! every kernel indexes in 64 bits. The one limit left is the grid's y dimension (65535 blocks),

@@ -4,7 +4,9 @@
 //! where each thread computes an 8 × 8 block from 16-byte shared-memory loads, and warp-tiled
 //! kernels (the library's: [`WarpTile`]) that lay each warp's lanes out for one-wavefront
 //! shared loads, walk k 16 at a time and load the next fragments during the FMAs, with a
-//! small-grid shape and a guarded one for any shape.
+//! small-grid shape and a guarded one for any shape. On Hopper, two more: a 128 × 256 tile of
+//! 8 × 16 outputs a thread fed by a `cp.async` ring (`matmul_warptile_async`), and the same
+//! kernel with its last, partly empty wave shared out by k iteration (stream-K, [`StreamK`]).
 //!
 //! Every kernel takes `(a, b, c, m, n, k)` and indexes global memory in 64 bits
 //! ([`row_major`]): m·k, k·n and m·n may pass 2^32. Per-thread coordinates (rows, columns,
