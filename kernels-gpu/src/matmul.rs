@@ -607,8 +607,10 @@ pub const SK_MAX_WAVE: u32 = 1024;
 /// wave (4096²: 512 tiles on 132 SMs, 3.88 waves, the 4th 88% full, so the multiply takes 4
 /// tile times); here the first `waves` rows of the grid take one whole tile each, and the last
 /// row of `wave` blocks shares the `sk_tiles()` left over k iteration by k iteration
-/// ([`StreamK::range`]), so it ends after 0.88 of a tile time instead of 1. A tile cut between
-/// blocks is finished by the later ones, each adding the partial sums the one before left in C.
+/// ([`StreamK::range`]), so it ends after 0.88 of a tile time instead of 1 (on the H100 a
+/// shared tile costs about 3% more than a whole one, so 4096³ gains less: BENCHMARKS.md). A
+/// tile cut between blocks is finished by the later ones, each adding the partial sums the one
+/// before left in C.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StreamK {
     /// Output tiles along n.
@@ -625,20 +627,11 @@ pub struct StreamK {
 
 impl StreamK {
     /// The schedule of an `m × n × k` multiply that `WARPTILE_ASYNC.supports`, over
-    /// `wave × (waves + 1)` blocks (`waves * wave < tiles`).
+    /// `wave × (waves + 1)` blocks (`waves * wave <= tiles`; the host's `matmul::stream_k`
+    /// picks `waves` for a GPU).
     pub const fn new(m: u32, n: u32, k: u32, wave: u32, waves: u32) -> StreamK {
         let tiles_n = n / WARPTILE_ASYNC.bn;
         StreamK { tiles_n, tiles: (m / WARPTILE_ASYNC.bm) * tiles_n, iters: k / WARPTILE_ASYNC.bk, wave, waves }
-    }
-    /// The schedule for a GPU that runs `wave` blocks at once: as many whole waves as fit
-    /// (`tiles / wave`), the rest shared. `None` where that gains nothing: whole waves only, or
-    /// less than one wave.
-    pub const fn plan(m: u32, n: u32, k: u32, wave: u32) -> Option<StreamK> {
-        let sk = StreamK::new(m, n, k, wave, 0);
-        if wave == 0 || wave > SK_MAX_WAVE || sk.tiles <= wave || sk.tiles.is_multiple_of(wave) {
-            return None;
-        }
-        Some(StreamK { waves: sk.tiles / wave, ..sk })
     }
     /// The grid: `(wave, waves + 1)`.
     pub const fn grid(self) -> (u32, u32) {
@@ -866,9 +859,10 @@ mod hopper_device {
     ///
     /// # Safety
     /// As [`warptile_async`] for `WARPTILE_ASYNC`, but the launch is `StreamK::grid` of a
-    /// `StreamK::plan` for this shape (wave at most `SK_MAX_WAVE`), and no other launch of this
-    /// kernel of the same module runs at the same time. A block of the last row may wait for an
-    /// earlier one of that row (never a later one), which was dispatched first.
+    /// schedule for this shape (the host's `matmul::stream_k`: a wave of at most
+    /// `SK_MAX_WAVE`), and no other launch of this kernel of the same module runs at the same
+    /// time. A block of the last row may wait for an earlier one of that row (never a later
+    /// one), which was dispatched first.
     #[inline(always)]
     pub(super) unsafe fn warptile_streamk<const TM: usize, const TN: usize, const NA: usize, const NB: usize>(
         a: *const f32,
