@@ -27,9 +27,10 @@ pub const WARPTILE_ASYNC_SHAPES: [(usize, usize, usize); 5] =
     [(128, 256, 16), (128, 256, 32), (256, 512, 144), (128, 768, 1008), (512, 512, 512)];
 /// Shapes checked for the stream-K kernel on the GPU's own wave: 144 tiles (one wave of 132 and
 /// 12 shared), 90 tiles all shared (a block's range inside one tile), one tile of one k tile
-/// (most blocks idle), 8 tiles.
-pub const STREAMK_SHAPES: [(usize, usize, usize); 4] =
-    [(1152, 4096, 512), (1280, 2304, 1008), (128, 256, 16), (512, 512, 512)];
+/// (most blocks idle), 8 tiles, and the first shape again twice: each launch finds the flags
+/// the one before cleared (a flag left set would let a block add sums not yet written).
+pub const STREAMK_SHAPES: [(usize, usize, usize); 6] =
+    [(1152, 4096, 512), (1280, 2304, 1008), (128, 256, 16), (512, 512, 512), (1152, 4096, 512), (1152, 4096, 512)];
 /// Shapes checked for the small-grid warp-tiled kernel (multiples of its 64 × 128 × 16 tile).
 pub const WARPTILE_SMALL_SHAPES: [(usize, usize, usize); 4] =
     [(64, 128, 16), (192, 384, 144), (64, 640, 1008), (512, 512, 512)];
