@@ -776,6 +776,58 @@ kernel! {
     }
 }
 
+/// The A and B values a warp-tiled thread `$t` reads at k step `$kk` of the stage at `$base`
+/// (shape `$cfg`, its `tm` and `tn` being `$tm` and `$tn`): `tm / 4` 16-byte loads of Aᵀ, then
+/// `tn / 4` of B (`WarpTile::a_frag`, `b_frag`). A macro, not a function, so each kernel's
+/// k loop compiles exactly as written out (through a function, LLVM orders the six warp-tiled
+/// kernels' address arithmetic differently). Use inside `unsafe`: `$base` is a 16-byte aligned
+/// stage of `$cfg`'s layout in the block's shared memory.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! warp_fragments {
+    ($cfg:expr, $base:expr, $t:expr, $kk:expr, $tm:ident, $tn:ident) => {{
+        let mut fa = [0.0f32; $tm];
+        let mut fb = [0.0f32; $tn];
+        let mut g = 0;
+        while g < $tm / 4 {
+            let x = *($base.add($cfg.a_frag($kk, $t, g as u32) as usize) as *const V4);
+            fa[4 * g] = x.0[0];
+            fa[4 * g + 1] = x.0[1];
+            fa[4 * g + 2] = x.0[2];
+            fa[4 * g + 3] = x.0[3];
+            g += 1;
+        }
+        let mut h = 0;
+        while h < $tn / 4 {
+            let x = *($base.add($cfg.b_frag($kk, $t, h as u32) as usize) as *const V4);
+            fb[4 * h] = x.0[0];
+            fb[4 * h + 1] = x.0[1];
+            fb[4 * h + 2] = x.0[2];
+            fb[4 * h + 3] = x.0[3];
+            h += 1;
+        }
+        (fa, fb)
+    }};
+}
+
+/// `$acc += $cur.0 ⊗ $cur.1`: one k step's `$tm · $tn` FMAs of a warp-tiled thread, row by row,
+/// unrolled by hand (a rolled loop would index the accumulators at run time, which puts them in
+/// local memory).
+#[cfg(target_arch = "nvptx64")]
+macro_rules! outer_product {
+    ($acc:ident, $cur:ident, $tm:ident, $tn:ident) => {
+        unroll_tile!(@ i {
+            if (i as usize) < $tm {
+                unroll_tile!(@ j {
+                    if (j as usize) < $tn {
+                        let (i, j) = (i as usize, j as usize);
+                        $acc[i][j] = fma($cur.0[i], $cur.1[j], $acc[i][j]);
+                    }
+                }; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
+            }
+        }; 0 1 2 3 4 5 6 7);
+    };
+}
+
 /// The body of every warp-tiled kernel: `device::warptile` on the shape `$cfg` (its vector
 /// counts as the literal array lengths it needs), guarded or not (`$edge`), splitting at k step
 /// `$split`.
@@ -807,13 +859,9 @@ crate::hopper_kernel! {
 
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
 mod hopper_device {
+    use super::device::V4;
     use super::*;
     use crate::prelude::{async_copy, atomic, order};
-
-    /// 16 bytes of shared memory, so shared loads of it are `ld.shared.v4`.
-    #[repr(C, align(16))]
-    #[derive(Clone, Copy)]
-    struct V4([f32; 4]);
 
     /// The `cp.async` warp-tiled kernel for `cfg`, whose `tm`, `tn`, `a_floats()` and
     /// `b_vectors()` are `TM`, `TN`, `NA` and `NB`, with a ring of `STAGES` stages: block
@@ -990,30 +1038,9 @@ mod hopper_device {
                 }
                 async_copy::commit();
             };
-            // The A and B values of k step `kk` of stage `st`: TM / 4 + TN / 4 vector loads.
             let frag = |st: u32, kk: u32| {
                 let base = s.add((st * stage) as usize);
-                let mut fa = [0.0f32; TM];
-                let mut fb = [0.0f32; TN];
-                let mut g = 0;
-                while g < TM / 4 {
-                    let x = *(base.add(cfg.a_frag(kk, t, g as u32) as usize) as *const V4);
-                    fa[4 * g] = x.0[0];
-                    fa[4 * g + 1] = x.0[1];
-                    fa[4 * g + 2] = x.0[2];
-                    fa[4 * g + 3] = x.0[3];
-                    g += 1;
-                }
-                let mut h = 0;
-                while h < TN / 4 {
-                    let x = *(base.add(cfg.b_frag(kk, t, h as u32) as usize) as *const V4);
-                    fb[4 * h] = x.0[0];
-                    fb[4 * h + 1] = x.0[1];
-                    fb[4 * h + 2] = x.0[2];
-                    fb[4 * h + 3] = x.0[3];
-                    h += 1;
-                }
-                (fa, fb)
+                warp_fragments!(cfg, base, t, kk, TM, TN)
             };
             let mut j = 0;
             while j < STAGES {
@@ -1047,16 +1074,7 @@ mod hopper_device {
                             order::pin(&mut cur.1);
                             (fa, fb)
                         };
-                        unroll_tile!(@ i {
-                            if (i as usize) < TM {
-                                unroll_tile!(@ j {
-                                    if (j as usize) < TN {
-                                        let (i, j) = (i as usize, j as usize);
-                                        acc[i][j] = fma(cur.0[i], cur.1[j], acc[i][j]);
-                                    }
-                                }; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
-                            }
-                        }; 0 1 2 3 4 5 6 7);
+                        outer_product!(acc, cur, TM, TN);
                         cur = next;
                     }
                 });
@@ -1358,7 +1376,7 @@ mod device {
     /// 16 bytes of shared memory, so shared loads of it are `ld.shared.v4`.
     #[repr(C, align(16))]
     #[derive(Clone, Copy)]
-    struct V4([f32; 4]);
+    pub(super) struct V4(pub(super) [f32; 4]);
 
     /// # Safety
     /// `regblock_supports(m, n, k)`; buffers hold m·k, k·n and m·n floats and start on 16-byte
@@ -1597,30 +1615,9 @@ mod device {
                     v += 1;
                 }
             };
-            // The A and B values of k step `kk` of stage `st`: TM / 4 + TN / 4 vector loads.
             let frag = |st: usize, kk: u32| {
                 let base = s.add(st * stage);
-                let mut fa = [0.0f32; TM];
-                let mut fb = [0.0f32; TN];
-                let mut g = 0;
-                while g < TM / 4 {
-                    let x = *(base.add(cfg.a_frag(kk, t, g as u32) as usize) as *const V4);
-                    fa[4 * g] = x.0[0];
-                    fa[4 * g + 1] = x.0[1];
-                    fa[4 * g + 2] = x.0[2];
-                    fa[4 * g + 3] = x.0[3];
-                    g += 1;
-                }
-                let mut h = 0;
-                while h < TN / 4 {
-                    let x = *(base.add(cfg.b_frag(kk, t, h as u32) as usize) as *const V4);
-                    fb[4 * h] = x.0[0];
-                    fb[4 * h + 1] = x.0[1];
-                    fb[4 * h + 2] = x.0[2];
-                    fb[4 * h + 3] = x.0[3];
-                    h += 1;
-                }
-                (fa, fb)
+                warp_fragments!(cfg, base, t, kk, TM, TN)
             };
             store_a(0, load_a(0));
             store_b(0, load_b(0));
@@ -1656,18 +1653,7 @@ mod device {
                             thread::sync_threads();
                             frag(1 - st, 0)
                         };
-                        // Unrolled by hand: a rolled loop would index the accumulators at run
-                        // time, which puts them in local memory.
-                        unroll_tile!(@ i {
-                            if (i as usize) < TM {
-                                unroll_tile!(@ j {
-                                    if (j as usize) < TN {
-                                        let (i, j) = (i as usize, j as usize);
-                                        acc[i][j] = fma(cur.0[i], cur.1[j], acc[i][j]);
-                                    }
-                                }; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15);
-                            }
-                        }; 0 1 2 3 4 5 6 7);
+                        outer_product!(acc, cur, TM, TN);
                         cur = next;
                     }
                 });
