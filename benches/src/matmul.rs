@@ -157,17 +157,7 @@ impl Family for Method {
 
     fn bench(self, gpu: &Gpu, value: u32) -> Result<Workload> {
         gpu.supports(self.kernel())?;
-        let (m, n, k) = match self {
-            Method::WarpTile
-            | Method::WarpTileSm90
-            | Method::WarpTileAsync
-            | Method::WarpTileStreamK
-            | Method::WarpTileSmall => (value as usize, value as usize, value as usize),
-            Method::WarpTileEdge => EDGE_BENCH_SHAPES[value as usize],
-            Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::RegisterBlocked => {
-                (BENCH_SIZE, BENCH_SIZE, BENCH_SIZE)
-            }
-        };
+        let (m, n, k) = bench_shape(self, value);
         let a = random_buffer::<f32>(gpu, m * k, Fill::Unit, 8)?;
         let b = random_buffer::<f32>(gpu, k * n, Fill::Unit, 9)?;
         let mut c = random_buffer::<f32>(gpu, m * n, Fill::Unit, 10)?;
@@ -177,19 +167,24 @@ impl Family for Method {
     }
 
     fn model(self, value: u32, sms: u32) -> Result<Option<Counts>> {
-        // The shape `bench` runs at this value; one band: every shape here fits one launch.
-        let shape = match self {
-            Method::WarpTile
-            | Method::WarpTileSm90
-            | Method::WarpTileAsync
-            | Method::WarpTileStreamK
-            | Method::WarpTileSmall => (value as usize, value as usize, value as usize),
-            Method::WarpTileEdge => EDGE_BENCH_SHAPES[value as usize],
-            Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::RegisterBlocked => {
-                (BENCH_SIZE, BENCH_SIZE, BENCH_SIZE)
-            }
-        };
+        // One band: every benchmark shape fits one launch.
+        let shape = bench_shape(self, value);
         coalesce::model::matmul::run(self, shape, sms).map(Some)
+    }
+}
+
+/// The shape `(m, n, k)` `method` is benchmarked (and modelled) at for its parameter `value`.
+fn bench_shape(method: Method, value: u32) -> (usize, usize, usize) {
+    match method {
+        Method::WarpTile
+        | Method::WarpTileSm90
+        | Method::WarpTileAsync
+        | Method::WarpTileStreamK
+        | Method::WarpTileSmall => (value as usize, value as usize, value as usize),
+        Method::WarpTileEdge => EDGE_BENCH_SHAPES[value as usize],
+        Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::RegisterBlocked => {
+            (BENCH_SIZE, BENCH_SIZE, BENCH_SIZE)
+        }
     }
 }
 
