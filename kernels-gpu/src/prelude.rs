@@ -137,6 +137,21 @@ pub mod async_copy {
         }
     }
 
+    /// `cp.async.ca.shared.global.L2::128B [dst], [src], 4`: [`copy_4`], and the L2 fetches the
+    /// whole 128 bytes around `src` from DRAM at once, for copies that walk rows a sector at a
+    /// time: the next sectors of the row are in L2 when their copies come.
+    ///
+    /// # Safety
+    /// As [`copy_4`].
+    #[inline(always)]
+    pub unsafe fn copy_4_prefetch_l2(dst: u32, src: *const f32) {
+        // SAFETY: forwarded from the caller.
+        unsafe {
+            asm!("cp.async.ca.shared.global.L2::128B [{d}], [{s}], 4;", d = in(reg32) dst, s = in(reg64) src,
+                 options(nostack, preserves_flags));
+        }
+    }
+
     /// `cp.async.ca.shared.global [dst], [src], 4, src_bytes`: copies 4 bytes (through L1),
     /// of which the first `src_bytes` (0 or 4) are read and the rest zero-filled: `src_bytes = 0`
     /// writes a zero without reading `src` (a bounds check without a branch).
