@@ -1102,26 +1102,52 @@ mod hopper_device {
         add: bool,
     ) {
         let t = thread::thread_idx_x();
-        // SAFETY: `out_row`/`out_col` stay inside the tile, 16-byte aligned (caller's contract).
+        let at = |i: u32, h: u32| {
+            let (r, col) = (row0 + cfg.out_row(t, i), col0 + cfg.out_col(t, h));
+            // SAFETY: `out_row`/`out_col` stay inside the tile (caller's contract), so the
+            // offset is inside C.
+            unsafe { c.add(row_major(r as u64, col as u64, n as u64) as usize) as *mut [f32; 4] }
+        };
+        let sums = |i: u32, h: u32| {
+            let (i, h) = (i as usize, h as usize);
+            [acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]]
+        };
+        // SAFETY: every vector is inside the tile, 16-byte aligned (caller's contract).
         unsafe {
-            unroll_tile!(@ i {
-                if (i as usize) < TM {
-                    let r = row0 + cfg.out_row(t, i);
-                    unroll_tile!(@ h {
-                        if (h as usize) < TN / 4 {
-                            let col = col0 + cfg.out_col(t, h);
-                            let (i, h) = (i as usize, h as usize);
-                            let mut v = [acc[i][4 * h], acc[i][4 * h + 1], acc[i][4 * h + 2], acc[i][4 * h + 3]];
-                            let at = c.add(row_major(r as u64, col as u64, n as u64) as usize) as *mut [f32; 4];
-                            if add {
-                                let before = mem::load_v4_f32_cg(at);
-                                v = [before[0] + v[0], before[1] + v[1], before[2] + v[2], before[3] + v[3]];
+            if add {
+                // Another block's partial sums: a pair of rows' loads all go out before their
+                // first store (the asm keeps program order), so 2·TN/4 round trips to L2
+                // overlap; one load, add and store at a time waited out 32 of them a tile.
+                unroll_tile!(@ p {
+                    if (2 * p as usize) < TM {
+                        let mut before = [[0.0f32; 4]; 8];
+                        unroll_tile!(@ j {
+                            if ((2 * p + j / 4) as usize) < TM && ((j % 4) as usize) < TN / 4 {
+                                before[j as usize] = mem::load_v4_f32_cg(at(2 * p + j / 4, j % 4));
                             }
-                            mem::store_v4_f32(at, v);
-                        }
-                    }; 0 1 2 3);
-                }
-            }; 0 1 2 3 4 5 6 7);
+                        }; 0 1 2 3 4 5 6 7);
+                        unroll_tile!(@ j {
+                            if ((2 * p + j / 4) as usize) < TM && ((j % 4) as usize) < TN / 4 {
+                                let (b, v) = (before[j as usize], sums(2 * p + j / 4, j % 4));
+                                mem::store_v4_f32(at(2 * p + j / 4, j % 4), [b[0] + v[0], b[1] + v[1], b[2] + v[2], b[3] + v[3]]);
+                            }
+                        }; 0 1 2 3 4 5 6 7);
+                    }
+                }; 0 1 2 3);
+            } else {
+                unroll_tile!(@ i {
+                    if (i as usize) < TM {
+                        let r = row0 + cfg.out_row(t, i);
+                        unroll_tile!(@ h {
+                            if (h as usize) < TN / 4 {
+                                let col = col0 + cfg.out_col(t, h);
+                                let at = c.add(row_major(r as u64, col as u64, n as u64) as usize) as *mut [f32; 4];
+                                mem::store_v4_f32(at, sums(i, h));
+                            }
+                        }; 0 1 2 3);
+                    }
+                }; 0 1 2 3 4 5 6 7);
+            }
         }
     }
 
