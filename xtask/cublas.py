@@ -6,7 +6,8 @@ SGEMM figure as a ratio to cuBLAS measured on the same machine, minutes apart. I
 through PyTorch (`torch.matmul` on float32 CUDA tensors) with TF32 off, so cuBLAS runs true FP32
 (the kernel names it launched are printed: no "tf32" or "xmma_gemm_tf32" may appear), and times
 it the way the Rust harness times its kernels: CUDA events around batches of back-to-back runs
-(about 2 ms a batch), 3 warm-up runs, the median of 21 batches.
+(about 2 ms a batch, one untimed run queued ahead of each), 3 warm-up runs, the median of
+21 batches.
 
     python3 cublas.py [--out FILE.json] [--shapes 1024,2048,4096x4096x4096,...]
 
@@ -39,6 +40,9 @@ def median_seconds(torch, run):
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
 
     def timed(batch):
+        # One untimed run ahead of the start event keeps the GPU busy while the batch is
+        # queued, so no launch latency (PyTorch's dispatch included) falls between the events.
+        run()
         start.record()
         for _ in range(batch):
             run()

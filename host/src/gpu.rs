@@ -298,6 +298,9 @@ impl Gpu {
     ///
     /// Each sample times a batch of back-to-back runs (enough for about 2 ms) and divides, so
     /// the host's work between launches overlaps the GPU's instead of being counted as GPU time.
+    /// One untimed run goes ahead of each sample's start event: the GPU is still busy with it
+    /// while the batch is queued, so not even the first launch's latency falls between the
+    /// events (a batch of one long kernel, e.g. a 4096³ SGEMM, would otherwise count it).
     pub fn median_time(&self, warmup: u32, reps: u32, mut f: impl FnMut() -> Result<()>) -> Result<Duration> {
         for _ in 0..warmup {
             f()?;
@@ -305,8 +308,12 @@ impl Gpu {
         self.synchronize()?;
         let once = self.time(1, &mut f)?;
         let batch = (0.002 / once.as_secs_f64().max(1e-7)).ceil().clamp(1.0, 64.0) as u64;
-        let mut times =
-            (0..reps.max(1)).map(|_| Ok(self.time(batch, &mut f)? / batch as u32)).collect::<Result<Vec<_>>>()?;
+        let mut times = (0..reps.max(1))
+            .map(|_| {
+                f()?;
+                Ok(self.time(batch, &mut f)? / batch as u32)
+            })
+            .collect::<Result<Vec<_>>>()?;
         times.sort();
         Ok(times[times.len() / 2])
     }
