@@ -790,19 +790,13 @@ macro_rules! warp_fragments {
         let mut g = 0;
         while g < $tm / 4 {
             let x = *($base.add($cfg.a_frag($kk, $t, g as u32) as usize) as *const V4);
-            fa[4 * g] = x.0[0];
-            fa[4 * g + 1] = x.0[1];
-            fa[4 * g + 2] = x.0[2];
-            fa[4 * g + 3] = x.0[3];
+            fa[4 * g..4 * g + 4].copy_from_slice(&x.0);
             g += 1;
         }
         let mut h = 0;
         while h < $tn / 4 {
             let x = *($base.add($cfg.b_frag($kk, $t, h as u32) as usize) as *const V4);
-            fb[4 * h] = x.0[0];
-            fb[4 * h + 1] = x.0[1];
-            fb[4 * h + 2] = x.0[2];
-            fb[4 * h + 3] = x.0[3];
+            fb[4 * h..4 * h + 4].copy_from_slice(&x.0);
             h += 1;
         }
         (fa, fb)
@@ -1135,6 +1129,10 @@ mod hopper_device {
                     }
                 }; 0 1 2 3);
             } else {
+                // The address spelled out again rather than through `at`: through the closure
+                // LLVM moved C's address arithmetic into `matmul_warptile_async`'s k loop, and
+                // sharing it the other way changed `matmul_warptile_streamk`'s PTX (measured
+                // kernels are kept byte-identical).
                 unroll_tile!(@ i {
                     if (i as usize) < TM {
                         let r = row0 + cfg.out_row(t, i);
