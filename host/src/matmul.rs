@@ -159,14 +159,12 @@ impl Method {
                 };
                 Launch { grid: cfg.grid(m, n), block: (cfg.threads(), 1), shared_bytes: cfg.shared_bytes(), cluster: 1 }
             }
-            Method::WarpTileStreamK => Launch {
-                grid: stream_k(m, n, sms).grid(),
-                block: (WTA_THREADS, 1),
-                shared_bytes: WARPTILE_ASYNC.ring_bytes(WTA_STAGES),
-                cluster: 1,
-            },
-            Method::WarpTileAsync => Launch {
-                grid: WARPTILE_ASYNC.grid(m, n),
+            Method::WarpTileAsync | Method::WarpTileStreamK => Launch {
+                grid: if matches!(self, Method::WarpTileStreamK) {
+                    stream_k(m, n, sms).grid()
+                } else {
+                    WARPTILE_ASYNC.grid(m, n)
+                },
                 block: (WTA_THREADS, 1),
                 shared_bytes: WARPTILE_ASYNC.ring_bytes(WTA_STAGES),
                 cluster: 1,

@@ -88,8 +88,8 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
     let l =
         Launched { a: model.buffer(a.address()), b: model.buffer(b.address()), c: model.buffer(c.address()), m, n, k };
     if method == Method::WarpTileStreamK {
-        stream_k_counts(&mut model, &l, &launch, (a.address(), b.address(), c.address()));
         let sk = StreamK::new(m, n, k, launch.grid.0, launch.grid.1 - 1);
+        stream_k_counts(&mut model, &l, &launch, sk, (a.address(), b.address(), c.address()));
         // The last row covers the shared tiles (at most one a block).
         let origin = |(x, y): (u32, u32)| {
             if y < sk.waves {
@@ -557,15 +557,15 @@ fn warptile_async_warp(model: &mut Model, l: &Launched, w: &Warp, cfg: WarpTile,
     store_c_vectors(model, l, w, cfg, origin, false);
 }
 
-/// Counts of a stream-K launch ([`StreamK`]): the whole-tile rows are all alike (one replayed,
-/// counted `waves * wave` times); each block of the last row is replayed segment by segment,
-/// as the kernel's `warptile_streamk` runs them: the k loop, the wait for the previous block
-/// (one `ld.acquire` of thread 0: a spin past the first read is not counted, it depends on
-/// timing) and its flag cleared (a store), the partial sums read back from C (`ld.global.cg`,
-/// 16 bytes a 4 accumulators), C stored, and the flag set for the next block (a store).
-fn stream_k_counts(model: &mut Model, l: &Launched, launch: &Launch, (a, b, c): (u64, u64, u64)) {
+/// Counts of a stream-K launch on schedule `sk` (its grid's, [`StreamK`]): the whole-tile rows
+/// are all alike (one replayed, counted `waves * wave` times); each block of the last row is
+/// replayed segment by segment, as the kernel's `warptile_streamk` runs them: the k loop, the
+/// wait for the previous block (one `ld.acquire` of thread 0: a spin past the first read is not
+/// counted, it depends on timing) and its flag cleared (a store), the partial sums read back
+/// from C (`ld.global.cg`, 16 bytes a 4 accumulators), C stored, and the flag set for the next
+/// block (a store).
+fn stream_k_counts(model: &mut Model, l: &Launched, launch: &Launch, sk: StreamK, (a, b, c): (u64, u64, u64)) {
     let cfg = WARPTILE_ASYNC;
-    let sk = StreamK::new(l.m, l.n, l.k, launch.grid.0, launch.grid.1 - 1);
     let flags = model.buffer(FLAGS_ADDRESS);
     let mut one = Model::instructions_only();
     let lb = Launched { a: one.buffer(a), b: one.buffer(b), c: one.buffer(c), m: l.m, n: l.n, k: l.k };
