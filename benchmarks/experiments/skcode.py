@@ -1,20 +1,10 @@
 # skcode.py PTX: whole tiles through the stream-K row's code path vs the whole-tile path
-import sys, statistics, math, numpy as np, torch, cupy as cp
+import sys, numpy as np, torch, cupy as cp
+from timing import med
 mod = cp.RawModule(path=sys.argv[1])
 smem = 3 * (16 * (128 + 4) + 16 * 256) * 4
 ka = mod.get_function("matmul_warptile_async"); ka.max_dynamic_shared_size_bytes = smem
 ks = mod.get_function("matmul_warptile_streamk"); ks.max_dynamic_shared_size_bytes = smem
-ev0, ev1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-def med(run, reps=15):
-    for _ in range(3): run()
-    torch.cuda.synchronize()
-    def timed(b):
-        run(); ev0.record()
-        for _ in range(b): run()
-        ev1.record(); ev1.synchronize()
-        return ev0.elapsed_time(ev1) / 1e3 / b
-    b = max(1, min(64, math.ceil(0.05 / timed(1))))
-    return statistics.median(timed(b) for _ in range(reps))
 for (m, n, k) in ((1536, 2816, 4096), (1536, 2816, 8192)):
     a = torch.randn(m, k, device="cuda"); b = torch.randn(k, n, device="cuda")
     ref = a.double() @ b.double(); scale = ref.abs().max().item()

@@ -3,13 +3,7 @@
 #include <vector>
 #include <algorithm>
 #include <cuda_runtime.h>
-template <class F> float median_ms(F f, int reps = 21) {
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-  for (int i = 0; i < 3; i++) f();
-  std::vector<float> t;
-  for (int r = 0; r < reps; r++) { cudaEventRecord(a); for (int i = 0; i < 8; i++) f(); cudaEventRecord(b); cudaEventSynchronize(b); float ms; cudaEventElapsedTime(&ms, a, b); t.push_back(ms / 8); }
-  std::sort(t.begin(), t.end()); return t[t.size() / 2];
-}
+#include "timing.cuh"
 // 64x64 tile, float2 both ways, optional streaming stores, optional several tiles per block along y
 template <int ROWS, bool CS, int PAD> __global__ void t64(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
   __shared__ float t[64][64 + PAD];

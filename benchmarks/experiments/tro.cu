@@ -3,13 +3,8 @@
 #include <vector>
 #include <algorithm>
 #include <cuda_runtime.h>
-template <class F> float median_ms(F f, int reps = 31) {
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-  for (int i = 0; i < 3; i++) f();
-  std::vector<float> t;
-  for (int r = 0; r < reps; r++) { cudaEventRecord(a); for (int i = 0; i < 8; i++) f(); cudaEventRecord(b); cudaEventSynchronize(b); float ms; cudaEventElapsedTime(&ms, a, b); t.push_back(ms / 8); }
-  std::sort(t.begin(), t.end()); return t[t.size() / 2];
-}
+#define MEDIAN_REPS 31
+#include "timing.cuh"
 // block -> (tile column tx, tile row ty); RT row tiles, CT column tiles
 __device__ __forceinline__ void order(int ord, int b, int RT, int CT, int& tx, int& ty) {
   switch (ord) {

@@ -3,13 +3,8 @@
 #include <vector>
 #include <algorithm>
 #include <cuda_runtime.h>
-template <class F> float median_ms(F f, int reps = 31) {
-  cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-  for (int i = 0; i < 3; i++) f();
-  std::vector<float> t;
-  for (int r = 0; r < reps; r++) { cudaEventRecord(a); for (int i = 0; i < 8; i++) f(); cudaEventRecord(b); cudaEventSynchronize(b); float ms; cudaEventElapsedTime(&ms, a, b); t.push_back(ms / 8); }
-  std::sort(t.begin(), t.end()); return t[t.size() / 2];
-}
+#define MEDIAN_REPS 31
+#include "timing.cuh"
 // LD: 0 plain, 1 __ldcs, 2 __ldg(nc)
 template <int LD> __device__ __forceinline__ float2 ld2(const float* p) {
   if (LD == 1) return __ldcs((const float2*)p); if (LD == 2) return __ldg((const float2*)p); return *(const float2*)p;

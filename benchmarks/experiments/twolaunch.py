@@ -1,5 +1,6 @@
 # twolaunch.py MAIN.ptx V3.ptx: stream-K as whole waves through the async kernel + a row-only kernel
-import sys, statistics, math, numpy as np, torch, cupy as cp
+import sys, numpy as np, torch, cupy as cp
+from timing import med
 torch.backends.cuda.matmul.allow_tf32 = False
 smem = 3 * (16 * (128 + 4) + 16 * 256) * 4
 def load(path):
@@ -9,17 +10,6 @@ def load(path):
     return ka, ks
 (ma, ms), (va, vs) = load(sys.argv[1]), load(sys.argv[2])
 sms = torch.cuda.get_device_properties(0).multi_processor_count
-ev0, ev1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-def med(run, reps=15):
-    for _ in range(3): run()
-    torch.cuda.synchronize()
-    def timed(b):
-        run(); ev0.record()
-        for _ in range(b): run()
-        ev1.record(); ev1.synchronize()
-        return ev0.elapsed_time(ev1) / 1e3 / b
-    b = max(1, min(64, math.ceil(0.05 / timed(1))))
-    return statistics.median(timed(b) for _ in range(reps))
 for rnd in range(2):
   for size in (3072, 4096, 8192):
     m = n = k = size; fl = 2 * m * n * k

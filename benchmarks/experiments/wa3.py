@@ -1,6 +1,7 @@
 # wa3.py ROUNDS SHAPES LABEL=PTX ... : cuBLAS and the async/stream-K kernels of each PTX,
 # alternated in one process; each figure a median of 15 batches of ~50 ms.
-import sys, statistics, math, time, numpy as np, torch, cupy as cp
+import sys, time, numpy as np, torch, cupy as cp
+from timing import med
 torch.backends.cuda.matmul.allow_tf32 = False
 rounds = int(sys.argv[1]); shapes = [int(s) for s in sys.argv[2].split(",")]
 sms = torch.cuda.get_device_properties(0).multi_processor_count
@@ -12,18 +13,6 @@ for spec in sys.argv[3:]:
     for name in ("matmul_warptile_async", "matmul_warptile_streamk"):
         kern = mod.get_function(name); kern.max_dynamic_shared_size_bytes = smem
         specs.append((f"{label}:{name[15:]}", kern, name.endswith("streamk")))
-ev0, ev1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-def med(run, reps=15):
-    for _ in range(3): run()
-    torch.cuda.synchronize()
-    def timed(b):
-        ev0.record()
-        for _ in range(b): run()
-        ev1.record(); ev1.synchronize()
-        return ev0.elapsed_time(ev1) / 1e3 / b
-    once = timed(1)
-    b = max(1, min(64, math.ceil(0.05 / once)))
-    return statistics.median(timed(b) for _ in range(reps))
 data = {}
 for size in shapes:
     m = n = k = size
