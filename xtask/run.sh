@@ -63,7 +63,8 @@ ptxas_report() {
 # CPU-only runs left out), at the benchmark's size: the kernel to catch is the run's first kernel
 # as the registry reports it, and `gpu --once RUN` prepares the run's buffers (filled by util_fill,
 # another kernel) and launches it exactly once, so no launch-skip count and no list of runs is
-# kept by hand. Args: substrings of the run ids to profile, any of them (default: every run).
+# kept by hand. A run of two launches of equal standing (stream-K's whole waves and shared row)
+# lists a regex of both kernels and 2: ncu catches both, and ncu_table sums their counters. Args: substrings of the run ids to profile, any of them (default: every run).
 # About 2 s a run.
 # Then `ncu_table` puts the counters beside the model: ncu-table.md (every row) and
 # ncu-off.md (the rows more than 5 % off, 10 % for DRAM bytes).
@@ -86,15 +87,15 @@ ncu_counters() {
   done
   : > "$logs/ncu.csv"
   "$here/bin/gpu" --list > "$logs/runs.txt"
-  local start=$SECONDS count=0 run kernel
-  while read -r run kernel; do
+  local start=$SECONDS count=0 run kernel launches
+  while read -r run kernel launches; do
     [ "$kernel" = "-" ] && continue
     keep=$(( $# == 0 ))
     for f in "$@"; do case "$run" in *"$f"*) keep=1 ;; esac; done
     [ "$keep" = 1 ] || continue
     count=$((count + 1))
     echo "# $run" >> "$logs/ncu.csv"
-    ncu --csv --clock-control none --kernel-name "$kernel" --launch-count 1 \
+    ncu --csv --clock-control none --kernel-name "$kernel" --launch-count "${launches:-1}" \
       --metrics "$metrics" "$here/bin/gpu" --once "$run" 2>>"$logs/ncu.err" </dev/null \
       | grep '^"' >> "$logs/ncu.csv" || { echo "ncu failed for $run" | tee -a "$logs/ncu.csv"; status=1; }
   done < "$logs/runs.txt"

@@ -43,9 +43,9 @@ pub const SASS_WAVEFRONTS: [(&str, &str); 2] = [
 pub struct Profiled {
     /// The registry's run id, from the `# RUN_ID` line.
     pub run: String,
-    /// The kernel ncu caught.
+    /// The kernel ncu caught (`a+b` when it caught launches of two).
     pub kernel: String,
-    /// Metric name to value.
+    /// Metric name to value, summed over the launches ncu caught.
     pub metrics: BTreeMap<String, f64>,
 }
 
@@ -95,8 +95,14 @@ pub fn parse(csv: &str) -> Vec<Profiled> {
         }
         let (Some((k, n, v)), Some(current)) = (columns, out.last_mut()) else { continue };
         if let (Some(kernel), Some(name), Some(value)) = (f.get(k), f.get(n), f.get(v).and_then(|v| number(v))) {
-            current.kernel = kernel.clone();
-            current.metrics.insert(name.clone(), value);
+            if !current.kernel.split('+').any(|seen| seen == kernel) {
+                if !current.kernel.is_empty() {
+                    current.kernel.push('+');
+                }
+                current.kernel.push_str(kernel);
+            }
+            // One row per launch and metric: a run of several launches sums them.
+            *current.metrics.entry(name.clone()).or_insert(0.0) += value;
         }
     }
     out

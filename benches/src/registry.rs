@@ -31,8 +31,15 @@ pub trait Family: Copy + Sync + 'static {
     /// One line: the access pattern and what it costs.
     fn summary(self) -> &'static str;
     /// PTX entry points the variant launches, from their typed handles (empty for CPU-only
-    /// comparisons). The first is the one the ncu step profiles.
+    /// comparisons). The first names the variant; the ncu step profiles the first
+    /// [`Family::profiled`] launches of any of them.
     fn kernels(self) -> &'static [&'static str];
+    /// How many launches of one benchmark workload, from its first, the ncu step profiles
+    /// (their counters summed) and [`Family::model`] counts: 1 (the first kernel's first
+    /// launch) unless one multiply is more than one launch of equal standing.
+    fn profiled(self) -> u32 {
+        1
+    }
     /// The parameter it is swept over, if any.
     fn param(self) -> Option<Param> {
         None
@@ -42,10 +49,10 @@ pub trait Family: Copy + Sync + 'static {
     fn check(self, gpu: &Gpu, rng: &mut Rng, value: u32) -> CheckResult<String>;
     /// Prepares the benchmark workload for one parameter value.
     fn bench(self, gpu: &Gpu, value: u32) -> Result<Workload>;
-    /// What Nsight Compute should count for the launch the ncu step profiles: the first launch
-    /// of the variant's first kernel in its benchmark workload (`gpu --once`), at the benchmark
-    /// size, on a GPU of `sms` SMs, predicted by `coalesce::model` without a GPU. `Ok(None)`
-    /// for CPU-only variants.
+    /// What Nsight Compute should count for the launches the ncu step profiles: the first
+    /// [`Family::profiled`] launches of the variant's kernels in its benchmark workload (`gpu
+    /// --once`; with one, the first kernel's), at the benchmark size, on a GPU of `sms` SMs,
+    /// predicted by `coalesce::model` without a GPU. `Ok(None)` for CPU-only variants.
     fn model(self, value: u32, sms: u32) -> Result<Option<Counts>>;
 }
 
@@ -59,6 +66,8 @@ pub trait Variant: Sync {
     fn summary(&self) -> &'static str;
     /// See [`Family::kernels`].
     fn kernels(&self) -> &'static [&'static str];
+    /// See [`Family::profiled`].
+    fn profiled(&self) -> u32;
     /// See [`Family::param`].
     fn param(&self) -> Option<Param>;
     /// See [`Family::check`].
@@ -67,6 +76,18 @@ pub trait Variant: Sync {
     fn bench(&self, gpu: &Gpu, value: u32) -> Result<Workload>;
     /// See [`Family::model`].
     fn model(&self, value: u32, sms: u32) -> Result<Option<Counts>>;
+
+    /// What the ncu step passes to `--kernel-name` for [`Variant::profiled`] launches: the
+    /// first kernel's name, or a regex of all the kernels when it catches more than one launch
+    /// (`None` for CPU-only variants).
+    fn ncu_filter(&self) -> Option<String> {
+        let kernels = self.kernels();
+        match kernels {
+            [] => None,
+            [first, ..] if self.profiled() == 1 => Some(first.to_string()),
+            _ => Some(format!("regex:^({})$", kernels.join("|"))),
+        }
+    }
 
     /// `family/name`.
     fn id(&self) -> String {
@@ -104,6 +125,9 @@ impl<F: Family> Variant for F {
     }
     fn kernels(&self) -> &'static [&'static str] {
         Family::kernels(*self)
+    }
+    fn profiled(&self) -> u32 {
+        Family::profiled(*self)
     }
     fn param(&self) -> Option<Param> {
         Family::param(*self)

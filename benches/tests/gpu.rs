@@ -9,7 +9,8 @@
 //! `COALESCE_SKIP_LARGE=1` leaves out the `library/` checks past 2^31 elements.
 //!
 //! Two more modes serve the bundle's Nsight Compute step, so it keeps no list of its own:
-//! `gpu --list` prints `RUN_ID KERNEL` for every benchmark run (no GPU needed), and
+//! `gpu --list` prints `RUN_ID KERNEL LAUNCHES` for every benchmark run (no GPU needed: the
+//! `--kernel-name` filter and launch count of `Variant::ncu_filter`/`profiled`), and
 //! `gpu --once RUN_ID` prepares that run's workload and launches it exactly once.
 use std::process::ExitCode;
 use std::time::Instant;
@@ -24,7 +25,8 @@ fn main() -> ExitCode {
     if args.iter().any(|a| a == "--list") {
         for v in registry::all() {
             for &value in v.sweep_values() {
-                println!("{} {}", v.run_id(value), v.kernels().first().copied().unwrap_or("-"));
+                let filter = v.ncu_filter().unwrap_or_else(|| "-".into());
+                println!("{} {filter} {}", v.run_id(value), v.profiled());
             }
         }
         return ExitCode::SUCCESS;

@@ -76,3 +76,30 @@ fn the_model_meets_the_counters_and_marks_what_it_does_not_explain() {
     assert!(!only_off.contains("| bank/cols | shared_ld_wavefronts |"));
     assert!(only_off.lines().last().unwrap().starts_with("2 runs, "));
 }
+
+#[test]
+fn a_run_of_two_launches_sums_their_counters() {
+    // Stream-K's whole waves and its shared row, caught by one regex (IDs 0 and 1).
+    let header = r#""ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value""#;
+    let row = |id: u32, kernel: &str, metric: &str, value: &str| {
+        format!(
+            r#""{id}","9","gpu","127.0.0.1","{kernel}","1","13","(256, 1, 1)","(132, 3, 1)","0","9.0","Command line profiler metrics","{metric}","","{value}""#
+        )
+    };
+    let (whole, row_k) =
+        (coalesce::matmul::matmul_warptile_streamk_waves.name(), coalesce::matmul::matmul_warptile_streamk.name());
+    let csv = [
+        "# matmul/warptile_streamk/size=4096".to_string(),
+        header.to_string(),
+        row(0, whole, "dram__bytes_read.sum", "1,000"),
+        row(0, whole, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "300"),
+        row(1, row_k, "dram__bytes_read.sum", "24"),
+        row(1, row_k, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "40"),
+    ]
+    .join("\n");
+    let runs = parse(&csv);
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].kernel, format!("{whole}+{row_k}"));
+    assert_eq!(runs[0].metrics["dram__bytes_read.sum"], 1024.0);
+    assert_eq!(runs[0].metrics["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"], 340.0);
+}

@@ -44,8 +44,10 @@ pub enum Method {
     /// Warp-tiled 128 × 256 × 16 through a 3-stage `cp.async` ring, 8 × 16 outputs a thread
     /// ([`WARPTILE_ASYNC`]; Hopper module; whole tiles only, 16-byte aligned buffers).
     WarpTileAsync,
-    /// [`Method::WarpTileAsync`] with the last wave shared out by k iteration ([`StreamK`];
-    /// Hopper module; whole tiles only, 16-byte aligned buffers).
+    /// Stream-K ([`StreamK`]; Hopper module; whole tiles only, 16-byte aligned buffers): the
+    /// whole waves of tiles through `matmul_warptile_streamk_waves` (the async kernel, by
+    /// linear block id), then `matmul_warptile_streamk`
+    /// shares the last wave out by k iteration. Two launches a multiply ([`Method::launches`]).
     WarpTileStreamK,
     /// Warp-tiled 64 × 128 × 16 for small grids ([`WARPTILE_SMALL`]; whole tiles only, 16-byte
     /// aligned buffers).
@@ -70,7 +72,8 @@ impl Method {
         Method::WarpTileEdge,
     ];
 
-    /// The kernel's typed handle.
+    /// The kernel's typed handle (stream-K's: its shared row's, launched after
+    /// `matmul_warptile_streamk_waves`'s whole waves).
     pub const fn kernel(self) -> Kernel<MatmulSig> {
         match self {
             Method::Naive => matmul_naive,
@@ -131,9 +134,10 @@ impl Method {
         band_rows(self.block_rows())
     }
 
-    /// Grid, block and shared memory of one launch over `m` rows (at most
+    /// Grid, block and shared memory of [`Method::kernel`]'s launch over `m` rows (at most
     /// [`Method::band_rows`]) and `n` columns on a GPU of `sms` multiprocessors (only the
-    /// stream-K grid depends on it: [`stream_k`]).
+    /// stream-K row's grid depends on it: [`stream_k`]). A multiply may take more than this one
+    /// launch: [`Method::launches`].
     pub const fn launch(self, m: u32, n: u32, sms: u32) -> Launch {
         match self {
             Method::Naive => Launch { grid: naive_grid(m, n), block: NAIVE_BLOCK, shared_bytes: 0, cluster: 1 },
@@ -161,7 +165,7 @@ impl Method {
             }
             Method::WarpTileAsync | Method::WarpTileStreamK => Launch {
                 grid: if matches!(self, Method::WarpTileStreamK) {
-                    stream_k(m, n, sms).grid()
+                    stream_k(m, n, sms).row_grid()
                 } else {
                     WARPTILE_ASYNC.grid(m, n)
                 },
@@ -170,6 +174,28 @@ impl Method {
                 cluster: 1,
             },
         }
+    }
+
+    /// The launches of one `m × n` multiply (at most [`Method::band_rows`] rows), in the order
+    /// they are queued: [`Method::kernel`] with [`Method::launch`] for every method but
+    /// stream-K, whose whole waves (if any) go through `matmul_warptile_streamk_waves` on
+    /// [`StreamK::whole_grid`] and its shared tiles (if any) through `matmul_warptile_streamk`
+    /// on [`StreamK::row_grid`].
+    pub fn launches(self, m: u32, n: u32, sms: u32) -> Vec<(Kernel<MatmulSig>, Launch)> {
+        if self != Method::WarpTileStreamK {
+            return vec![(self.kernel(), self.launch(m, n, sms))];
+        }
+        let sk = stream_k(m, n, sms);
+        let row = self.launch(m, n, sms);
+        let whole = Launch { grid: sk.whole_grid(), ..row };
+        let mut out = Vec::with_capacity(2);
+        if sk.waves > 0 {
+            out.push((matmul_warptile_streamk_waves, whole));
+        }
+        if sk.sk_tiles() > 0 {
+            out.push((self.kernel(), row));
+        }
+        out
     }
 
     /// Whether the kernel takes an `m × n × k` multiply (shape only; see [`validate`]).
@@ -188,7 +214,7 @@ impl Method {
 
 /// The stream-K schedule of an `m × n` multiply on a GPU of `sms` multiprocessors: a wave of
 /// one block a multiprocessor (at least one, at most [`SK_MAX_WAVE`]), as many whole waves as
-/// the tiles fill, the rest shared by the last row ([`StreamK`]; k plays no part in the grid).
+/// the tiles fill, the rest shared by one row ([`StreamK`]; k plays no part in the grids).
 pub const fn stream_k(m: u32, n: u32, sms: u32) -> StreamK {
     let wave = if sms == 0 {
         1
@@ -197,8 +223,7 @@ pub const fn stream_k(m: u32, n: u32, sms: u32) -> StreamK {
     } else {
         sms
     };
-    let sk = StreamK::new(m, n, 0, wave, 0);
-    StreamK { waves: sk.tiles / wave, ..sk }
+    StreamK::new(m, n, 0, wave)
 }
 
 /// Whether sharing the last wave out ([`Method::WarpTileStreamK`]) beats whole tiles
@@ -262,48 +287,59 @@ pub fn validate(
     Ok(dims)
 }
 
-/// Validates one launch of `method` over all of `a`, `b` and `c` on a GPU of `sms`
-/// multiprocessors and returns it. `m` must fit one grid (at most [`Method::band_rows`] rows,
-/// else [`Error::OutOfRange`]); [`plan_bands`] takes any `m`. Other errors as [`validate`].
-pub fn plan<'a>(
+/// Validates a multiply of `method` over all of `a`, `b` and `c` on a GPU of `sms`
+/// multiprocessors and hands each of its launches ([`Method::launches`]: one, two for
+/// stream-K) to `each`, in order, stopping at the first error `each` returns. `m` must fit one
+/// grid (at most [`Method::band_rows`] rows, else [`Error::OutOfRange`]); [`plan_bands`] takes
+/// any `m`. Other errors as [`validate`], before any launch is handed out.
+pub fn plan(
     method: Method,
-    a: &'a DeviceSlice<f32>,
-    b: &'a DeviceSlice<f32>,
-    c: &'a mut DeviceSlice<f32>,
+    a: &DeviceSlice<f32>,
+    b: &DeviceSlice<f32>,
+    c: &mut DeviceSlice<f32>,
     shape: (usize, usize, usize),
     sms: u32,
-) -> Result<Call<'a, MatmulSig>> {
+    mut each: impl FnMut(Call<'_, MatmulSig>) -> Result<()>,
+) -> Result<()> {
     let Dims { m, n, k } = validate(method, a, b, c, shape)?;
     in_range("matmul rows of one launch", m.into(), 1, method.band_rows().into())?;
-    let launch = method.launch(m, n, sms);
-    // SAFETY: the buffers hold exactly m·k, k·n and m·n floats (checked above), and every kernel
-    // reads or writes only `row_major(r, col, cols)` with r < rows, col < cols of its matrix:
-    // - naive and tiled guard each global access (`row < m && col < n`, and `at` checks
-    //   `r < rows && i < cols`), whatever the grid; their shared indices are `tile_offset(y, x)`
-    //   with x, y < TILE, inside the `TILED_SHARED_FLOATS` launched, and their coordinates
-    //   (`naive_coords`, `tiled_coords`) use the block size the launch has;
-    // - the cp.async kernel guards each copy the same way (an element outside reads 0 bytes from
-    //   the matrix's first float) and its store by `row < m && col < n`; it copies 16-byte
-    //   vectors only where `mm_vectors` holds (k and n multiples of 4, both inputs 16-byte
-    //   aligned: a vector starting inside a row ends inside it), else floats; its ring slots
-    //   `mm_a_slot`/`mm_b_slot` stay inside the `MM_SHARED_BYTES` launched;
-    // - the register-blocked and the two unguarded warp-tiled kernels have no guards: the shape
-    //   is whole tiles (checked by `validate`), the grid is exactly those tiles, of the threads
-    //   and shared memory the kernel assumes (`regblock_grid`/`RB_THREADS`/`RB_SHARED_FLOATS`,
-    //   `WarpTile::grid`/`threads`/`shared_bytes`), so its largest vectors (the last k tile's
-    //   loads, the last block's stores: `rb_*`, `WarpTile::a_load`/`b_load`/`out_row`/`out_col`)
-    //   end at m·k, k·n and m·n, and every buffer starts on a 16-byte boundary (checked);
-    // - the guarded warp-tiled kernel clamps rows of A to m - 1 and columns of B to n - 1, reads
-    //   k columns/rows past k only after checking them against k, and stores only `r < m`,
-    //   `col < n`; its shared offsets are those of the unguarded kernel on the same launch;
-    // - the stream-K kernel computes the same whole tiles (`StreamK::origin` of tiles below
-    //   `tiles`, k tiles below `iters`, from the shape and the grid it is launched with, which
-    //   is `stream_k`'s), reads back only tiles of C it or an earlier block stored, and indexes
-    //   its module's flags by blocks of a wave of at most `SK_MAX_WAVE`; a grid too tall for
-    //   the driver is refused at launch (`Launch::check_limits`), never cut;
-    // - m ≤ band_rows keeps grid y ≤ 65535 for the other kernels, so the grid launched is the
-    //   grid reasoned about.
-    Ok(unsafe { Call::new(method.kernel(), launch, (In::of(a), In::of(b), Out::of(c), m, n, k)) })
+    for (kernel, launch) in method.launches(m, n, sms) {
+        // SAFETY: the buffers hold exactly m·k, k·n and m·n floats (checked above), and every
+        // kernel reads or writes only `row_major(r, col, cols)` with r < rows, col < cols of its
+        // matrix:
+        // - naive and tiled guard each global access (`row < m && col < n`, and `at` checks `r <
+        //   rows && i < cols`), whatever the grid; their shared indices are `tile_offset(y, x)`
+        //   with x, y < TILE, inside the `TILED_SHARED_FLOATS` launched, and their coordinates
+        //   (`naive_coords`, `tiled_coords`) use the block size the launch has;
+        // - the cp.async kernel guards each copy the same way (an element outside reads 0 bytes
+        //   from the matrix's first float) and its store by `row < m && col < n`; it copies 16-byte
+        //   vectors only where `mm_vectors` holds (k and n multiples of 4, both inputs 16-byte
+        //   aligned: a vector starting inside a row ends inside it), else floats; its ring slots
+        //   `mm_a_slot`/`mm_b_slot` stay inside the `MM_SHARED_BYTES` launched;
+        // - the register-blocked and the unguarded warp-tiled kernels have no guards: the shape
+        //   is whole tiles (checked by `validate`), the grid is exactly those tiles, of the threads
+        //   and shared memory the kernel assumes (`regblock_grid`/`RB_THREADS`/`RB_SHARED_FLOATS`,
+        //   `WarpTile::grid`/`threads`/`shared_bytes`), so its largest vectors (the last k tile's
+        //   loads, the last block's stores: `rb_*`,
+        //   `WarpTile::a_load`/`b_load`/`out_row`/`out_col`) end at m·k, k·n and m·n, and every
+        //   buffer starts on a 16-byte boundary (checked);
+        // - the guarded warp-tiled kernel clamps rows of A to m - 1 and columns of B to n - 1,
+        //   reads k columns/rows past k only after checking them against k, and stores only `r <
+        //   m`, `col < n`; its shared offsets are those of the unguarded kernel on the same launch;
+        // - stream-K's whole waves are the unguarded `cp.async` warp-tiled kernel, but block `i`
+        //   (linear id) takes whole tile `i` (`WarpTile::tile_origin`), and its grid has `waves *
+        //   wave <= tiles` blocks;
+        // - the stream-K row computes the same whole tiles (`StreamK::origin` of tiles below
+        //   `tiles`, k tiles below `iters`, from the shape and the row it is launched as, which is
+        //   `stream_k`'s), reads back only tiles of C it or an earlier block of the row stored (its
+        //   whole waves are queued before it, on the same stream), and indexes its module's flags
+        //   by blocks of a wave of at most `SK_MAX_WAVE`; a grid too tall for the driver is refused
+        //   at launch (`Launch::check_limits`), never cut;
+        // - m ≤ band_rows keeps grid y ≤ 65535 for the other kernels, so the grid launched is the
+        //   grid reasoned about.
+        each(unsafe { Call::new(kernel, launch, (In::of(a), In::of(b), Out::of(c), m, n, k)) })?;
+    }
+    Ok(())
 }
 
 /// `0..m` split into consecutive row bands of `band` rows (the last one shorter): each row in
@@ -314,9 +350,9 @@ pub fn bands(m: usize, band: usize) -> impl Iterator<Item = Range<usize>> {
 }
 
 /// Validates the whole multiply ([`validate`]: nothing is planned if any of it is wrong), then
-/// plans one launch per row band of [`Method::band_rows`] rows — rows `r0..r1` of A
-/// (`A[r0*k..r1*k]`) and of C (`C[r0*n..r1*n]`) as sub-slices, all of B — and hands each band's
-/// rows and [`Call`] to `each`, in order. Stops at the first error `each` returns.
+/// plans each row band of [`Method::band_rows`] rows — rows `r0..r1` of A (`A[r0*k..r1*k]`)
+/// and of C (`C[r0*n..r1*n]`) as sub-slices, all of B — and hands each of the band's launches
+/// ([`plan`]) with its rows to `each`, in order. Stops at the first error `each` returns.
 pub fn plan_bands(
     method: Method,
     a: &DeviceSlice<f32>,
@@ -334,8 +370,7 @@ pub fn plan_bands(
         let mut c_band = c.index(rows.start * n..rows.end * n);
         // Each band is planned (and so checked) on its own: for a whole-tiles-only kernel this
         // re-checks that the band's rows are whole tiles and its sub-slices 16-byte aligned.
-        let call = plan(method, &a_band, b, &mut c_band, (rows.len(), n, k), sms)?;
-        each(rows, call)?;
+        plan(method, &a_band, b, &mut c_band, (rows.len(), n, k), sms, |call| each(rows.clone(), call))?;
     }
     Ok(())
 }
@@ -443,12 +478,28 @@ mod tests {
         }
     }
 
-    fn plan_of(method: Method, shape: (usize, usize, usize), lens: (usize, usize, usize)) -> Result<(Launch, Dims)> {
+    /// Every launch of the planned multiply: its kernel, launch and dimensions.
+    fn launches_of(
+        method: Method,
+        shape: (usize, usize, usize),
+        lens: (usize, usize, usize),
+    ) -> Result<Vec<(&'static str, Launch, Dims)>> {
         let (a, b, mut c) = slices(lens);
-        plan(method, &a, &b, &mut c, shape, 132).map(|call| {
+        let mut out = Vec::new();
+        plan(method, &a, &b, &mut c, shape, 132, |call| {
             let &(_, _, _, m, n, k) = call.args();
-            (call.launch(), Dims { m, n, k })
-        })
+            out.push((call.kernel().name(), call.launch(), Dims { m, n, k }));
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// The one launch of a single-launch multiply.
+    fn plan_of(method: Method, shape: (usize, usize, usize), lens: (usize, usize, usize)) -> Result<(Launch, Dims)> {
+        let mut launches = launches_of(method, shape, lens)?;
+        assert_eq!(launches.len(), 1, "{method:?} plans one launch");
+        let (_, launch, dims) = launches.remove(0);
+        Ok((launch, dims))
     }
 
     #[test]
@@ -502,17 +553,36 @@ mod tests {
         assert_eq!((l.grid, l.block, l.shared_bytes), ((2, 2), (256, 1), 3 * 16 * (132 + 256) * 4));
         let (l, _) = plan_of(Method::WarpTileEdge, (33, 129, 7), (231, 903, 33 * 129)).unwrap();
         assert_eq!((l.grid, l.block), ((2, 1), (256, 1)));
-        // Stream-K on 132 SMs: 4096 x 4096 is 512 tiles, 3 whole waves and a shared row.
-        let (l, _) = plan_of(Method::WarpTileStreamK, (4096, 4096, 16), (4096 * 16, 16 * 4096, 4096 * 4096)).unwrap();
-        assert_eq!((l.grid, l.block, l.shared_bytes), ((132, 4), (256, 1), 3 * 16 * (132 + 256) * 4));
+        // Stream-K on 132 SMs: 4096 x 4096 is 512 tiles, 3 whole waves through the async kernel,
+        // then the 116 left shared by a row of 132.
+        let ring = 3 * 16 * (132 + 256) * 4;
+        let sk = launches_of(Method::WarpTileStreamK, (4096, 4096, 16), (4096 * 16, 16 * 4096, 4096 * 4096)).unwrap();
+        let grids: Vec<_> = sk.iter().map(|(name, l, _)| (*name, l.grid, l.block, l.shared_bytes)).collect();
+        assert_eq!(
+            grids,
+            [
+                (matmul_warptile_streamk_waves.name(), (132, 3), (256, 1), ring),
+                (matmul_warptile_streamk.name(), (132, 1), (256, 1), ring)
+            ]
+        );
+        // 132 tiles are one whole wave and nothing shared; 90 tiles are all shared.
+        let one = |m: usize, n: usize| {
+            launches_of(Method::WarpTileStreamK, (m, n, 16), (m * 16, 16 * n, m * n))
+                .unwrap()
+                .into_iter()
+                .map(|(name, l, _)| (name, l.grid))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(one(1536, 2816), [(matmul_warptile_streamk_waves.name(), (132, 1))]);
+        assert_eq!(one(1280, 2304), [(matmul_warptile_streamk.name(), (132, 1))]);
         for method in Method::ALL {
             let m = method.band_rows() as usize;
             let (n, k) = if method.whole_tiles_only() { (256, 16) } else { (1, 8) };
-            let (l, _) = plan_of(method, (m, n, k), (m * k, k * n, m * n)).unwrap();
-            // The stream-K grid is waves of 132: 65535 tiles are 496 of them and a shared row.
-            let rows = if method == Method::WarpTileStreamK { 65_535 / 132 + 1 } else { 65_535 };
-            assert_eq!(l.grid.1, rows, "{method:?}");
-            assert!(l.check_limits().is_ok());
+            let launches = launches_of(method, (m, n, k), (m * k, k * n, m * n)).unwrap();
+            // Stream-K's waves are 132 blocks: 65535 tiles are 496 of them and 63 shared.
+            let rows: &[u32] = if method == Method::WarpTileStreamK { &[65_535 / 132, 1] } else { &[65_535] };
+            assert_eq!(launches.iter().map(|(_, l, _)| l.grid.1).collect::<Vec<_>>(), rows, "{method:?}");
+            assert!(launches.iter().all(|(_, l, _)| l.check_limits().is_ok()));
         }
     }
 
@@ -522,17 +592,18 @@ mod tests {
         let (a, b, mut c) = unsafe {
             (slice_at::<f32>(0x1000, 128 * 8), slice_at::<f32>(0x2004, 8 * 128), slice_at::<f32>(0x4000, 128 * 128))
         };
-        let err = plan(Method::RegisterBlocked, &a, &b, &mut c, (128, 128, 8), 132).unwrap_err();
+        let plan = |method, a, b, c: &mut _, shape| plan(method, a, b, c, shape, 132, |_| Ok(()));
+        let err = plan(Method::RegisterBlocked, &a, &b, &mut c, (128, 128, 8)).unwrap_err();
         assert_eq!(err, Error::Misaligned { what: "matmul B", address: 0x2004, align: 16 });
         // The tiled kernels load floats one by one: any 4-byte alignment will do.
-        assert!(plan(Method::Prefetch, &a, &b, &mut c, (128, 128, 8), 132).is_ok());
-        assert!(plan(Method::WarpTileEdge, &a, &b, &mut c, (128, 128, 8), 132).is_ok());
+        assert!(plan(Method::Prefetch, &a, &b, &mut c, (128, 128, 8)).is_ok());
+        assert!(plan(Method::WarpTileEdge, &a, &b, &mut c, (128, 128, 8)).is_ok());
         assert_eq!(choose(&a, &b, &c, (128, 128, 8), 132, false), Method::WarpTileEdge);
         // SAFETY: descriptors only.
         let (a, b, mut c) = unsafe {
             (slice_at::<f32>(0x1000, 128 * 16), slice_at::<f32>(0x2004, 16 * 128), slice_at::<f32>(0x4000, 128 * 128))
         };
-        let err = plan(Method::WarpTile, &a, &b, &mut c, (128, 128, 16), 132).unwrap_err();
+        let err = plan(Method::WarpTile, &a, &b, &mut c, (128, 128, 16)).unwrap_err();
         assert_eq!(err, Error::Misaligned { what: "matmul B", address: 0x2004, align: 16 });
         assert_eq!(choose(&a, &b, &c, (128, 128, 16), 132, false), Method::WarpTileEdge);
     }

@@ -64,6 +64,7 @@ fn rows() -> impl Strategy<Value = usize> {
 /// point, in elements from the start of the whole buffers.
 #[derive(Debug)]
 struct Band {
+    kernel: &'static str,
     rows: Range<usize>,
     grid: (u32, u32),
     block: (u32, u32),
@@ -72,7 +73,8 @@ struct Band {
     addresses: (u64, u64, u64),
 }
 
-/// Plans `method` over buffers of exactly the right lengths and records every band.
+/// Plans `method` over buffers of exactly the right lengths and records every band's launches
+/// (one each, two for stream-K).
 fn plan_all(method: Method, (m, n, k): (usize, usize, usize)) -> Result<Vec<Band>, Error> {
     let (a, b, mut c) = slices((m * k, k * n, m * n), 0);
     let mut out = Vec::new();
@@ -82,7 +84,15 @@ fn plan_all(method: Method, (m, n, k): (usize, usize, usize)) -> Result<Vec<Band
         let (pa, pb, pc, bm, bn, bk) = call.args();
         let addresses = (pa.address(), pb.address(), pc.address());
         let offsets = ((addresses.0 - BASE.0) / 4, (addresses.1 - BASE.1) / 4, (addresses.2 - BASE.2) / 4);
-        out.push(Band { rows, grid: launch.grid, block: launch.block, dims: (*bm, *bn, *bk), offsets, addresses });
+        out.push(Band {
+            kernel: call.kernel().name(),
+            rows,
+            grid: launch.grid,
+            block: launch.block,
+            dims: (*bm, *bn, *bk),
+            offsets,
+            addresses,
+        });
         Ok(())
     })?;
     Ok(out)
@@ -102,7 +112,16 @@ fn inside(what: &str, index: u64, width: u64, offset: u64, part: u64, whole: u64
     Ok(())
 }
 
-/// Every index the threads of the probed blocks compute, following each kernel's guards.
+/// The tile of block `(bx, by)` of a warp-tiled launch of `grid` over `n` columns, as the
+/// kernel computes it: stream-K's whole waves (`linear`) from the block's linear id, the others
+/// from its coordinates.
+fn warp_tile_origin(method: Method, grid: (u32, u32), n: u32, (bx, by): (u32, u32), linear: bool) -> (u32, u32) {
+    let cfg = method.warp_tile().unwrap();
+    if linear { cfg.tile_origin(by * grid.0 + bx, n / cfg.bn) } else { cfg.block_origin(bx, by) }
+}
+
+/// Every index the threads of the probed blocks of one launch of `method`'s plan compute,
+/// following each kernel's guards.
 fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: u64) -> Result<(), TestCaseError> {
     let (m, n, k) = band.dims;
     let (m64, n64, k64) = (m as u64, n as u64, k as u64);
@@ -111,7 +130,18 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
     prop_assert_eq!(m as usize, band.rows.len());
     prop_assert_eq!(band.block, method.launch(m, n, 132).block);
     let rng = |salt: u64| (probe ^ salt).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 7;
-    match method {
+    // Stream-K's whole waves are the async kernel by linear block id: checked as it, on its grid.
+    let stream_k_waves = band.kernel == matmul_warptile_streamk_waves.name();
+    let kernel = if stream_k_waves {
+        Method::WarpTileAsync
+    } else {
+        Method::ALL.into_iter().find(|m| m.kernel().name() == band.kernel).unwrap()
+    };
+    if stream_k_waves {
+        prop_assert_eq!(method, Method::WarpTileStreamK);
+        prop_assert_eq!(band.grid, stream_k(m, n, 132).whole_grid());
+    }
+    match kernel {
         Method::Naive => {
             prop_assert!(band.grid.0 * NAIVE_BLOCK.0 >= n && band.grid.1 * NAIVE_BLOCK.1 >= m, "grid covers the band");
             for (bx, by) in blocks(band.grid, probe) {
@@ -185,10 +215,10 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
             }
         }
         Method::WarpTileStreamK => {
-            // The grid is the schedule's, and every tile it names is a whole tile of the band
+            // The row is the schedule's, and every tile it names is a whole tile of the band
             // (the k loop and stores inside a tile are `WarpTileAsync`'s, checked there).
             let sk = stream_k(m, n, 132);
-            prop_assert_eq!(band.grid, sk.grid());
+            prop_assert_eq!(band.grid, sk.row_grid());
             for address in [band.addresses.0, band.addresses.1, band.addresses.2] {
                 prop_assert_eq!(address % 16, 0);
             }
@@ -202,7 +232,6 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
                     u += 1;
                 }
             }
-            tiles.extend(0..sk.waves * sk.wave);
             for tile in tiles {
                 let (row0, col0) = sk.origin(tile);
                 prop_assert!(row0 + WARPTILE_ASYNC.bm <= m && col0 + WARPTILE_ASYNC.bn <= n);
@@ -216,10 +245,14 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
         | Method::WarpTileAsync
         | Method::WarpTileSmall
         | Method::WarpTileEdge => {
+            let method = kernel;
             let cfg = method.warp_tile().unwrap();
             let edge = method == Method::WarpTileEdge;
             if edge {
                 prop_assert_eq!(band.grid, (n.div_ceil(cfg.bn), m.div_ceil(cfg.bm)));
+            } else if stream_k_waves {
+                // The first `waves * wave` tiles, fewer than the band's (checked above).
+                prop_assert!(band.grid.0 * band.grid.1 <= (m / cfg.bm) * (n / cfg.bn));
             } else {
                 // No guards: the grid is exactly the band's tiles and every vector is aligned.
                 prop_assert_eq!((band.grid.0 * cfg.bn, band.grid.1 * cfg.bm), (n, m));
@@ -231,7 +264,7 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
             let threads = cfg.threads();
             for (bx, by) in blocks(band.grid, probe) {
                 let r = rng(bx as u64 ^ (by as u64) << 20);
-                let (row0, col0) = (by * cfg.bm, bx * cfg.bn);
+                let (row0, col0) = warp_tile_origin(method, band.grid, n, (bx, by), stream_k_waves);
                 for t in [0, 1, 31, 32, threads - 1, (r % threads as u64) as u32] {
                     for kt in [0, tiles - 1, ((r >> 16) % tiles as u64) as u32] {
                         let kt64 = kt as u64 * cfg.bk as u64;
@@ -314,7 +347,7 @@ fn warp_tile_owners(method: Method, grid: (u32, u32), (m, n): (u32, u32), (r, c)
     if bx >= grid.0 || by >= grid.1 {
         return 0;
     }
-    let (row0, col0) = (by * cfg.bm, bx * cfg.bn);
+    let (row0, col0) = warp_tile_origin(method, grid, n, (bx, by), false);
     let mut owners = 0;
     for t in 0..cfg.threads() {
         for i in 0..cfg.tm {
@@ -385,6 +418,37 @@ proptest! {
             prop_assert_eq!(band.rows.start % BM as usize, 0);
             check_band(Method::RegisterBlocked, band, (m * k, k * n, m * n), probe)?;
         }
+    }
+
+    #[test]
+    fn stream_k_launches_stay_inside_and_cover_every_tile_once(
+        tiles_m in prop_oneof![1usize..100, (65_535usize - 3)..=(65_535 + 3)], tiles_n in 1usize..6,
+        tiles_k in 1usize..40, probe in any::<u64>()) {
+        let cfg = WARPTILE_ASYNC;
+        let shape = (tiles_m * cfg.bm as usize, tiles_n * cfg.bn as usize, tiles_k * cfg.bk as usize);
+        let (m, n, k) = shape;
+        let launches = plan_all(Method::WarpTileStreamK, shape).unwrap();
+        let mut next = 0;
+        for (i, band) in launches.iter().enumerate() {
+            check_band(Method::WarpTileStreamK, band, (m * k, k * n, m * n), probe)?;
+            // Each band is the async kernel's whole waves, then the row that shares the rest,
+            // each there only if it has tiles: together every tile of the band once.
+            let sk = stream_k(band.dims.0, band.dims.1, 132);
+            let first = i == 0 || launches[i - 1].rows != band.rows;
+            if first {
+                prop_assert_eq!(band.rows.start, next);
+                next = band.rows.end;
+            }
+            let expect: Vec<&str> = [(sk.waves > 0, matmul_warptile_streamk_waves.name()), (sk.sk_tiles() > 0, matmul_warptile_streamk.name())]
+                .into_iter().filter_map(|(on, name)| on.then_some(name)).collect();
+            let ours: Vec<&str> = launches.iter().filter(|b| b.rows == band.rows).map(|b| b.kernel).collect();
+            prop_assert_eq!(&ours, &expect);
+            if band.kernel == matmul_warptile_streamk_waves.name() {
+                prop_assert_eq!(u64::from(band.grid.0) * u64::from(band.grid.1), u64::from(sk.waves * sk.wave));
+            }
+            prop_assert_eq!(sk.waves * sk.wave + sk.sk_tiles(), sk.tiles);
+        }
+        prop_assert_eq!(next, m);
     }
 
     #[test]
@@ -487,7 +551,7 @@ proptest! {
                     Method::WarpTileStreamK => unreachable!("stream-K is not among the generated methods"),
                     Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileAsync | Method::WarpTileSmall | Method::WarpTileEdge => {
                         let cfg = method.warp_tile().unwrap();
-                        let (row0, col0) = (by * cfg.bm, bx * cfg.bn);
+                        let (row0, col0) = warp_tile_origin(method, (gx, gy), nn, (bx, by), false);
                         for t in 0..cfg.threads() {
                             for i in 0..cfg.tm {
                                 for h in 0..cfg.tn / 4 {
@@ -609,9 +673,8 @@ proptest! {
     fn stream_k_computes_every_k_tile_once_and_waits_only_backwards(tiles_m in 1u32..40, tiles_n in 1u32..40,
                                                                     iters in 1u32..80, sms in 1u32..300) {
         let (m, n, k) = (tiles_m * WARPTILE_ASYNC.bm, tiles_n * WARPTILE_ASYNC.bn, iters * WARPTILE_ASYNC.bk);
-        let sk = stream_k(m, n, sms);
-        let sk = StreamK::new(m, n, k, sk.wave, sk.waves);
-        prop_assert_eq!(sk.grid(), (sms, sk.tiles / sms + 1));
+        let sk = StreamK::new(m, n, k, stream_k(m, n, sms).wave);
+        prop_assert_eq!((sk.whole_grid(), sk.row_grid()), ((sms, sk.tiles / sms), (sms, 1)));
         prop_assert!(sk.sk_tiles() < sk.wave);
         let mut hits = vec![0u8; (sk.tiles * sk.iters) as usize];
         for tile in 0..sk.waves * sk.wave {

@@ -5,8 +5,10 @@
 //! kernels (the library's: [`WarpTile`]) that lay each warp's lanes out for one-wavefront
 //! shared loads, walk k 16 at a time and load the next fragments during the FMAs, with a
 //! small-grid shape and a guarded one for any shape. On Hopper, two more: a 128 × 256 tile of
-//! 8 × 16 outputs a thread fed by a `cp.async` ring (`matmul_warptile_async`), and the same
-//! kernel with its last, partly empty wave shared out by k iteration (stream-K, [`StreamK`]).
+//! 8 × 16 outputs a thread fed by a `cp.async` ring (`matmul_warptile_async`), and stream-K:
+//! that kernel over the whole waves of tiles (`matmul_warptile_streamk_waves`), then a row of
+//! blocks sharing the last, partly empty wave out by k iteration (`matmul_warptile_streamk`,
+//! [`StreamK`]).
 //!
 //! Every kernel takes `(a, b, c, m, n, k)` and indexes global memory in 64 bits
 //! ([`row_major`]): m·k, k·n and m·n may pass 2^32. Per-thread coordinates (rows, columns,
@@ -371,6 +373,15 @@ impl WarpTile {
     pub const fn block_origin(self, bx: u32, by: u32) -> (u32, u32) {
         (by * self.bm, bx * self.bn)
     }
+    /// `(row0, col0)` of output tile `tile`, the tiles of C counted row by row, `tiles_n` a row
+    /// (0 taken as 1: no tile then exists). `matmul_warptile_streamk_waves` takes tile `by *
+    /// grid_x + bx`: on a grid of `(wave, waves)` the first `waves * wave` tiles in order
+    /// ([`StreamK`]). The stream-K row finds its tiles' corners here too.
+    #[inline(always)]
+    pub const fn tile_origin(self, tile: u32, tiles_n: u32) -> (u32, u32) {
+        let tiles_n = if tiles_n == 0 { 1 } else { tiles_n };
+        ((tile / tiles_n) * self.bm, (tile % tiles_n) * self.bn)
+    }
     /// k tiles a launch walks: the guarded kernel (`edge`) includes a partial last one.
     #[inline(always)]
     pub const fn k_tiles(self, k: u32, edge: bool) -> u32 {
@@ -601,16 +612,18 @@ const _: () = assert!(WARPTILE_ASYNC.threads() == WTA_THREADS);
 /// Most blocks a wave of `matmul_warptile_streamk` may have (one flag each, [`StreamK`]).
 pub const SK_MAX_WAVE: u32 = 1024;
 
-/// How `matmul_warptile_streamk` deals the `tiles` output tiles of [`WARPTILE_ASYNC`] (each
-/// `iters` k tiles deep) to a grid of `wave` × (`waves` + 1) blocks, `wave` being the blocks
-/// the GPU runs at once (one a multiprocessor). A grid of whole tiles rarely fills its last
-/// wave (4096²: 512 tiles on 132 SMs, 3.88 waves, the 4th 88% full, so the multiply takes 4
-/// tile times); here the first `waves` rows of the grid take one whole tile each, and the last
-/// row of `wave` blocks shares the `sk_tiles()` left over k iteration by k iteration
-/// ([`StreamK::range`]), so it ends after 0.88 of a tile time instead of 1 (on the H100 a
-/// shared tile costs about 3% more than a whole one, so 4096³ gains less: BENCHMARKS.md). A
-/// tile cut between blocks is finished by the later ones, each adding the partial sums the one
-/// before left in C.
+/// How a stream-K multiply deals the `tiles` output tiles of [`WARPTILE_ASYNC`] (each `iters`
+/// k tiles deep) to `wave` blocks at a time, `wave` being the blocks the GPU runs at once (one a
+/// multiprocessor). A grid of whole tiles rarely fills its last wave (4096²: 512 tiles on 132
+/// SMs, 3.88 waves, the 4th 88% full, so the multiply takes 4 tile times). Stream-K runs the
+/// first `waves * wave` tiles whole, through `matmul_warptile_streamk_waves` over a grid of
+/// `(wave, waves)` (its tile is the block's linear id, [`WarpTile::tile_origin`]); then
+/// `matmul_warptile_streamk`, a grid of one row of `wave` blocks, shares the `sk_tiles()` left
+/// over k iteration by k iteration ([`StreamK::range`]), so the multiply ends after 0.88 of a
+/// tile time instead of 1. A tile cut between blocks is finished by the later ones, each adding
+/// the partial sums the one before left in C. Two launches rather than one kernel with both
+/// paths: inlined twice, the k loop ran 2.4% (whole tiles) and 5.5% (shared) slower than the
+/// async kernel's own (BENCHMARKS.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StreamK {
     /// Output tiles along n.
@@ -619,42 +632,50 @@ pub struct StreamK {
     pub tiles: u32,
     /// k tiles of an output tile.
     pub iters: u32,
-    /// Blocks a wave: the grid's x.
+    /// Blocks a wave: the grid's x in both launches.
     pub wave: u32,
-    /// Waves of whole tiles: the grid's y less the stream-K row.
+    /// Waves of whole tiles (`tiles / wave`): the first launch's grid y.
     pub waves: u32,
 }
 
 impl StreamK {
-    /// The schedule of an `m × n × k` multiply that `WARPTILE_ASYNC.supports`, over
-    /// `wave × (waves + 1)` blocks (`waves * wave <= tiles`; the host's `matmul::stream_k`
-    /// picks `waves` for a GPU).
-    pub const fn new(m: u32, n: u32, k: u32, wave: u32, waves: u32) -> StreamK {
+    /// The schedule of an `m × n × k` multiply that `WARPTILE_ASYNC.supports`, `wave` blocks at
+    /// a time, at least one (the host's `matmul::stream_k` picks `wave` for a GPU; the row
+    /// kernel reads it from its grid). Its divisions are plain: no divisor is 0 for a shape the plan
+    /// takes, and with `checked_div` (no panic path) ptxas made the row kernel 6% slower
+    /// (4096³: 691 against 650 µs).
+    #[inline(always)]
+    pub const fn new(m: u32, n: u32, k: u32, wave: u32) -> StreamK {
         let tiles_n = n / WARPTILE_ASYNC.bn;
-        StreamK { tiles_n, tiles: (m / WARPTILE_ASYNC.bm) * tiles_n, iters: k / WARPTILE_ASYNC.bk, wave, waves }
+        let tiles = (m / WARPTILE_ASYNC.bm) * tiles_n;
+        StreamK { tiles_n, tiles, iters: k / WARPTILE_ASYNC.bk, wave, waves: tiles / wave }
     }
-    /// The grid: `(wave, waves + 1)`.
-    pub const fn grid(self) -> (u32, u32) {
-        (self.wave, self.waves + 1)
+    /// The grid of the whole tiles (`matmul_warptile_streamk_waves`): `(wave, waves)`.
+    pub const fn whole_grid(self) -> (u32, u32) {
+        (self.wave, self.waves)
     }
-    /// Tiles shared by the last row (the first `waves * wave` are whole tiles, in order).
+    /// The grid of the shared row (`matmul_warptile_streamk`): `(wave, 1)`.
+    pub const fn row_grid(self) -> (u32, u32) {
+        (self.wave, 1)
+    }
+    /// Tiles shared by the row (the first `waves * wave` are whole tiles, in order).
     pub const fn sk_tiles(self) -> u32 {
         self.tiles - self.waves * self.wave
     }
     /// `(row0, col0)` of output tile `tile` (row-major over the tiles).
     #[inline(always)]
     pub const fn origin(self, tile: u32) -> (u32, u32) {
-        ((tile / self.tiles_n) * WARPTILE_ASYNC.bm, (tile % self.tiles_n) * WARPTILE_ASYNC.bn)
+        WARPTILE_ASYNC.tile_origin(tile, self.tiles_n)
     }
-    /// The k iterations `lo..hi` block `x` of the last row computes, counted over the shared
-    /// tiles (iteration `i` is k tile `i % iters` of tile `waves * wave + i / iters`): an even
-    /// share, shorter than a tile (`sk_tiles < wave`), so a block cuts at most two tiles.
+    /// The k iterations `lo..hi` block `x` of the row computes, counted over the shared tiles
+    /// (iteration `i` is k tile `i % iters` of tile `waves * wave + i / iters`): an even share,
+    /// shorter than a tile (`sk_tiles < wave`), so a block cuts at most two tiles.
     #[inline(always)]
     pub const fn range(self, x: u32) -> (u64, u64) {
         let work = self.sk_tiles() as u64 * self.iters as u64;
         (x as u64 * work / self.wave as u64, (x as u64 + 1) * work / self.wave as u64)
     }
-    /// The block of the last row whose range holds iteration `i`.
+    /// The block of the row whose range holds iteration `i`.
     #[inline(always)]
     pub const fn owner(self, i: u64) -> u32 {
         let work = self.sk_tiles() as u64 * self.iters as u64;
@@ -668,7 +689,7 @@ impl StreamK {
     pub const fn segment(self, x: u32, u: u32) -> Option<(u32, u32, u32)> {
         let (lo, hi) = self.range(x);
         let iters = self.iters as u64;
-        if hi <= lo || u as u64 > (hi - 1) / iters - lo / iters {
+        if hi <= lo || iters == 0 || u as u64 > (hi - 1) / iters - lo / iters {
             return None;
         }
         let t = (hi - 1) / iters - u as u64;
@@ -859,12 +880,14 @@ mod hopper_device {
 
     /// The `cp.async` warp-tiled kernel for `cfg`, whose `tm`, `tn`, `a_floats()` and
     /// `b_vectors()` are `TM`, `TN`, `NA` and `NB`, with a ring of `STAGES` stages: block
-    /// `(x, y)` computes its whole tile ([`async_k_loop`], [`store_tile`]).
+    /// `(x, y)` computes its whole tile, or with `LINEAR` the block of linear id `i` whole tile
+    /// `i` ([`WarpTile::tile_origin`]); then [`async_k_loop`], [`store_tile`].
     ///
     /// # Safety
     /// `cfg.supports(m, n, k)`; buffers hold m·k, k·n and m·n floats and start on 16-byte
-    /// boundaries; the launch is `cfg.grid(m, n)` blocks of `cfg.threads()` threads with
-    /// `cfg.ring_bytes(STAGES)` of shared memory.
+    /// boundaries; the launch is blocks of `cfg.threads()` threads with `cfg.ring_bytes(STAGES)`
+    /// of shared memory: `cfg.grid(m, n)` of them, or with `LINEAR` at most `(m / bm) · (n /
+    /// bn)` (stream-K's whole waves).
     #[inline(always)]
     pub(super) unsafe fn warptile_async<
         const TM: usize,
@@ -872,6 +895,7 @@ mod hopper_device {
         const NA: usize,
         const NB: usize,
         const STAGES: u32,
+        const LINEAR: bool,
     >(
         cfg: WarpTile,
         a: *const f32,
@@ -882,29 +906,33 @@ mod hopper_device {
         k: u32,
     ) {
         let _ = m;
-        let origin = cfg.block_origin(thread::block_idx_x(), thread::block_idx_y());
+        let origin = if LINEAR {
+            cfg.tile_origin(thread::block_linear(), n / cfg.bn)
+        } else {
+            cfg.block_origin(thread::block_idx_x(), thread::block_idx_y())
+        };
         let mut acc = [[0.0f32; TN]; TM];
-        // SAFETY: forwarded (the tile is one of the grid's, all of k).
+        // SAFETY: forwarded (the tile is one of C's, all of k).
         unsafe {
             async_k_loop::<TM, TN, NA, NB, STAGES>(cfg, a, b, n, k, origin, (0, k / cfg.bk), &mut acc);
             store_tile::<TM, TN>(cfg, c, n, origin, &acc, false);
         }
     }
 
-    /// Block `x` of the last row of a stream-K launch sets `SK_FLAGS[x]` once its partial sums
-    /// for the next block are in C; that block waits for it and clears it, so all are zero
-    /// between launches (a module's launches are queued on one stream: never two at once).
+    /// Block `x` of a stream-K row sets `SK_FLAGS[x]` once its partial sums for the next block
+    /// are in C; that block waits for it and clears it, so all are zero between launches (a
+    /// module's launches are queued on one stream: never two at once).
     static mut SK_FLAGS: [u32; SK_MAX_WAVE as usize] = [0; SK_MAX_WAVE as usize];
 
-    /// `matmul_warptile_streamk`: the rows `y < waves` of the grid take whole tiles (tile
-    /// `y * wave + x`), the last row shares the rest by k iteration ([`StreamK`]).
+    /// `matmul_warptile_streamk`: block `x` of the one-row grid computes its share of the tiles
+    /// the whole waves left ([`StreamK::segment`]), adding to and publishing partial sums.
     ///
     /// # Safety
-    /// As [`warptile_async`] for `WARPTILE_ASYNC`, but the launch is `StreamK::grid` of a
-    /// schedule for this shape (the host's `matmul::stream_k`: a wave of at most
-    /// `SK_MAX_WAVE`), and no other launch of this kernel of the same module runs at the same
-    /// time. A block of the last row may wait for an earlier one of that row (never a later
-    /// one), which was dispatched first.
+    /// As [`warptile_async`] for `WARPTILE_ASYNC`, but the launch is `StreamK::row_grid` of this
+    /// shape's schedule (the host's `matmul::stream_k`: a wave of at most `SK_MAX_WAVE`), queued
+    /// after its whole waves, and no other launch of this kernel of the same module runs at the
+    /// same time. A block may wait for an earlier one of the row (never a later one), which was
+    /// dispatched first.
     #[inline(always)]
     pub(super) unsafe fn warptile_streamk<const TM: usize, const TN: usize, const NA: usize, const NB: usize>(
         a: *const f32,
@@ -915,20 +943,13 @@ mod hopper_device {
         k: u32,
     ) {
         let cfg = WARPTILE_ASYNC;
-        let (x, y) = (thread::block_idx_x(), thread::block_idx_y());
-        let sk = StreamK::new(m, n, k, thread::grid_dim_x(), thread::grid_dim_y() - 1);
+        let x = thread::block_idx_x();
+        let sk = StreamK::new(m, n, k, thread::grid_dim_x());
         let flags = (&raw mut SK_FLAGS).cast::<u32>();
         // SAFETY (whole body): tiles are below `sk.tiles` (whole tiles of C: `origin`), k tiles
-        // below `iters`; flags are indexed by blocks of the last row, below `wave <=
-        // SK_MAX_WAVE`. The rest is `async_k_loop`'s and `store_tile`'s contract.
+        // below `iters`; flags are indexed by blocks of the row, below `wave <= SK_MAX_WAVE`.
+        // The rest is `async_k_loop`'s and `store_tile`'s contract.
         unsafe {
-            if y < sk.waves {
-                let origin = sk.origin(y * sk.wave + x);
-                let mut acc = [[0.0f32; TN]; TM];
-                async_k_loop::<TM, TN, NA, NB, WTA_STAGES>(cfg, a, b, n, k, origin, (0, sk.iters), &mut acc);
-                store_tile::<TM, TN>(cfg, c, n, origin, &acc, false);
-                return;
-            }
             let mut u = 0;
             while let Some((tile, k0, k1)) = sk.segment(x, u) {
                 let origin = sk.origin(tile);
@@ -1284,20 +1305,34 @@ crate::hopper_kernel! {
         const NA: usize = WARPTILE_ASYNC.a_floats() as usize;
         const NB: usize = WARPTILE_ASYNC.b_vectors() as usize;
         // SAFETY: forwarded plan guarantees (see `warptile_async`).
-        unsafe { hopper_device::warptile_async::<8, 16, NA, NB, WTA_STAGES>(WARPTILE_ASYNC, a, b, c, m, n, k) }
+        unsafe { hopper_device::warptile_async::<8, 16, NA, NB, WTA_STAGES, false>(WARPTILE_ASYNC, a, b, c, m, n, k) }
     }
 }
 
 crate::hopper_kernel! {
     #[launch_bounds(256, 1)]
-    /// `matmul_warptile_async` with its last wave shared out (stream-K, [`StreamK`]): a grid of
-    /// `wave` × (`waves` + 1) blocks, one wave the GPU's multiprocessors, whose first `waves`
-    /// rows take whole tiles and whose last row splits the leftover tiles' k iterations evenly,
-    /// so the multiply ends when the GPU has done its work instead of a wave later. Each cut
-    /// tile's partial sums go through C: the block with its first k tiles stores them and sets
-    /// a flag (`st.release.gpu`); the next waits for it (`ld.acquire.gpu`), adds its own and
-    /// stores, and so on. The same transactions as `matmul_warptile_async` plus, per cut, one
-    /// read and one write of a 128 × 256 tile of C.
+    /// Stream-K's whole waves ([`StreamK`]): `matmul_warptile_async`, but block `i` (linear id,
+    /// `blockIdx.y * gridDim.x + blockIdx.x`) computes tile `i`, so a grid of SMs × waves runs
+    /// the first `waves * wave` tiles in order, a whole tile each. The same transactions a tile
+    /// as `matmul_warptile_async`. A kernel of its own: the division that finds the tile moved
+    /// ptxas's registers, and the async kernel ran 0.7% slower at 2048³ and 8192³ with it.
+    pub unsafe fn matmul_warptile_streamk_waves(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+        const NA: usize = WARPTILE_ASYNC.a_floats() as usize;
+        const NB: usize = WARPTILE_ASYNC.b_vectors() as usize;
+        // SAFETY: forwarded plan guarantees (see `warptile_async`).
+        unsafe { hopper_device::warptile_async::<8, 16, NA, NB, WTA_STAGES, true>(WARPTILE_ASYNC, a, b, c, m, n, k) }
+    }
+}
+
+crate::hopper_kernel! {
+    #[launch_bounds(256, 1)]
+    /// Stream-K's shared row ([`StreamK`]): after `matmul_warptile_streamk_waves` has run the
+    /// whole waves, one row of `wave` blocks (one a multiprocessor) splits the leftover tiles' k
+    /// iterations evenly, so the multiply ends when the GPU has done its work instead of a wave
+    /// later. Each cut tile's partial sums go through C: the block with its first k tiles stores
+    /// them and sets a flag (`st.release.gpu`); the next waits for it (`ld.acquire.gpu`), adds
+    /// its own and stores, and so on. The async kernel's transactions for the k tiles it
+    /// computes, plus, per cut, one read and one write of a 128 × 256 tile of C.
     pub unsafe fn matmul_warptile_streamk(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
         const NA: usize = WARPTILE_ASYNC.a_floats() as usize;
         const NB: usize = WARPTILE_ASYNC.b_vectors() as usize;

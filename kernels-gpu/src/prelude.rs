@@ -43,6 +43,12 @@ pub mod thread {
         block_dim_x() * grid_dim_x()
     }
 
+    /// Linear id of the block in its (2-D) grid: `blockIdx.y * gridDim.x + blockIdx.x`.
+    #[inline(always)]
+    pub fn block_linear() -> u32 {
+        block_idx_y() * grid_dim_x() + block_idx_x()
+    }
+
     /// Linear id of the thread inside its (2-D) block: x runs fastest, as warps are formed.
     #[inline(always)]
     pub fn linear_in_block() -> u32 {

@@ -60,9 +60,10 @@ use crate::error::Result;
 use crate::launch::{Call, Launch};
 use crate::matmul::{
     BK, BM, BN, MatmulSig, Method, NAIVE_BLOCK, RB_B_OFFSET_V4, RB_STAGE_V4, StreamK, TILE, TM, WARPTILE_ASYNC,
-    WTA_STAGES, WarpTile, mm_a_slot, mm_b_slot, mm_vector_bytes, mm_vector_of, mm_vectors, naive_coords, plan,
-    rb_a_frag, rb_a_index, rb_a_load, rb_at_offset, rb_b_frag, rb_b_index, rb_b_load, rb_b_offset, rb_block_origin,
-    rb_out_col, rb_out_row, rb_thread, row_major, tile_a_col, tile_b_row, tile_offset, tiled_coords,
+    WTA_STAGES, WarpTile, matmul_warptile_streamk_waves, mm_a_slot, mm_b_slot, mm_vector_bytes, mm_vector_of,
+    mm_vectors, naive_coords, plan, rb_a_frag, rb_a_index, rb_a_load, rb_at_offset, rb_b_frag, rb_b_index, rb_b_load,
+    rb_b_offset, rb_block_origin, rb_out_col, rb_out_row, rb_thread, row_major, tile_a_col, tile_b_row, tile_offset,
+    tiled_coords,
 };
 
 /// Floats in a sector.
@@ -83,21 +84,21 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
     let launch = call.launch();
     let &(a, b, ref c, m, n, k) = call.args();
     let kernel = call.kernel();
-    let method = Method::ALL.into_iter().find(|method| method.kernel() == kernel).expect("a matmul kernel");
+    // Stream-K's whole waves are the async kernel, its tiles found by linear block id.
+    let linear = kernel == matmul_warptile_streamk_waves;
+    let method = if linear {
+        Method::WarpTileAsync
+    } else {
+        Method::ALL.into_iter().find(|method| method.kernel() == kernel).expect("a matmul kernel")
+    };
     let mut model = Model::new();
     let l =
         Launched { a: model.buffer(a.address()), b: model.buffer(b.address()), c: model.buffer(c.address()), m, n, k };
     if method == Method::WarpTileStreamK {
-        let sk = StreamK::new(m, n, k, launch.grid.0, launch.grid.1 - 1);
-        stream_k_counts(&mut model, &l, &launch, sk, (a.address(), b.address(), c.address()));
-        // The last row covers the shared tiles (at most one a block).
-        let origin = |(x, y): (u32, u32)| {
-            if y < sk.waves {
-                sk.origin(y * sk.wave + x)
-            } else {
-                sk.origin(sk.waves * sk.wave + x % sk.sk_tiles().max(1))
-            }
-        };
+        let sk = StreamK::new(m, n, k, launch.grid.0);
+        stream_k_counts(&mut model, &l, &launch, sk);
+        // The row covers the shared tiles (fewer than its blocks).
+        let origin = |(x, _): (u32, u32)| sk.origin(sk.waves * sk.wave + x % sk.sk_tiles().max(1));
         footprint(&mut model, &l, &launch, origin, (WARPTILE_ASYNC.bm, WARPTILE_ASYNC.bn));
         return model.counts();
     }
@@ -119,9 +120,9 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
     let origin = |(bx, by): (u32, u32)| match method {
         Method::Naive => naive_coords(bx, by, 0, 0),
         Method::RegisterBlocked => rb_block_origin(bx, by),
+        Method::WarpTileAsync => async_origin(&launch, n, (bx, by), linear),
         Method::WarpTile
         | Method::WarpTileSm90
-        | Method::WarpTileAsync
         | Method::WarpTileStreamK
         | Method::WarpTileSmall
         | Method::WarpTileEdge => warp_tile(method).block_origin(bx, by),
@@ -153,7 +154,9 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
                 Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileSmall | Method::WarpTileEdge => {
                     warptile_warp(&mut one, &lb, &w, warp_tile(method), method == Method::WarpTileEdge)
                 }
-                Method::WarpTileAsync => warptile_async_warp(&mut one, &lb, &w, WARPTILE_ASYNC, WTA_STAGES),
+                Method::WarpTileAsync => {
+                    warptile_async_warp(&mut one, &lb, &w, async_origin(&launch, n, w.block, linear), WTA_STAGES)
+                }
                 Method::WarpTileStreamK => unreachable!("counted by stream_k_counts above"),
                 Method::Tiled | Method::Prefetch => tiled_warp(&mut one, &lb, &w),
             }
@@ -550,35 +553,38 @@ fn async_k_loop_warp(
     }
 }
 
-/// One warp of the `cp.async` warp-tiled kernel: its block's whole tile, then C.
-fn warptile_async_warp(model: &mut Model, l: &Launched, w: &Warp, cfg: WarpTile, stages: u32) {
-    let origin = cfg.block_origin(w.block.0, w.block.1);
+/// The tile of block `(bx, by)` of a `matmul_warptile_async` launch, or with `linear` of a
+/// `matmul_warptile_streamk_waves` launch (its linear id's).
+fn async_origin(launch: &Launch, n: u32, (bx, by): (u32, u32), linear: bool) -> (u32, u32) {
+    if linear {
+        WARPTILE_ASYNC.tile_origin(by * launch.grid.0 + bx, n / WARPTILE_ASYNC.bn)
+    } else {
+        WARPTILE_ASYNC.block_origin(bx, by)
+    }
+}
+
+/// One warp of the `cp.async` warp-tiled kernel: its block's whole tile (at `origin`), then C.
+fn warptile_async_warp(model: &mut Model, l: &Launched, w: &Warp, origin: (u32, u32), stages: u32) {
+    let cfg = WARPTILE_ASYNC;
     async_k_loop_warp(model, l, w, (cfg, stages), origin, (0, cfg.k_tiles(l.k, false)));
     store_c_vectors(model, l, w, cfg, origin, false);
 }
 
-/// Counts of a stream-K launch on schedule `sk` (its grid's, [`StreamK`]): the whole-tile rows
-/// are all alike (one replayed, counted `waves * wave` times); each block of the last row is
+/// Counts of a stream-K row on schedule `sk` (its grid's, [`StreamK`]): each block is
 /// replayed segment by segment, as the kernel's `warptile_streamk` runs them: the k loop, the
 /// wait for the previous block (one `ld.acquire` of thread 0: a spin past the first read is not
 /// counted, it depends on timing) and its flag cleared (a store), the partial sums read back
 /// from C (`ld.global.cg`, 16 bytes a 4 accumulators), C stored, and the flag set for the next
-/// block (a store).
-fn stream_k_counts(model: &mut Model, l: &Launched, launch: &Launch, sk: StreamK, (a, b, c): (u64, u64, u64)) {
+/// block (a store). The whole waves before it are a launch of their own
+/// (`matmul_warptile_streamk_waves`, counted as the async kernel).
+fn stream_k_counts(model: &mut Model, l: &Launched, launch: &Launch, sk: StreamK) {
     let cfg = WARPTILE_ASYNC;
     let flags = model.buffer(FLAGS_ADDRESS);
-    let mut one = Model::instructions_only();
-    let lb = Launched { a: one.buffer(a), b: one.buffer(b), c: one.buffer(c), m: l.m, n: l.n, k: l.k };
-    for w in block_warps(launch, (0, 0)) {
-        async_k_loop_warp(&mut one, &lb, &w, (cfg, WTA_STAGES), sk.origin(0), (0, sk.iters));
-        store_c_vectors(&mut one, &lb, &w, cfg, sk.origin(0), false);
-    }
-    model.add(&one.counts().repeated(u64::from(sk.waves * sk.wave)));
     for x in 0..sk.wave {
         let mut u = 0;
         while let Some((tile, k0, k1)) = sk.segment(x, u) {
             let origin = sk.origin(tile);
-            for w in block_warps(launch, (x, sk.waves)) {
+            for w in block_warps(launch, (x, 0)) {
                 async_k_loop_warp(model, l, &w, (cfg, WTA_STAGES), origin, (k0, k1));
                 let first = w.thread(0).0 == 0;
                 if k0 > 0 {
@@ -617,12 +623,18 @@ fn load_c_vectors(model: &mut Model, l: &Launched, w: &Warp, cfg: WarpTile, (row
     }
 }
 
-/// The `m × n × k` multiply with `method`, one launch (at most `method.band_rows()` rows): what
-/// Nsight Compute counts for it, every method replayed from its SASS (module docs). Errors as
-/// [`plan`] (a whole-tiles-only method refuses other shapes).
+/// The `m × n × k` multiply with `method`, one band (at most `method.band_rows()` rows): what
+/// Nsight Compute counts for its launches together (stream-K's two summed), every method
+/// replayed from its SASS (module docs). Errors as [`plan`] (a whole-tiles-only method refuses
+/// other shapes).
 pub fn run(method: Method, (m, n, k): (usize, usize, usize), sms: u32) -> Result<Counts> {
     let a: DeviceSlice<f32> = fake_slice(0, m * k);
     let b: DeviceSlice<f32> = fake_slice(1, k * n);
     let mut c: DeviceSlice<f32> = fake_slice(2, m * n);
-    Ok(matmul(&plan(method, &a, &b, &mut c, (m, n, k), sms)?))
+    let mut total = Counts::default();
+    plan(method, &a, &b, &mut c, (m, n, k), sms, |call| {
+        total = total.plus(&matmul(&call));
+        Ok(())
+    })?;
+    Ok(total)
 }
