@@ -181,21 +181,15 @@ impl Method {
     /// stream-K, whose whole waves (if any) go through `matmul_warptile_streamk_waves` on
     /// [`StreamK::whole_grid`] and its shared tiles (if any) through `matmul_warptile_streamk`
     /// on [`StreamK::row_grid`].
-    pub fn launches(self, m: u32, n: u32, sms: u32) -> Vec<(Kernel<MatmulSig>, Launch)> {
+    pub fn launches(self, m: u32, n: u32, sms: u32) -> impl Iterator<Item = (Kernel<MatmulSig>, Launch)> {
+        let own = (self.kernel(), self.launch(m, n, sms));
         if self != Method::WarpTileStreamK {
-            return vec![(self.kernel(), self.launch(m, n, sms))];
+            return [None, Some(own)].into_iter().flatten();
         }
+        // Planned on every launch of a multiply: two slots on the stack, no allocation.
         let sk = stream_k(m, n, sms);
-        let row = self.launch(m, n, sms);
-        let whole = Launch { grid: sk.whole_grid(), ..row };
-        let mut out = Vec::with_capacity(2);
-        if sk.waves > 0 {
-            out.push((matmul_warptile_streamk_waves, whole));
-        }
-        if sk.sk_tiles() > 0 {
-            out.push((self.kernel(), row));
-        }
-        out
+        let whole = (matmul_warptile_streamk_waves, Launch { grid: sk.whole_grid(), ..own.1 });
+        [(sk.waves > 0).then_some(whole), (sk.sk_tiles() > 0).then_some(own)].into_iter().flatten()
     }
 
     /// Whether the kernel takes an `m × n × k` multiply (shape only; see [`validate`]).
