@@ -607,6 +607,10 @@ pub const WARPTILE_ASYNC: WarpTile =
 pub const WTA_STAGES: u32 = 3;
 /// Threads of a `matmul_warptile_async` block.
 pub const WTA_THREADS: u32 = 256;
+/// Floats of A and 16-byte vectors of B each thread copies a k tile in `matmul_warptile_async`
+/// and the stream-K kernels (the const parameters of their shared k loop).
+pub const WTA_NA: usize = WARPTILE_ASYNC.a_floats() as usize;
+pub const WTA_NB: usize = WARPTILE_ASYNC.b_vectors() as usize;
 const _: () = assert!(WARPTILE_ASYNC.async_consistent(WTA_STAGES, MAX_SHARED_BYTES));
 const _: () = assert!(WARPTILE_ASYNC.threads() == WTA_THREADS);
 /// Most blocks a wave of `matmul_warptile_streamk` may have (one flag each, [`StreamK`]).
@@ -1302,10 +1306,8 @@ crate::hopper_kernel! {
     /// FMA), no loads through registers, and one block a multiprocessor instead of two.
     /// Assumes whole tiles and 16-byte aligned buffers (no bounds checks).
     pub unsafe fn matmul_warptile_async(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
-        const NA: usize = WARPTILE_ASYNC.a_floats() as usize;
-        const NB: usize = WARPTILE_ASYNC.b_vectors() as usize;
         // SAFETY: forwarded plan guarantees (see `warptile_async`).
-        unsafe { hopper_device::warptile_async::<8, 16, NA, NB, WTA_STAGES, false>(WARPTILE_ASYNC, a, b, c, m, n, k) }
+        unsafe { hopper_device::warptile_async::<8, 16, WTA_NA, WTA_NB, WTA_STAGES, false>(WARPTILE_ASYNC, a, b, c, m, n, k) }
     }
 }
 
@@ -1317,10 +1319,8 @@ crate::hopper_kernel! {
     /// as `matmul_warptile_async`. A kernel of its own: the division that finds the tile moved
     /// ptxas's registers, and the async kernel ran 0.7% slower at 2048³ and 8192³ with it.
     pub unsafe fn matmul_warptile_streamk_waves(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
-        const NA: usize = WARPTILE_ASYNC.a_floats() as usize;
-        const NB: usize = WARPTILE_ASYNC.b_vectors() as usize;
         // SAFETY: forwarded plan guarantees (see `warptile_async`).
-        unsafe { hopper_device::warptile_async::<8, 16, NA, NB, WTA_STAGES, true>(WARPTILE_ASYNC, a, b, c, m, n, k) }
+        unsafe { hopper_device::warptile_async::<8, 16, WTA_NA, WTA_NB, WTA_STAGES, true>(WARPTILE_ASYNC, a, b, c, m, n, k) }
     }
 }
 
@@ -1334,10 +1334,8 @@ crate::hopper_kernel! {
     /// its own and stores, and so on. The async kernel's transactions for the k tiles it
     /// computes, plus, per cut, one read and one write of a 128 × 256 tile of C.
     pub unsafe fn matmul_warptile_streamk(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
-        const NA: usize = WARPTILE_ASYNC.a_floats() as usize;
-        const NB: usize = WARPTILE_ASYNC.b_vectors() as usize;
         // SAFETY: forwarded plan guarantees (see `warptile_streamk`).
-        unsafe { hopper_device::warptile_streamk::<8, 16, NA, NB>(a, b, c, m, n, k) }
+        unsafe { hopper_device::warptile_streamk::<8, 16, WTA_NA, WTA_NB>(a, b, c, m, n, k) }
     }
 }
 
