@@ -101,6 +101,9 @@ impl Family for Method {
             Method::WarpTileEdge => {
                 "warptile with guarded single-float loads: any shape (4095, 4097, 4000x4100x4033, 4096)"
             }
+            Method::WarpTileEdgeSm90 => {
+                "warptile_edge built for sm_90 with warptile's interleaved lanes: fragment loads pair up (sm_90)"
+            }
         }
     }
 
@@ -121,7 +124,7 @@ impl Family for Method {
             Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileAsync => Some(SIZE),
             Method::WarpTileStreamK => Some(STREAMK_SIZE),
             Method::WarpTileSmall => Some(SMALL_SIZE),
-            Method::WarpTileEdge => Some(EDGE_SHAPE),
+            Method::WarpTileEdge | Method::WarpTileEdgeSm90 => Some(EDGE_SHAPE),
             Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::RegisterBlocked => None,
         }
     }
@@ -136,7 +139,9 @@ impl Family for Method {
             Method::WarpTileAsync => WARPTILE_ASYNC_SHAPES.to_vec(),
             Method::WarpTileStreamK => STREAMK_SHAPES.to_vec(),
             Method::WarpTileSmall => WARPTILE_SMALL_SHAPES.to_vec(),
-            Method::WarpTileEdge => CHECK_SHAPES.iter().chain(&EDGE_EXTRA_SHAPES).copied().collect(),
+            Method::WarpTileEdge | Method::WarpTileEdgeSm90 => {
+                CHECK_SHAPES.iter().chain(&EDGE_EXTRA_SHAPES).copied().collect()
+            }
             Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync => CHECK_SHAPES.to_vec(),
         };
         let mut worst = 0.0f64;
@@ -166,8 +171,8 @@ impl Family for Method {
                 }
             }
         }
-        if self == Method::WarpTileEdge {
-            extra = format!("; {}", check_unaligned(gpu, rng)?);
+        if matches!(self, Method::WarpTileEdge | Method::WarpTileEdgeSm90) {
+            extra = format!("; {}", check_unaligned(self, gpu, rng)?);
         }
         let banded = check_banded(self, gpu, rng)?;
         Ok(format!("shapes {shapes:?}, worst relative error {worst:.1e}{extra}; {banded}"))
@@ -199,16 +204,18 @@ fn bench_shape(method: Method, value: u32) -> (usize, usize, usize) {
         | Method::WarpTileAsync
         | Method::WarpTileStreamK
         | Method::WarpTileSmall => (value as usize, value as usize, value as usize),
-        Method::WarpTileEdge => EDGE_BENCH_SHAPES[value as usize],
+        Method::WarpTileEdge | Method::WarpTileEdgeSm90 => EDGE_BENCH_SHAPES[value as usize],
         Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::RegisterBlocked => {
             (BENCH_SIZE, BENCH_SIZE, BENCH_SIZE)
         }
     }
 }
 
-/// The guarded kernel on operands that are not 16-byte aligned: A, B and C start one float into
-/// their buffers (sub-slices), as `matmul::matmul` sends them when the unguarded kernel refuses.
-fn check_unaligned(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
+/// A guarded kernel (`method`) on operands that are not 16-byte aligned: A, B and C start one
+/// float into their buffers (sub-slices), as `matmul::matmul` sends them when the unguarded
+/// kernel refuses. `matmul::matmul` must choose the guarded kernel of this GPU's module, and runs
+/// the multiply where that is `method` (else `method` runs through `matmul::run`).
+fn check_unaligned(method: Method, gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
     let (m, n, k) = (256, 384, 160);
     let (a, b) = (rng.f32s(m * k + 1), rng.f32s(k * n + 1));
     let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
@@ -217,14 +224,21 @@ fn check_unaligned(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
     let mut sc = dc.index(1..);
     let sm90 = gpu.supports(coalesce::matmul::matmul_warptile_sm90).is_ok();
     let chosen = lib::choose(&sa, &sb, &sc, (m, n, k), gpu.multiprocessors(), sm90);
-    if chosen != Method::WarpTileEdge {
+    let expected = if sm90 { Method::WarpTileEdgeSm90 } else { Method::WarpTileEdge };
+    if chosen != expected {
         return Err(CheckError::Unexpected {
             what: "matmul of operands 4 bytes off a 16-byte boundary".into(),
-            expected: "Method::WarpTileEdge".into(),
+            expected: format!("{expected:?}"),
             got: format!("{chosen:?}"),
         });
     }
-    lib::matmul(gpu, &sa, &sb, &mut sc, (m, n, k))?;
+    let through = if chosen == method {
+        lib::matmul(gpu, &sa, &sb, &mut sc, (m, n, k))?;
+        "matmul::matmul"
+    } else {
+        lib::run(gpu, method, &sa, &sb, &mut sc, (m, n, k))?;
+        "matmul::run"
+    };
     gpu.synchronize()?;
     let got = dc.as_host_vec()?;
     if got[0].to_bits() != POISON_BITS {
@@ -236,7 +250,7 @@ fn check_unaligned(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
         });
     }
     let err = close("unaligned 256x384x160", &got[1..], &matmul_cpu(&a[1..], &b[1..], (m, n, k)), TOLERANCE)?;
-    Ok(format!("unaligned 256x384x160 through matmul::matmul, relative error {err:.1e}"))
+    Ok(format!("unaligned 256x384x160 through {through}, relative error {err:.1e}"))
 }
 
 /// A matrix one band taller than one launch takes (small n and k; for the whole-tiles-only
@@ -251,7 +265,12 @@ fn check_banded(method: Method, gpu: &Gpu, rng: &mut Rng) -> CheckResult<String>
             (band + WARPTILE_ASYNC.bm as usize, WARPTILE_ASYNC.bn as usize, 16)
         }
         Method::WarpTileSmall => (band + WARPTILE_SMALL.bm as usize, WARPTILE_SMALL.bn as usize, 16),
-        Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::WarpTileEdge => (band + 33, 5, 3),
+        Method::Naive
+        | Method::Tiled
+        | Method::Prefetch
+        | Method::CpAsync
+        | Method::WarpTileEdge
+        | Method::WarpTileEdgeSm90 => (band + 33, 5, 3),
     };
     let need = 4 * (m * k + k * n + m * n) as u64 + (1 << 30);
     if gpu.info().memory_bytes < need {

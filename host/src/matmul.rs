@@ -54,11 +54,14 @@ pub enum Method {
     WarpTileSmall,
     /// Warp-tiled 128 × 128 × 16 with every access guarded: any shape, any (4-byte) alignment.
     WarpTileEdge,
+    /// [`Method::WarpTileEdge`] built for sm_90, its lanes interleaved as [`WARPTILE`]'s
+    /// (Hopper module).
+    WarpTileEdgeSm90,
 }
 
 impl Method {
     /// Every method, in teaching order.
-    pub const ALL: [Method; 11] = [
+    pub const ALL: [Method; 12] = [
         Method::Naive,
         Method::Tiled,
         Method::Prefetch,
@@ -70,6 +73,7 @@ impl Method {
         Method::WarpTileStreamK,
         Method::WarpTileSmall,
         Method::WarpTileEdge,
+        Method::WarpTileEdgeSm90,
     ];
 
     /// The kernel's typed handle (stream-K's: its shared row's, launched after
@@ -87,13 +91,14 @@ impl Method {
             Method::WarpTileStreamK => matmul_warptile_streamk,
             Method::WarpTileSmall => matmul_warptile_small,
             Method::WarpTileEdge => matmul_warptile_edge,
+            Method::WarpTileEdgeSm90 => matmul_warptile_edge_sm90,
         }
     }
 
     /// The warp-tiled kernels' shape, `None` for the others.
     pub const fn warp_tile(self) -> Option<WarpTile> {
         match self {
-            Method::WarpTile | Method::WarpTileSm90 => Some(WARPTILE),
+            Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileEdgeSm90 => Some(WARPTILE),
             Method::WarpTileEdge => Some(WARPTILE_EDGE),
             Method::WarpTileAsync | Method::WarpTileStreamK => Some(WARPTILE_ASYNC),
             Method::WarpTileSmall => Some(WARPTILE_SMALL),
@@ -121,7 +126,7 @@ impl Method {
             Method::Naive => NAIVE_BLOCK.1,
             Method::Tiled | Method::Prefetch | Method::CpAsync => TILE,
             Method::RegisterBlocked => BM,
-            Method::WarpTile | Method::WarpTileSm90 => WARPTILE.bm,
+            Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileEdgeSm90 => WARPTILE.bm,
             Method::WarpTileEdge => WARPTILE_EDGE.bm,
             Method::WarpTileAsync | Method::WarpTileStreamK => WARPTILE_ASYNC.bm,
             Method::WarpTileSmall => WARPTILE_SMALL.bm,
@@ -156,7 +161,11 @@ impl Method {
                 shared_bytes: RB_SHARED_FLOATS * 4,
                 cluster: 1,
             },
-            Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileSmall | Method::WarpTileEdge => {
+            Method::WarpTile
+            | Method::WarpTileSm90
+            | Method::WarpTileSmall
+            | Method::WarpTileEdge
+            | Method::WarpTileEdgeSm90 => {
                 let cfg = match self.warp_tile() {
                     Some(cfg) => cfg,
                     None => unreachable!(),
@@ -199,9 +208,12 @@ impl Method {
             Method::WarpTile | Method::WarpTileSm90 => WARPTILE.supports(m, n, k),
             Method::WarpTileAsync | Method::WarpTileStreamK => WARPTILE_ASYNC.supports(m, n, k),
             Method::WarpTileSmall => WARPTILE_SMALL.supports(m, n, k),
-            Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::WarpTileEdge => {
-                m > 0 && n > 0 && k > 0
-            }
+            Method::Naive
+            | Method::Tiled
+            | Method::Prefetch
+            | Method::CpAsync
+            | Method::WarpTileEdge
+            | Method::WarpTileEdgeSm90 => m > 0 && n > 0 && k > 0,
         }
     }
 }
@@ -390,7 +402,7 @@ pub fn run(
 /// - else whole 128 × 128 × 16 tiles and aligned buffers: the warp-tiled kernel, its
 ///   small-grid shape when the 128 × 128 grid has fewer blocks than the GPU has multiprocessors,
 ///   its sm_90 build on sm_90;
-/// - else the guarded warp-tiled kernel, which takes any shape.
+/// - else the guarded warp-tiled kernel, which takes any shape (its sm_90 build on sm_90).
 pub fn choose(
     a: &DeviceSlice<f32>,
     b: &DeviceSlice<f32>,
@@ -425,6 +437,7 @@ pub fn choose(
                 Method::WarpTile
             }
         }
+        Err(_) if sm90 => Method::WarpTileEdgeSm90,
         Err(_) => Method::WarpTileEdge,
     }
 }
@@ -629,10 +642,10 @@ mod tests {
         assert_eq!(pick((1024, 1024, 1024), 132), Method::WarpTileSmall);
         assert_eq!(pick_on((1024, 1024, 1024), 132, true), Method::WarpTileSmall);
         assert_eq!(pick((1024, 1024, 1024), 16), Method::WarpTile);
-        // Anything not whole tiles: the guarded kernel.
+        // Anything not whole tiles: the guarded kernel, its sm_90 build on sm_90.
         for shape in [(4095, 4095, 4095), (4097, 4097, 4097), (4000, 4100, 4033), (4096, 4096, 4088), (1, 1, 1)] {
             assert_eq!(pick(shape, 132), Method::WarpTileEdge, "{shape:?}");
-            assert_eq!(pick_on(shape, 132, true), Method::WarpTileEdge, "{shape:?}");
+            assert_eq!(pick_on(shape, 132, true), Method::WarpTileEdgeSm90, "{shape:?}");
         }
     }
 
@@ -682,7 +695,8 @@ mod tests {
         .unwrap();
         assert_eq!(rows_seen, [0..band, band..m]);
         // k = 8 is whole register-blocked tiles but not warp-tiled ones (k a multiple of 16).
-        assert_eq!(choose(&a, &b, &c, (m, n, k), 132, true), Method::WarpTileEdge);
+        assert_eq!(choose(&a, &b, &c, (m, n, k), 132, true), Method::WarpTileEdgeSm90);
+        assert_eq!(choose(&a, &b, &c, (m, n, k), 132, false), Method::WarpTileEdge);
         let (a, b, c) = slices((m * 16, 16 * n, m * n));
         assert_eq!(choose(&a, &b, &c, (m, n, 16), 132, false), Method::WarpTile);
     }

@@ -408,6 +408,16 @@ fn warp_tiled_and_cp_async_matmuls_count_what_their_sass_does() {
         (warps * tiles * 16 * 12, 0, wt.shared_st_wavefronts)
     );
     assert_eq!(edge.shared_st_bank_conflicts, 0);
+    // Its sm_90 build: the same global accesses and stores to shared, and warptile's paired
+    // fragment loads (8 wavefronts a step instead of 12).
+    let edge90 = run(Method::WarpTileEdgeSm90, (256, 256, 256));
+    assert_eq!(
+        (edge90.ld_requests, edge90.ld_sectors, edge90.st_requests, edge90.st_sectors),
+        (edge.ld_requests, edge.ld_sectors, edge.st_requests, edge.st_sectors)
+    );
+    assert_eq!((edge90.shared_ld_wavefronts, edge90.shared_ld_bank_conflicts), (wt.shared_ld_wavefronts, 0));
+    assert_eq!((edge90.shared_st_wavefronts, edge90.shared_st_bank_conflicts), (wt.shared_st_wavefronts, 0));
+    assert_eq!(dram(&edge90), whole);
     // The sm_90 build makes the same accesses as matmul_warptile, in another order.
     assert_eq!(run(Method::WarpTileSm90, (256, 256, 256)), wt);
     assert_eq!(dram(&edge), whole);

@@ -39,6 +39,8 @@
 //!   (`b_row_start` + `b_src_col` of columns 0..4, clamped); on the partial last k tile only the
 //!   A floats with column `< k_left` and the B vectors with row `< k_left` load (predicated). The
 //!   outputs are 64 `STG.E` (4 a vector) under `r < m && col + j < n`.
+//! - `matmul_warptile_edge_sm90`: `matmul_warptile_edge`'s global accesses with
+//!   `matmul_warptile`'s lanes (interleaved, so its fragment loads pair up as that kernel's do).
 //!
 //! Uniformity: a 4096³ multiply is 10^11 lane accesses, so each launch is replayed one block
 //! per *class* and the class's count multiplied by its number of blocks. A block's global
@@ -111,7 +113,8 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
         | Method::WarpTileAsync
         | Method::WarpTileStreamK
         | Method::WarpTileSmall
-        | Method::WarpTileEdge => {
+        | Method::WarpTileEdge
+        | Method::WarpTileEdgeSm90 => {
             let cfg = warp_tile(method);
             (cfg.bm, cfg.bn)
         }
@@ -125,7 +128,8 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
         | Method::WarpTileSm90
         | Method::WarpTileStreamK
         | Method::WarpTileSmall
-        | Method::WarpTileEdge => warp_tile(method).block_origin(bx, by),
+        | Method::WarpTileEdge
+        | Method::WarpTileEdgeSm90 => warp_tile(method).block_origin(bx, by),
         Method::Tiled | Method::Prefetch | Method::CpAsync => tiled_coords(bx, by, 0, 0),
     };
     // The cp.async kernel's copy width: the same for every block.
@@ -151,8 +155,13 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
                 Method::Naive => naive_warp(&mut one, &lb, &w),
                 Method::RegisterBlocked => regblock_warp(&mut one, &lb, &launch, &w),
                 Method::CpAsync => cp_async_warp(&mut one, &lb, &w, vectors),
-                Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileSmall | Method::WarpTileEdge => {
-                    warptile_warp(&mut one, &lb, &w, warp_tile(method), method == Method::WarpTileEdge)
+                Method::WarpTile
+                | Method::WarpTileSm90
+                | Method::WarpTileSmall
+                | Method::WarpTileEdge
+                | Method::WarpTileEdgeSm90 => {
+                    let edge = matches!(method, Method::WarpTileEdge | Method::WarpTileEdgeSm90);
+                    warptile_warp(&mut one, &lb, &w, warp_tile(method), edge)
                 }
                 Method::WarpTileAsync => {
                     warptile_async_warp(&mut one, &lb, &w, async_origin(&launch, n, w.block, linear), WTA_STAGES)
