@@ -2,7 +2,7 @@
 # float2, read-only unguarded loads, tiles down columns), same buffers, alternated; each checked.
 import sys, numpy as np, cupy as cp
 from timing import med
-src = open("t128.py").read().split("src = r'''")[1].split("'''")[0]
+src = open("trtwin.cu").read()
 twin = cp.RawModule(code=src, options=("-std=c++17",)).get_function("t64")
 twin.max_dynamic_shared_size_bytes = 64 * 65 * 4
 ks = {"twin": twin}

@@ -249,7 +249,7 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
         | Method::WarpTileEdgeSm90 => {
             let method = kernel;
             let cfg = method.warp_tile().unwrap();
-            let edge = matches!(method, Method::WarpTileEdge | Method::WarpTileEdgeSm90);
+            let edge = !method.whole_tiles_only();
             if edge {
                 prop_assert_eq!(band.grid, (n.div_ceil(cfg.bn), m.div_ceil(cfg.bm)));
             } else if stream_k_waves {
@@ -574,7 +574,7 @@ proptest! {
                                         if row < mm && col < nn {
                                             hits[row_major(row as u64, col as u64, n as u64) as usize] += 1;
                                         } else {
-                                            prop_assert!(matches!(method, Method::WarpTileEdge | Method::WarpTileEdgeSm90));
+                                            prop_assert!(!method.whole_tiles_only());
                                         }
                                     }
                                 }

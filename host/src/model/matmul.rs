@@ -160,8 +160,8 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
                 | Method::WarpTileSmall
                 | Method::WarpTileEdge
                 | Method::WarpTileEdgeSm90 => {
-                    let edge = matches!(method, Method::WarpTileEdge | Method::WarpTileEdgeSm90);
-                    warptile_warp(&mut one, &lb, &w, warp_tile(method), edge)
+                    // Guarded: the warp-tiled kernels that do not need whole tiles.
+                    warptile_warp(&mut one, &lb, &w, warp_tile(method), !method.whole_tiles_only())
                 }
                 Method::WarpTileAsync => {
                     warptile_async_warp(&mut one, &lb, &w, async_origin(&launch, n, w.block, linear), WTA_STAGES)
