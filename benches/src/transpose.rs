@@ -49,6 +49,10 @@ pub enum Transpose {
     Padded,
     /// 64 × 65 tile, 8-byte accesses, tiles down columns: the library's transpose for even shapes.
     Wide,
+    /// The wide tile's accesses as a copy, tiles along rows: its ceiling.
+    WideCopy,
+    /// The same copy, tiles down columns: what the wide transpose's column walk costs.
+    WideCopyDown,
     /// Tiles loaded and stored by the TMA through tensor maps (Hopper module).
     Tma,
 }
@@ -58,8 +62,16 @@ const SHAPE: Param = Param { name: "shape", sweep: &[0, 1], check: &[0] };
 
 impl Family for Transpose {
     const NAME: &'static str = "transpose";
-    const VARIANTS: &'static [Self] =
-        &[Transpose::Copy, Transpose::Naive, Transpose::Shared, Transpose::Padded, Transpose::Wide, Transpose::Tma];
+    const VARIANTS: &'static [Self] = &[
+        Transpose::Copy,
+        Transpose::Naive,
+        Transpose::Shared,
+        Transpose::Padded,
+        Transpose::Wide,
+        Transpose::WideCopy,
+        Transpose::WideCopyDown,
+        Transpose::Tma,
+    ];
 
     fn name(self) -> &'static str {
         match self {
@@ -68,6 +80,8 @@ impl Family for Transpose {
             Transpose::Shared => "shared",
             Transpose::Padded => "padded",
             Transpose::Wide => "wide",
+            Transpose::WideCopy => "wide_copy",
+            Transpose::WideCopyDown => "wide_copy_down",
             Transpose::Tma => "tma",
         }
     }
@@ -79,6 +93,12 @@ impl Family for Transpose {
             Transpose::Shared => "32x32 shared tile: coalesced both ways, 32-way bank conflicts",
             Transpose::Padded => "32x33 shared tile: coalesced both ways, conflict-free",
             Transpose::Wide => "64x65 tile, 8-byte accesses (8 sectors a request), tiles down columns",
+            Transpose::WideCopy => {
+                "wide's accesses as a copy, tiles along rows: same sectors, the 64x64 tile's ceiling"
+            }
+            Transpose::WideCopyDown => {
+                "wide_copy with tiles down columns: the same sectors, a 1 KB slice of every row in flight"
+            }
             Transpose::Tma => {
                 "cp.async.bulk.tensor tiles via tensor maps, 128B-swizzled boxes, no bounds checks (sm_90)"
             }
@@ -93,6 +113,8 @@ impl Family for Transpose {
             Transpose::Shared => const { &[transpose_shared.name()] },
             Transpose::Padded => const { &[transpose_padded.name()] },
             Transpose::Wide => const { &[transpose_wide.name()] },
+            Transpose::WideCopy => const { &[transpose_wide_copy.name()] },
+            Transpose::WideCopyDown => const { &[transpose_wide_copy_down.name()] },
             Transpose::Tma => const { &[transpose_tma.name()] },
         }
     }
@@ -105,15 +127,16 @@ impl Family for Transpose {
         if self == Transpose::Tma {
             return check_tma(gpu, rng);
         }
-        let shapes: &[(usize, usize)] = if self == Transpose::Wide { &WIDE_CHECK_SHAPES } else { &CHECK_SHAPES };
-        if self == Transpose::Wide {
+        let pairs = self.method().is_some_and(Method::pairs);
+        let shapes: &[(usize, usize)] = if pairs { &WIDE_CHECK_SHAPES } else { &CHECK_SHAPES };
+        if let Some(method) = self.method().filter(|m| m.pairs()) {
             // Odd shapes are refused before any launch, and the library falls back to the padded tile.
             let (input, mut output) = (gpu.poisoned::<f32>(3 * 4, 0)?, gpu.poisoned::<f32>(3 * 4, 0)?);
-            match lib::run(gpu, Method::Wide, &input, &mut output, 3, 4) {
+            match lib::run(gpu, method, &input, &mut output, 3, 4) {
                 Err(coalesce::Error::Unsupported(_)) => {}
                 other => {
                     return Err(crate::check::CheckError::Unexpected {
-                        what: "wide transpose of 3 x 4".into(),
+                        what: format!("{} of 3 x 4", self.name()),
                         expected: "Error::Unsupported".into(),
                         got: format!("{other:?}"),
                     });
@@ -165,6 +188,8 @@ impl Transpose {
             Transpose::Shared => Some(Method::Shared),
             Transpose::Padded => Some(Method::Padded),
             Transpose::Wide => Some(Method::Wide),
+            Transpose::WideCopy => Some(Method::WideCopy),
+            Transpose::WideCopyDown => Some(Method::WideCopyDown),
             Transpose::Tma => None,
         }
     }
@@ -179,8 +204,8 @@ impl Transpose {
 
     /// The CPU reference of one launch.
     fn reference(self, input: &[f32], output: &mut [f32], r: usize, c: usize) {
-        match self {
-            Transpose::Copy => output.copy_from_slice(input),
+        match self.method() {
+            Some(method) if method.copies() => output.copy_from_slice(input),
             _ => lib::transpose_cpu(input, output, r, c),
         }
     }

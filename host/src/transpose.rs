@@ -1,5 +1,6 @@
 //! Matrix transpose: plans, launchers and the CPU reference for `kernels-gpu/src/transpose.rs`
-//! (tiled copy baseline, naive, shared tile, padded tile, wide tile).
+//! (tiled copy baseline, naive, shared tile, padded tile, wide tile, and the wide tile's copies
+//! along rows and down columns).
 //!
 //! Any `rows × cols` whose dimensions fit a `u32` works, past 2^31 elements and for tall or
 //! wide shapes alike: the kernels launch one block per 32 × 32 tile on a 1-D grid and index in
@@ -36,6 +37,10 @@ pub enum Method {
     Padded,
     /// 64 × 65 shared tile, 8-byte accesses, tiles down columns; even `rows` and `cols` only.
     Wide,
+    /// The wide tile's accesses as a copy (not a transpose), tiles along rows: its ceiling.
+    WideCopy,
+    /// The same copy with tiles down columns, the order [`Method::Wide`] reads in.
+    WideCopyDown,
 }
 
 impl Method {
@@ -47,7 +52,20 @@ impl Method {
             Method::Shared => transpose_shared,
             Method::Padded => transpose_padded,
             Method::Wide => transpose_wide,
+            Method::WideCopy => transpose_wide_copy,
+            Method::WideCopyDown => transpose_wide_copy_down,
         }
+    }
+
+    /// Whether it moves float pairs with the wide tile's (32, WIDE_ROWS) blocks: even `rows` and
+    /// `cols` and 8-byte aligned buffers only.
+    pub const fn pairs(self) -> bool {
+        matches!(self, Method::Wide | Method::WideCopy | Method::WideCopyDown)
+    }
+
+    /// Whether it copies (`output = input`) rather than transposes.
+    pub const fn copies(self) -> bool {
+        matches!(self, Method::Copy | Method::WideCopy | Method::WideCopyDown)
     }
 
     /// Row pitch of its shared tile in floats (0: no tile).
@@ -56,7 +74,7 @@ impl Method {
             Method::Shared => PITCH,
             Method::Padded => PITCH_PADDED,
             Method::Wide => WIDE_PITCH,
-            Method::Copy | Method::Naive => 0,
+            Method::Copy | Method::Naive | Method::WideCopy | Method::WideCopyDown => 0,
         }
     }
 
@@ -69,12 +87,13 @@ impl Method {
     }
 }
 
-/// Validates a `rows × cols` transpose (or, for [`Method::Copy`], a copy) of `input` into
-/// `output` and returns its launch: one `(TILE, BLOCK_ROWS)` block per tile on a 1-D grid.
+/// Validates a `rows × cols` transpose (or, for the [`Method::copies`], a copy) of `input` into
+/// `output` and returns its launch: one `(TILE, BLOCK_ROWS)` block per tile on a 1-D grid (the
+/// [`Method::pairs`]: one `(32, WIDE_ROWS)` block per 64 × 64 tile).
 ///
 /// Errors: [`Error::Empty`] for a zero dimension, [`Error::OutOfRange`] for a dimension past
 /// `u32::MAX` or more tiles than `gridDim.x` takes (2^31 - 1), [`Error::LengthMismatch`] unless
-/// both buffers hold exactly `rows * cols` floats; for [`Method::Wide`] also
+/// both buffers hold exactly `rows * cols` floats; for the [`Method::pairs`] also
 /// [`Error::Unsupported`] for an odd dimension and [`Error::Misaligned`] for a buffer that does
 /// not start on an 8-byte boundary.
 pub fn plan<'a>(
@@ -88,25 +107,31 @@ pub fn plan<'a>(
     let (rows32, cols32, blocks, n) = shape(rows, cols)?;
     exactly("transpose input", input.len(), n)?;
     exactly("transpose output", output.len(), n)?;
-    if method == Method::Wide {
+    if method.pairs() {
         if !rows.is_multiple_of(2) || !cols.is_multiple_of(2) {
             return Err(Error::Unsupported(format!(
-                "the wide transpose moves float pairs: rows and cols must be even, got {rows} x {cols}"
+                "the wide tile moves float pairs: rows and cols must be even, got {rows} x {cols}"
             )));
         }
         aligned("transpose input", input.as_device_ptr().as_raw(), 8)?;
         aligned("transpose output", output.as_device_ptr().as_raw(), 8)?;
         // One block per 64 × 64 tile: fewer than the 32 × 32 tiles `shape` checked against the grid.
         let blocks = wide_tiles(rows32, cols32);
-        let launch =
-            Launch { grid: (blocks as u32, 1), block: (32, WIDE_ROWS), shared_bytes: WIDE_SHARED_BYTES, cluster: 1 };
-        // SAFETY: block `b < blocks` handles the 64 × 64 tile at `wide_tile_origin(b, ..)`, whose
-        // coordinates plus 63 stay in u32. Each global access is a float pair at an even column
-        // (load) or even row (store) guarded by `< cols` / `< rows`; both are even (checked
-        // above), so the pair's second float is inside too, the indices are < n, the exact
-        // length of both buffers, and even: with 8-byte aligned bases (checked above) each pair
-        // is 8-byte aligned. Tile slots are < 64 * WIDE_PITCH floats = WIDE_SHARED_BYTES,
-        // launched with the (32, WIDE_ROWS) block the kernel assumes.
+        let launch = Launch {
+            grid: (blocks as u32, 1),
+            block: (32, WIDE_ROWS),
+            shared_bytes: method.shared_bytes(),
+            cluster: 1,
+        };
+        // SAFETY: block `b < blocks` handles the 64 × 64 tile at `wide_tile_origin(b, ..)` (or
+        // `wide_tile_origin_along`), whose coordinates plus 63 stay in u32. Each global access
+        // is a float pair at an even column (load, and the copies' store) or even row (the
+        // transpose's store) guarded by `< cols` / `< rows`; both are even (checked above), so
+        // the pair's second float is inside too, the indices are < n, the exact length of both
+        // buffers, and even: with 8-byte aligned bases (checked above) each pair is 8-byte
+        // aligned. The wide transpose's tile slots are < 64 * WIDE_PITCH floats =
+        // WIDE_SHARED_BYTES (the copies use none), launched with the (32, WIDE_ROWS) block the
+        // kernels assume.
         return Ok(unsafe { Call::new(method.kernel(), launch, (In::of(input), Out::of(output), rows32, cols32)) });
     }
     let launch =
@@ -241,7 +266,7 @@ pub fn tma_transpose(
     // `maps` is freed here by cuMemFree, which waits for the kernel that reads it.
 }
 
-/// `output (cols × rows) = inputᵀ` with `method` (for [`Method::Copy`], `output = input`).
+/// `output (cols × rows) = inputᵀ` with `method` (for the [`Method::copies`], `output = input`).
 pub fn run(
     gpu: &Gpu,
     method: Method,

@@ -148,6 +148,23 @@ fn the_wide_tile_halves_the_requests_and_pays_a_2_way_conflict() {
 }
 
 #[test]
+fn the_wide_copies_make_the_same_transactions_in_either_order() {
+    // The along-rows and down-columns copies differ only in which tile a block takes: every
+    // count is the same, so any time between them is the DRAM's, not the transactions'.
+    let (rows, cols) = (256, 512);
+    let n = (rows * cols) as u64;
+    let along = model::transpose::run(Transpose::WideCopy, rows, cols).unwrap();
+    let down = model::transpose::run(Transpose::WideCopyDown, rows, cols).unwrap();
+    assert_eq!(along, down);
+    // The wide transpose's global side: 8 sectors a request, n / 64 requests each way.
+    let wide = model::transpose::run(Transpose::Wide, rows, cols).unwrap();
+    assert_eq!(per_request(&along), (8.0, 8.0));
+    assert_eq!((along.ld_requests, along.st_requests), (wide.ld_requests, wide.st_requests));
+    assert_eq!((along.dram_read_bytes, along.dram_write_bytes), (4 * n, 4 * n));
+    assert_eq!((along.shared_ld_wavefronts, along.shared_st_wavefronts), (0, 0));
+}
+
+#[test]
 fn edge_tiles_only_count_the_elements_inside() {
     // 33 x 31: two row tiles of one column tile. Every element is read and written once.
     let c = model::transpose::run(Transpose::Padded, 33, 31).unwrap();

@@ -2,7 +2,8 @@
 //! tiles processed by (32, 8) blocks (each thread handles 4 rows of its tile). The progression:
 //! a tiled copy of the same shape (the ceiling), the naive transpose, a shared-memory tile, the
 //! same tile padded to 33 columns, and a wide tile (64 × 64, 8-byte accesses, tiles visited down
-//! columns) for even shapes. In the Hopper module, the tile moved by the TMA through tensor maps
+//! columns) for even shapes, beside two copies with its accesses (tiles along rows, and down
+//! columns as it reads them): the same transactions, and what walking down a column costs. In the Hopper module, the tile moved by the TMA through tensor maps
 //! (`transpose_tma`).
 //!
 //! All four kernels launch a 1-D grid with one block per tile: block `b` takes row tile
@@ -215,6 +216,20 @@ pub const fn wide_tile_origin(block: u32, row_tiles: u32) -> (u32, u32) {
     ((block / row_tiles) * WIDE_TILE, (block % row_tiles) * WIDE_TILE)
 }
 
+/// Column tiles across a row of the matrix for the wide tile.
+pub const fn wide_col_tiles(cols: u32) -> u32 {
+    cols.div_ceil(WIDE_TILE)
+}
+
+/// Origin `(x0, y0)` of the tile block `block` of the along-rows wide copy handles:
+/// consecutive blocks run *along* a row of tiles (x fastest), so at any moment the blocks in
+/// flight read and write a few whole rows of both matrices. `col_tiles == 0` is taken as 1.
+#[inline(always)]
+pub const fn wide_tile_origin_along(block: u32, col_tiles: u32) -> (u32, u32) {
+    let col_tiles = if col_tiles == 0 { 1 } else { col_tiles };
+    ((block % col_tiles) * WIDE_TILE, (block / col_tiles) * WIDE_TILE)
+}
+
 /// `(row, first col)` of the float pair thread `(tx, ty)` loads at step `j` (0..4): row
 /// `ty + j * WIDE_ROWS` of the tile, columns `2 tx` and `2 tx + 1`, so a warp reads 256
 /// contiguous bytes of one row (8 sectors).
@@ -352,6 +367,32 @@ kernel! {
                 }
             }
         }
+    }
+}
+
+kernel! {
+    /// Wide copy, `out = in`: changes the wide transpose to store each float pair back where it
+    /// was read (no tile, no barrier) and to visit tiles along rows. Same global accesses as
+    /// `transpose_wide`: 8 sectors per warp request both ways, half the requests of
+    /// `transpose_copy`. At any moment the blocks in flight cover a few whole rows, so the DRAM
+    /// sees nearly the memcpy's stream: the ceiling of a 64 × 64 tile.
+    pub unsafe fn transpose_wide_copy(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+        let origin = wide_tile_origin_along(thread::block_idx_x(), wide_col_tiles(cols));
+        // SAFETY: as `device::wide_copy` requires, checked by the plan.
+        unsafe { device::wide_copy(input, output, rows, cols, origin) }
+    }
+}
+
+kernel! {
+    /// Wide copy down columns: changes only `transpose_wide_copy`'s tile order to the wide
+    /// transpose's (y fastest). Every request is the same 8 sectors, so the transaction counts
+    /// are identical; but the blocks in flight now touch a 1 KB slice of every row, rows 4 ×
+    /// `cols` bytes apart, instead of a few whole rows. What that costs the DRAM is the price a
+    /// transpose pays on the side it walks down a column.
+    pub unsafe fn transpose_wide_copy_down(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
+        let origin = wide_tile_origin(thread::block_idx_x(), wide_row_tiles(rows));
+        // SAFETY: as `device::wide_copy` requires, checked by the plan.
+        unsafe { device::wide_copy(input, output, rows, cols, origin) }
     }
 }
 
@@ -500,6 +541,37 @@ mod device {
         }
     }
 
+    /// The wide copies' body: the float pairs `wide_load_coords` gives this thread in the tile at
+    /// `origin`, each loaded and stored back at the same index, all loads first.
+    ///
+    /// # Safety
+    /// Both buffers hold exactly `rows * cols` floats and start 8-byte aligned, `rows` and `cols`
+    /// are even, and the block is `(32, WIDE_ROWS)` (checked by the plan).
+    #[inline(always)]
+    pub(super) unsafe fn wide_copy(input: *const f32, output: *mut f32, rows: u32, cols: u32, origin: (u32, u32)) {
+        let (tx, ty) = (thread::thread_idx_x(), thread::thread_idx_y());
+        let mut v = [Pair([0.0; 2]); (WIDE_TILE / WIDE_ROWS) as usize];
+        let mut j = 0;
+        while j < WIDE_TILE / WIDE_ROWS {
+            let (r, c) = wide_load_coords(origin, (tx, ty), j);
+            if r < rows && c < cols {
+                // SAFETY: c is even and below the even cols, so c + 1 < cols too: the pair is
+                // inside the buffer, at an even index of an 8-byte aligned base.
+                v[j as usize] = unsafe { *(input.add(row_major_index(r, c, cols) as usize) as *const Pair) };
+            }
+            j += 1;
+        }
+        j = 0;
+        while j < WIDE_TILE / WIDE_ROWS {
+            let (r, c) = wide_load_coords(origin, (tx, ty), j);
+            if r < rows && c < cols {
+                // SAFETY: the pair loaded above, at the same index of the output (same length).
+                unsafe { *(output.add(row_major_index(r, c, cols) as usize) as *mut Pair) = v[j as usize] };
+            }
+            j += 1;
+        }
+    }
+
     /// # Safety
     /// Both buffers hold `rows * cols` floats and the launch has `TILE * P` floats of dynamic
     /// shared memory and `(TILE, BLOCK_ROWS)` threads a block (checked by the plan).
@@ -601,6 +673,23 @@ mod tests {
         }
         // Consecutive blocks walk down a column of tiles.
         assert_eq!([0, 1, 2].map(|b| wide_tile_origin(b, 2)), [(0, 0), (0, 64), (64, 0)]);
+    }
+
+    #[test]
+    fn both_wide_tile_orders_visit_every_tile_once() {
+        for (rows, cols) in [(2, 2), (2, 130), (130, 2), (64, 64), (66, 128), (200, 62)] {
+            let tiles = wide_tiles(rows, cols) as u32;
+            let down: std::collections::HashSet<_> =
+                (0..tiles).map(|b| wide_tile_origin(b, wide_row_tiles(rows))).collect();
+            let along: std::collections::HashSet<_> =
+                (0..tiles).map(|b| wide_tile_origin_along(b, wide_col_tiles(cols))).collect();
+            assert_eq!(down.len() as u32, tiles);
+            assert_eq!(down, along, "{rows}x{cols}");
+            assert!(along.iter().all(|&(x0, y0)| x0 < cols && y0 < rows));
+        }
+        // Consecutive blocks of the along order walk a row of tiles.
+        assert_eq!([0, 1, 2].map(|b| wide_tile_origin_along(b, 2)), [(0, 0), (64, 0), (0, 64)]);
+        assert_eq!(wide_tile_origin_along(5, 0), (0, 5 * 64), "no columns: taken as one tile per row");
     }
 
     #[test]

@@ -117,9 +117,10 @@ fn extremes(r: &Report, family: &str) -> Vec<Option<String>> {
 }
 
 fn transpose(r: &Report) -> Vec<Option<String>> {
-    let variants: Vec<&str> = r.variants("transpose").into_iter().filter(|v| *v != "copy").collect();
+    // The copies are the ceilings the transposes are read against, not transposes.
+    let variants: Vec<&str> = r.variants("transpose").into_iter().filter(|v| !v.contains("copy")).collect();
     let copies: Vec<&Measurement> = r.family("transpose").filter(|m| m.variant == "copy").collect();
-    copies
+    let mut sentences: Vec<Option<String>> = copies
         .into_iter()
         .map(|copy| {
             let same_shape = |v: &str| r.family("transpose").find(|m| m.variant == v && m.param == copy.param);
@@ -133,7 +134,37 @@ fn transpose(r: &Report) -> Vec<Option<String>> {
                 format!("{shape}{} of the tiled copy of the same shape ({} µs).", parts.join(", "), us(copy.median_us))
             })
         })
-        .collect()
+        .collect();
+    sentences.extend(r.family("transpose").filter(|m| m.variant == "wide_copy").map(|along| column_walk(r, along)));
+    sentences
+}
+
+/// What walking down columns costs at `along`'s shape: the wide tile's copy along rows against
+/// the same copy down columns (and whether the model gives them the same transactions), and
+/// where the wide transpose, which walks its input down columns, lands between them.
+fn column_walk(r: &Report, along: &Measurement) -> Option<String> {
+    let same = |v: &str| r.family("transpose").find(|m| m.variant == v && m.param == along.param);
+    let down = same("wide_copy_down")?;
+    let shape = along.param.as_ref().map_or(String::new(), |p| format!("{}={}: ", p.name, p.value));
+    let transactions = match (&along.model, &down.model) {
+        (Some(a), Some(d)) if a == d => " for the same transactions in the model",
+        (Some(_), Some(_)) => " (the model counts different transactions)",
+        _ => "",
+    };
+    let wide = same("wide").map(|w| {
+        format!(
+            "; the wide transpose, which reads down columns and writes along rows, runs at {} of the along-rows copy",
+            pct(100.0 * w.gbps() / along.gbps())
+        )
+    });
+    Some(format!(
+        "{shape}the wide tile's copy reads {} of memcpy with tiles along rows and {} down columns{transactions}: \
+         walking down a column costs {} of the time{}.",
+        pct(along.percent_of(&r.memcpy)),
+        pct(down.percent_of(&r.memcpy)),
+        signed_pct(100.0 * (down.median_us / along.median_us - 1.0)),
+        wide.unwrap_or_default()
+    ))
 }
 
 /// gcd(a, b), for the bank-conflict degree of a stride.

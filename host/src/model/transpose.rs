@@ -8,7 +8,8 @@
 //! The wide kernel (SASS, sm_90): 4 steps of one `LDG.E.64` under the guard on
 //! `wide_load_coords`, then per step two unguarded 4-byte `STS` (every lane stores its pair, zeros
 //! outside the matrix); after the barrier, per step two 4-byte `LDS` and one `STG.E.64` under the
-//! guard on `wide_store_coords`.
+//! guard on `wide_store_coords`. The wide copies (SASS, sm_90): the same 4 loads, then per step
+//! one `STG.E.64` under the same guard, at the index it loaded from; no tile.
 //!
 //! The TMA transpose (Hopper module, SASS sm_90): thread 0 moves every tile with `UTMALDG` /
 //! `UTMASTG` (the TMA unit: no load/store-pipe request, measured 0 on the H100), and each of
@@ -27,8 +28,8 @@ use crate::transpose::{
     BLOCK_ROWS, Method, PITCH, PITCH_PADDED, TILE, TMA_STEPS, TMA_THREADS, TransposeSig, WIDE_PITCH, WIDE_ROWS,
     WIDE_TILE, col_tiles, load_coords, plan, row_major_index, store_coords, swizzle128, tile_origin, tile_slot, tiles,
     tma_lane_coords, tma_loaded, tma_supports, tma_to_store, transpose_copy, transpose_naive, transpose_padded,
-    transpose_shared, transpose_wide, transposed_index, wide_load_coords, wide_row_tiles, wide_store_coords,
-    wide_tile_origin,
+    transpose_shared, transpose_wide, transpose_wide_copy, transpose_wide_copy_down, transposed_index, wide_col_tiles,
+    wide_load_coords, wide_row_tiles, wide_store_coords, wide_tile_origin, wide_tile_origin_along,
 };
 
 /// Counts of a planned transpose (or tiled copy).
@@ -38,7 +39,7 @@ pub fn transpose(call: &Call<'_, TransposeSig>) -> Counts {
     let mut m = Model::new();
     let (src, dst) = (m.buffer(input.address()), m.buffer(output.address()));
     let kernel = call.kernel();
-    if kernel == transpose_wide {
+    if kernel == transpose_wide || kernel == transpose_wide_copy || kernel == transpose_wide_copy_down {
         return wide(call);
     }
     let pitch = if kernel == transpose_shared {
@@ -94,15 +95,21 @@ pub fn transpose(call: &Call<'_, TransposeSig>) -> Counts {
     m.counts()
 }
 
-/// Counts of a planned wide transpose (see the module docs for its instructions).
+/// Counts of a planned wide transpose or wide copy (see the module docs for their
+/// instructions).
 fn wide(call: &Call<'_, TransposeSig>) -> Counts {
     let launch = call.launch();
     let &(input, ref output, rows, cols) = call.args();
+    let kernel = call.kernel();
     let mut m = Model::new();
     let (src, dst) = (m.buffer(input.address()), m.buffer(output.address()));
     let inside = |(r, c): (u32, u32)| r < rows && c < cols;
     for block in blocks(&launch) {
-        let origin = wide_tile_origin(block.0, wide_row_tiles(rows));
+        let origin = if kernel == transpose_wide_copy {
+            wide_tile_origin_along(block.0, wide_col_tiles(cols))
+        } else {
+            wide_tile_origin(block.0, wide_row_tiles(rows))
+        };
         for w in block_warps(&launch, block) {
             let t = |l| w.thread(l);
             for j in 0..WIDE_TILE / WIDE_ROWS {
@@ -112,6 +119,17 @@ fn wide(call: &Call<'_, TransposeSig>) -> Counts {
                     let (r, c) = at(l);
                     4 * row_major_index(r, c, cols)
                 });
+            }
+            if kernel != transpose_wide {
+                for j in 0..WIDE_TILE / WIDE_ROWS {
+                    let at = |l| wide_load_coords(origin, t(l), j);
+                    let active = lanes_where(w.lanes, |l| inside(at(l)));
+                    m.store(dst, 8, active, |l| {
+                        let (r, c) = at(l);
+                        4 * row_major_index(r, c, cols)
+                    });
+                }
+                continue;
             }
             for j in 0..WIDE_TILE / WIDE_ROWS {
                 let slot = |l| {
