@@ -112,22 +112,23 @@ fn wide(call: &Call<'_, TransposeSig>) -> Counts {
         };
         for w in block_warps(&launch, block) {
             let t = |l| w.thread(l);
-            for j in 0..WIDE_TILE / WIDE_ROWS {
-                let at = |l| wide_load_coords(origin, t(l), j);
-                let active = lanes_where(w.lanes, |l| inside(at(l)));
-                m.load(src, 8, active, |l| {
+            // Step j's float pairs as the load phase takes them: the lanes inside the matrix and
+            // each one's byte offset in the row-major input (the copies store to the same one).
+            let pairs = |j| {
+                let at = move |l| wide_load_coords(origin, t(l), j);
+                (lanes_where(w.lanes, |l| inside(at(l))), move |l| {
                     let (r, c) = at(l);
                     4 * row_major_index(r, c, cols)
-                });
+                })
+            };
+            for j in 0..WIDE_TILE / WIDE_ROWS {
+                let (active, offset) = pairs(j);
+                m.load(src, 8, active, offset);
             }
             if kernel != transpose_wide {
                 for j in 0..WIDE_TILE / WIDE_ROWS {
-                    let at = |l| wide_load_coords(origin, t(l), j);
-                    let active = lanes_where(w.lanes, |l| inside(at(l)));
-                    m.store(dst, 8, active, |l| {
-                        let (r, c) = at(l);
-                        4 * row_major_index(r, c, cols)
-                    });
+                    let (active, offset) = pairs(j);
+                    m.store(dst, 8, active, offset);
                 }
                 continue;
             }
