@@ -97,7 +97,7 @@ impl Family for Transpose {
                 "wide's accesses as a copy, tiles along rows: same sectors, the 64x64 tile's ceiling"
             }
             Transpose::WideCopyDown => {
-                "wide_copy with tiles down columns: the same sectors, a 1 KB slice of every row in flight"
+                "wide_copy with tiles down columns: the same sectors, a thin slice of every row in flight"
             }
             Transpose::Tma => {
                 "cp.async.bulk.tensor tiles via tensor maps, 128B-swizzled boxes, no bounds checks (sm_90)"

@@ -386,8 +386,9 @@ kernel! {
 kernel! {
     /// Wide copy down columns: changes only `transpose_wide_copy`'s tile order to the wide
     /// transpose's (y fastest). Every request is the same 8 sectors, so the transaction counts
-    /// are identical; but the blocks in flight now touch a 1 KB slice of every row, rows 4 ×
-    /// `cols` bytes apart, instead of a few whole rows. What that costs the DRAM is the price a
+    /// are identical; but the blocks in flight now touch a thin slice of every row, rows 4 ×
+    /// `cols` bytes apart (on the H100, 4 blocks a multiprocessor: 1 KB of each row at 8192²),
+    /// instead of a few whole rows. What that costs the DRAM is the price a
     /// transpose pays on the side it walks down a column.
     pub unsafe fn transpose_wide_copy_down(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
         let origin = wide_tile_origin(thread::block_idx_x(), wide_row_tiles(rows));
