@@ -164,8 +164,8 @@ fn shape(rows: usize, cols: usize) -> Result<(u32, u32, u64, usize)> {
 }
 
 /// The two tensor maps of a TMA transpose, in one device buffer: map 0 describes the input
-/// (`rows × cols`), map 1 the output (`cols × rows`), both f32, row-major, moved in 32 × 32
-/// boxes with the 128-byte swizzle. A map holds its tensor's address, so the maps remember
+/// (`rows × cols`), map 1 the output (`cols × rows`), both f32, row-major, moved in boxes of 64
+/// rows × 32 columns ([`TMA_BOX_ROWS`] × 128 bytes) with the 128-byte swizzle. A map holds its tensor's address, so the maps remember
 /// which buffers they were encoded for and [`plan_tma`] refuses any other.
 #[derive(Debug)]
 pub struct TileMaps {
@@ -203,8 +203,8 @@ impl TileMaps {
         aligned16("transpose output", b)?;
         let (r, c) = (u64::from(rows32), u64::from(cols32));
         let host = [
-            crate::driver::encode_tiled_f32(a, r, c, TILE, TILE)?,
-            crate::driver::encode_tiled_f32(b, c, r, TILE, TILE)?,
+            crate::driver::encode_tiled_f32(a, r, c, TMA_BOX_ROWS, TILE)?,
+            crate::driver::encode_tiled_f32(b, c, r, TMA_BOX_ROWS, TILE)?,
         ];
         // A plain copy (the generic proxy): the kernel acquires the maps for the TMA with
         // `fence.proxy.tensormap::generic.acquire` before using them.
@@ -219,31 +219,30 @@ impl TileMaps {
 }
 
 /// Validates a TMA transpose of `input` into `output` through `maps` and returns its launch:
-/// a persistent grid of [`TMA_BLOCKS_PER_SM`] blocks of [`TMA_THREADS`] on each of
-/// `multiprocessors` SMs (fewer when there are fewer tiles), [`TMA_SHARED_BYTES`] of shared
-/// memory each. [`Error::Unsupported`] if the maps were encoded for other buffers.
+/// one block of [`TMA_THREADS`] per 64 × 64 tile ([`wide_tiles`]) on a 1-D grid,
+/// [`TMA_SHARED_BYTES`] of shared memory each. [`Error::Unsupported`] if the maps were encoded
+/// for other buffers.
 pub fn plan_tma<'a>(
     maps: &'a TileMaps,
     input: &'a DeviceSlice<f32>,
     output: &'a mut DeviceSlice<f32>,
-    multiprocessors: u32,
 ) -> Result<Call<'a, TmaSig>> {
     let given = ((input.as_device_ptr().as_raw(), input.len()), (output.as_device_ptr().as_raw(), output.len()));
     if given != (maps.input, maps.output) {
         return Err(Error::Unsupported("the tensor maps were encoded for other buffers".into()));
     }
-    let blocks = tma_blocks(tiles(maps.rows, maps.cols), multiprocessors);
-    in_range("transpose blocks", blocks, 1, MAX_GRID_X.into())?;
+    let blocks = wide_tiles(maps.rows, maps.cols);
+    in_range("transpose tiles", blocks, 1, MAX_GRID_X.into())?;
     let launch = Launch::linear(blocks as u32, TMA_THREADS).with_shared(TMA_SHARED_BYTES);
     // SAFETY: map 0 describes exactly `input` (rows × cols floats at its address) and map 1
     // exactly `output` (cols × rows), checked above against the buffers borrowed here (shared
     // and exclusive) and encoded by `TileMaps::new`, which checked shape, lengths and alignment.
     // The TMA reads and writes nothing outside the tensors a map describes: boxes past the edge
-    // read zeros and store nothing there. Block b transposes the tiles b, b + grid, .. below
-    // tiles(rows, cols) (<= MAX_GRID_X, checked when the maps were made), at
-    // `tile_origin(tile, col_tiles(cols))`, whose coordinates fit i32 (`tma_supports`); its
-    // shared boxes and barriers fit the TMA_SHARED_BYTES launched, with the TMA_THREADS threads
-    // the lane mapping assumes.
+    // read zeros and store nothing there. Block b < wide_tiles(rows, cols) (<= MAX_GRID_X,
+    // checked above) transposes the 64 × 64 tile at `wide_tile_origin(b, ..)`, whose box
+    // coordinates stay below rows + 64 and cols + 64, which fit i32 (`tma_supports`); its four
+    // boxes and barrier fit the TMA_SHARED_BYTES launched, with the TMA_THREADS threads the lane
+    // mapping assumes.
     let args =
         unsafe { (MapIn::new(&maps.maps, 0, input)?, MapOut::new(&maps.maps, 1, output)?, maps.rows, maps.cols) };
     // SAFETY: as above.
@@ -262,7 +261,7 @@ pub fn tma_transpose(
 ) -> Result<()> {
     gpu.supports(transpose_tma)?;
     let maps = TileMaps::new(gpu, input, output, rows, cols)?;
-    gpu.launch(plan_tma(&maps, input, output, gpu.multiprocessors())?)
+    gpu.launch(plan_tma(&maps, input, output)?)
     // `maps` is freed here by cuMemFree, which waits for the kernel that reads it.
 }
 

@@ -22,6 +22,7 @@
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 
 #[cfg(target_arch = "nvptx64")]
+#[macro_use]
 pub mod prelude;
 
 pub mod kernel;

@@ -21,28 +21,8 @@ use crate::launch::{DEFAULT_SHARED_BYTES, MAX_BLOCK_THREADS, MAX_GRID_Y, MAX_SHA
 #[cfg(target_arch = "nvptx64")]
 use crate::prelude::{math::fma, mem, shared, thread};
 
-/// `$body` for `$i` = 0, 1, .., TILE - 1 as straight-line code (`$i` a `u32` constant in each copy).
-#[cfg(target_arch = "nvptx64")]
-macro_rules! unroll_tile {
-    ($i:ident => $body:block) => {
-        unroll_tile!(@ $i $body; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31)
-    };
-    (@ $i:ident $body:block; $($n:literal)*) => {
-        $({
-            let $i: u32 = $n;
-            $body
-        })*
-    };
-}
+// The tile loops are unrolled by the prelude's `unroll_tile!` (32 steps) and `unroll_16!`.
 const _: () = assert!(TILE == 32, "unroll_tile! lists 32 steps");
-
-/// `$body` for `$i` = 0, 1, .., 15 as straight-line code (the naive kernel's k steps).
-#[cfg(target_arch = "nvptx64")]
-macro_rules! unroll_16 {
-    ($i:ident => $body:block) => {
-        unroll_tile!(@ $i $body; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
-    };
-}
 /// k steps the naive kernel loads ahead of its FMAs.
 pub const NAIVE_UNROLL: u32 = 16;
 

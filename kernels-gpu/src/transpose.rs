@@ -37,93 +37,104 @@ const _: () = assert!(TILE * PITCH_PADDED * 4 <= DEFAULT_SHARED_BYTES);
 // The padding is what spreads a tile column over the banks: pitch 33 is coprime to 32.
 const _: () = assert!(PITCH == TILE && PITCH_PADDED % crate::WARP_SIZE == 1);
 
-/// Threads per block of the TMA transpose (4 warps; each thread moves 8 elements of the tile
-/// from the loaded box to the box to store).
-pub const TMA_THREADS: u32 = 128;
-/// Bytes of one 32 × 32 f32 box.
-pub const TMA_BOX_BYTES: u32 = TILE * TILE * 4;
-/// Tiles a block of the TMA transpose has in flight: it loads tile `j + TMA_STAGES` while it
-/// transposes tile `j`, and up to `TMA_STAGES - 1` stores of earlier tiles are still reading.
-pub const TMA_STAGES: u32 = 3;
-/// Resident blocks per SM of the TMA transpose's persistent grid (8 × 25 KiB of shared memory).
-pub const TMA_BLOCKS_PER_SM: u32 = 8;
+/// Threads per block of the TMA transpose (8 warps; each thread moves `TMA_STEPS` elements of
+/// the 64 × 64 tile from the loaded boxes to the boxes to store).
+pub const TMA_THREADS: u32 = 256;
+/// Rows of one TMA box: a box is 64 rows of 32 floats, each row 128 bytes (the 128-byte
+/// swizzle's span), so a 64 × 64 tile is two boxes each way.
+pub const TMA_BOX_ROWS: u32 = WIDE_TILE;
+/// Bytes of one 64 × 32 f32 box.
+pub const TMA_BOX_BYTES: u32 = TMA_BOX_ROWS * TILE * 4;
+/// Shared byte offset of the TMA transpose's mbarrier: after the two loaded boxes and the two
+/// boxes to store.
+pub const TMA_BARRIER: u32 = 4 * TMA_BOX_BYTES;
 /// Shared memory of the TMA transpose: 1024 bytes of slack to align the boxes to the 128-byte
-/// swizzle's 1024-byte period, `TMA_STAGES` loaded boxes, `TMA_STAGES` boxes to store, one
-/// mbarrier per stage.
-pub const TMA_SHARED_BYTES: u32 = 1024 + 2 * TMA_STAGES * TMA_BOX_BYTES + 8 * TMA_STAGES;
+/// swizzle's 1024-byte period, four boxes, one mbarrier.
+pub const TMA_SHARED_BYTES: u32 = 1024 + TMA_BARRIER + 8;
 /// Elements each thread of the TMA transpose moves.
-pub const TMA_STEPS: u32 = TILE * TILE / TMA_THREADS;
+pub const TMA_STEPS: u32 = WIDE_TILE * WIDE_TILE / TMA_THREADS;
 /// What the TMA transpose needs of a shape: rows and columns multiples of 4, so both tensors'
 /// row pitches are multiples of 16 bytes (a tensor map's global strides must be).
 pub const TMA_ALIGN: u32 = 4;
+/// Warps that move one 32 × 32 quarter of the tile together, in `QUARTER_STEPS` steps.
+const QUARTER_WARPS: u32 = 4;
+const QUARTER_STEPS: u32 = TILE * TILE / (QUARTER_WARPS * crate::WARP_SIZE);
 
 // A box row is 128 bytes: exactly the 128-byte swizzle's span, so chunk j of row r sits at
 // chunk j ^ (r % 8).
 const _: () = assert!(TILE * 4 == 128, "one box row is one 128-byte swizzle row");
-const _: () = assert!(TMA_THREADS.is_multiple_of(crate::WARP_SIZE) && TMA_STEPS * TMA_THREADS == TILE * TILE);
-// The warp steps pair up the 64 4 × 4 blocks of the tile: 32 warp steps of 2 blocks.
-const _: () = assert!(TMA_STEPS * (TMA_THREADS / crate::WARP_SIZE) == 32);
+const _: () = assert!(WIDE_TILE == 2 * TILE, "a 64 x 64 tile is two boxes each way");
+const _: () = assert!(TMA_THREADS.is_multiple_of(crate::WARP_SIZE) && TMA_STEPS * TMA_THREADS == WIDE_TILE * WIDE_TILE);
+// The warps split into pairs of quarter groups, the steps into halves: 4 quarters.
+const _: () = assert!(TMA_THREADS / crate::WARP_SIZE == 2 * QUARTER_WARPS && TMA_STEPS == 2 * QUARTER_STEPS);
+// A quarter's warp steps pair up its 64 4 × 4 blocks: 32 warp steps of 2 blocks.
+const _: () = assert!(QUARTER_STEPS * QUARTER_WARPS == 32);
+const _: () = assert!(TMA_STEPS == 16, "the TMA transpose's move is unroll_16!");
 const _: () = assert!(TMA_SHARED_BYTES <= DEFAULT_SHARED_BYTES);
-const _: () = assert!(TMA_BLOCKS_PER_SM * (TMA_SHARED_BYTES + 1024) <= 228 * 1024, "8 blocks fit an H100 SM");
-const _: () = assert!(TMA_STAGES >= 2);
 
-/// Shared byte offset (from the 1024-aligned base) of stage `s`'s loaded box.
+/// Shared byte offset (from the 1024-aligned base) of loaded box `h`: input columns
+/// `32 h .. 32 h + 32` of the tile, all 64 rows.
 #[inline(always)]
-pub const fn tma_loaded(s: u32) -> u32 {
-    s * TMA_BOX_BYTES
+pub const fn tma_loaded(h: u32) -> u32 {
+    h * TMA_BOX_BYTES
 }
 
-/// Shared byte offset of stage `s`'s box to store.
+/// Shared byte offset of box to store `g`: output columns `32 g .. 32 g + 32` of the tile (input
+/// rows), all 64 output rows (input columns).
 #[inline(always)]
-pub const fn tma_to_store(s: u32) -> u32 {
-    (TMA_STAGES + s) * TMA_BOX_BYTES
+pub const fn tma_to_store(g: u32) -> u32 {
+    (2 + g) * TMA_BOX_BYTES
 }
 
-/// Shared byte offset of stage `s`'s mbarrier.
-#[inline(always)]
-pub const fn tma_barrier(s: u32) -> u32 {
-    2 * TMA_STAGES * TMA_BOX_BYTES + 8 * s
-}
-
-/// Blocks of the TMA transpose's persistent grid over `tiles` tiles on `sms` SMs.
-pub const fn tma_blocks(tiles: u64, sms: u32) -> u64 {
-    let full = sms as u64 * TMA_BLOCKS_PER_SM as u64;
-    let blocks = if tiles < full { tiles } else { full };
-    if blocks == 0 { 1 } else { blocks }
-}
-
-/// Float offset of element `(r, c)` of a 32 × 32 f32 box stored with the 128-byte swizzle (the
-/// 16-byte chunk `c / 4` of row `r` lands at chunk `(c / 4) ^ (r % 8)`), in a box that starts
-/// on a 1024-byte boundary.
+/// Float offset of element `(r, c)` (`c < 32`) of an f32 box of 32-float rows stored with the
+/// 128-byte swizzle (the 16-byte chunk `c / 4` of row `r` lands at chunk `(c / 4) ^ (r % 8)`), in
+/// a box that starts on a 1024-byte boundary.
 #[inline(always)]
 pub const fn swizzle128(r: u32, c: u32) -> u32 {
     r * TILE + ((((c >> 2) ^ (r & 7)) << 2) | (c & 3))
 }
 
-/// `(r, c)` in the loaded box of the element lane `lane` of warp `warp` moves at step `step`:
+/// `(r, c)` in the 64 × 64 tile of the element lane `lane` of warp `warp` moves at step `step`.
+/// Warps 0-3 and 4-7, in steps 0-7 and 8-15, take the four 32 × 32 quarters. Inside a quarter,
 /// warp step `ws` covers a pair of 4 × 4 blocks of one 8 × 8 block group, lanes 0-15 one block
-/// and 16-31 the other (diagonally or anti-diagonally placed), so that a warp's 32 reads of
-/// the swizzled loaded box and its 32 writes of the swizzled box to store (at `(c, r)`) each
-/// hit 32 different banks.
+/// and 16-31 the other (diagonally or anti-diagonally placed), so that a warp's 32 reads of the
+/// swizzled loaded box and its 32 writes of the swizzled box to store (at `(c, r)`) each hit 32
+/// different banks (a quarter starts on a multiple of 8 rows of each box, so the swizzle's
+/// phase is the same as at its origin).
 #[inline(always)]
 pub const fn tma_lane_coords(warp: u32, lane: u32, step: u32) -> (u32, u32) {
-    let ws = step * (TMA_THREADS / crate::WARP_SIZE) + warp;
+    let quarter = (step / QUARTER_STEPS) * 2 + warp / QUARTER_WARPS;
+    let ws = (step % QUARTER_STEPS) * QUARTER_WARPS + warp % QUARTER_WARPS;
     let anti = ws & 1;
     let (r0, c0) = (2 * ((ws >> 1) & 3), 2 * (ws >> 3));
     let e = lane >> 4;
     let (br, bc) = (r0 + e, c0 + (e ^ anti));
-    (4 * br + ((lane >> 2) & 3), 4 * bc + (lane & 3))
+    (TILE * (quarter / 2) + 4 * br + ((lane >> 2) & 3), TILE * (quarter % 2) + 4 * bc + (lane & 3))
 }
 
-/// Whether the TMA transpose takes a `rows × cols` matrix (both multiples of [`TMA_ALIGN`], and
-/// tile coordinates that fit the TMA's signed 32-bit coordinates).
+/// Float offset (from the 1024-aligned base) of tile element `(r, c)` in the loaded boxes: row
+/// `r`, column `c % 32` of box `c / 32`.
+#[inline(always)]
+pub const fn tma_src(r: u32, c: u32) -> u32 {
+    tma_loaded(c / TILE) / 4 + swizzle128(r, c % TILE)
+}
+
+/// Float offset of tile element `(r, c)` in the boxes to store: row `c`, column `r % 32` of box
+/// `r / 32` (the output is the transpose).
+#[inline(always)]
+pub const fn tma_dst(r: u32, c: u32) -> u32 {
+    tma_to_store(r / TILE) / 4 + swizzle128(c, r % TILE)
+}
+
+/// Whether the TMA transpose takes a `rows × cols` matrix: both multiples of [`TMA_ALIGN`], and
+/// every box coordinate (up to a tile past the last) inside the TMA's signed 32-bit range.
 pub const fn tma_supports(rows: u32, cols: u32) -> bool {
     rows > 0
         && cols > 0
         && rows.is_multiple_of(TMA_ALIGN)
         && cols.is_multiple_of(TMA_ALIGN)
-        && rows <= i32::MAX as u32
-        && cols <= i32::MAX as u32
+        && rows <= i32::MAX as u32 - WIDE_TILE
+        && cols <= i32::MAX as u32 - WIDE_TILE
 }
 
 /// Tiles across a row of the matrix (`cols / TILE` rounded up).
@@ -398,15 +409,14 @@ kernel! {
 }
 
 crate::hopper_kernel! {
-    /// TMA transpose: one thread loads each 32 × 32 tile with one `cp.async.bulk.tensor.2d`
-    /// through the input's tensor map (completing on an mbarrier; elements past the matrix read
-    /// as zero), the block moves it into a second box transposed (both boxes 128-byte swizzled,
-    /// so each warp's 32 shared reads and 32 writes are conflict-free without padding), and one
-    /// thread stores that box with one `cp.async.bulk.tensor.2d` through the output's map
-    /// (elements past the matrix are clipped). A persistent grid: each block walks tiles
-    /// `b, b + grid, ..` with `TMA_STAGES` tiles loading ahead, and acquires the maps once.
-    /// Changes from `transpose_padded`: no thread computes a global address or a bounds check,
-    /// and global memory moves in whole 128-byte box rows, 4 KiB per instruction.
+    /// TMA transpose: one 64 × 64 tile a block, tiles down columns (the wide kernel's grid).
+    /// One thread loads the tile as two 64 × 32 boxes with `cp.async.bulk.tensor.2d` through the
+    /// input's tensor map (completing on one mbarrier; elements past the matrix read as zero),
+    /// the block moves it into two boxes transposed (all four 128-byte swizzled, so each warp's
+    /// 32 shared reads and 32 writes are conflict-free without padding), and one thread stores
+    /// those with two `cp.async.bulk.tensor.2d` through the output's map (elements past the
+    /// matrix are clipped). Changes from `transpose_wide`: no thread computes a global address
+    /// or a bounds check, and global memory moves in 128-byte box rows, 8 KiB an instruction.
     pub unsafe fn transpose_tma(input: crate::types::LoadMap, output: crate::types::StoreMap, rows: u32, cols: u32) {
         // SAFETY: forwarded plan guarantees (see `tma`).
         unsafe { hopper_device::tma(input, output, rows, cols) }
@@ -421,87 +431,62 @@ mod hopper_device {
 
     /// # Safety
     /// `input` and `output` point to tensor maps in global memory encoded (`cuTensorMapEncodeTiled`,
-    /// f32, 32 × 32 boxes, 128-byte swizzle) for a `rows × cols` input and its `cols × rows`
-    /// output, both live; the launch is one block per tile (`tiles(rows, cols)`), `TMA_THREADS`
-    /// threads and `TMA_SHARED_BYTES` of shared memory (checked by the plan).
+    /// f32, 64-row × 32-column boxes, 128-byte swizzle) for a `rows × cols` input and its
+    /// `cols × rows` output, both live; the launch is one block per 64 × 64 tile
+    /// (`wide_tiles(rows, cols)`), `TMA_THREADS` threads and `TMA_SHARED_BYTES` of shared memory
+    /// (checked by the plan).
     #[inline(always)]
     pub(super) unsafe fn tma(input: LoadMap, output: StoreMap, rows: u32, cols: u32) {
         let t = thread::thread_idx_x();
         let (warp, lane) = (t / crate::WARP_SIZE, t % crate::WARP_SIZE);
-        let (b, grid) = (thread::block_idx_x(), thread::grid_dim_x());
-        let all = tiles(rows, cols);
-        let tile = |j: u32| b as u64 + j as u64 * grid as u64;
-        let per_row = col_tiles(cols);
+        let (x0, y0) = wide_tile_origin(thread::block_idx_x(), wide_row_tiles(rows));
+        let _ = cols; // the maps hold the shape; the TMA clips at it
         let raw = shared::dynamic::<u8>();
         // SAFETY: the dynamic shared memory is this block's.
         let raw_addr = unsafe { shared::address(raw) };
         let pad = raw_addr.next_multiple_of(1024) - raw_addr;
         let base = raw_addr + pad;
-        // SAFETY: pad < 1024, inside the launched shared memory.
-        let boxes = unsafe { raw.add(pad as usize) } as *mut f32;
+        let bar = base + TMA_BARRIER;
         // SAFETY (whole body): the maps are live and describe the matrices (plan); boxes and
-        // barriers lie inside the launched shared memory (pad < 1024, then TMA_SHARED_BYTES -
-        // 1024 bytes); swizzle128 < TILE * TILE. Every thread runs the same trips (tile(j) is
-        // uniform across the block) and so reaches every barrier; thread 0 alone issues the TMA
-        // operations, after acquiring the maps.
+        // the barrier lie inside the launched shared memory (pad < 1024, then TMA_SHARED_BYTES -
+        // 1024 bytes); `tma_src` and `tma_dst` of a tile element (r, c < 64) lie inside their
+        // boxes (the test `tma_lanes_move_every_element_once_without_bank_conflicts`). Every thread
+        // reaches every barrier; thread 0 alone issues the TMA operations, after acquiring the
+        // maps. Box coordinates are below rows + 64 and cols + 64, which fit i32 (plan:
+        // `tma_supports`).
         unsafe {
-            // Tile j of this block loads into stage j % TMA_STAGES, phase j / TMA_STAGES.
-            let load = |j: u32| {
-                if tile(j) < all {
-                    let s = j % TMA_STAGES;
-                    let (x0, y0) = tile_origin(tile(j) as u32, per_row);
-                    mbarrier::arrive_expect_tx(base + tma_barrier(s), TMA_BOX_BYTES);
-                    bulk::load_tile_2d(base + tma_loaded(s), input.0, x0 as i32, y0 as i32, base + tma_barrier(s));
-                }
-            };
+            let boxes = raw.add(pad as usize) as *mut f32;
             if t == 0 {
                 bulk::acquire_map(input.0);
                 bulk::acquire_map(output.0);
-                let mut s = 0;
-                while s < TMA_STAGES {
-                    mbarrier::init(base + tma_barrier(s), 1);
-                    s += 1;
-                }
+                mbarrier::init(bar, 1);
                 mbarrier::fence_init();
-                let mut j = 0;
-                while j < TMA_STAGES {
-                    load(j);
-                    j += 1;
-                }
+                mbarrier::arrive_expect_tx(bar, 2 * TMA_BOX_BYTES);
+                bulk::load_tile_2d(base + tma_loaded(0), input.0, x0 as i32, y0 as i32, bar);
+                bulk::load_tile_2d(base + tma_loaded(1), input.0, (x0 + TILE) as i32, y0 as i32, bar);
             }
-            // The barriers are initialised before anyone waits on them.
+            // The barrier is initialised before anyone waits on it.
             thread::sync_threads();
-            let mut j = 0;
-            while tile(j) < all {
-                let s = j % TMA_STAGES;
-                if t == 0 {
-                    // The store of tile j - TMA_STAGES has read stage s's box to store.
-                    bulk::wait_read::<{ TMA_STAGES - 1 }>();
-                }
-                mbarrier::wait_parity(base + tma_barrier(s), (j / TMA_STAGES) & 1);
-                thread::sync_threads();
-                let src = boxes.add((tma_loaded(s) / 4) as usize);
-                let dst = boxes.add((tma_to_store(s) / 4) as usize);
-                let mut step = 0;
-                while step < TMA_STEPS {
-                    let (r, c) = tma_lane_coords(warp, lane, step);
-                    *dst.add(swizzle128(c, r) as usize) = *src.add(swizzle128(r, c) as usize);
-                    step += 1;
-                }
-                // Each thread's shared accesses are ordered before the async proxy's (the store
-                // reading the box, the next load rewriting the loaded one), and every thread's
-                // are done before thread 0 issues them.
-                bulk::fence_proxy_async();
-                thread::sync_threads();
-                if t == 0 {
-                    let (x0, y0) = tile_origin(tile(j) as u32, per_row);
-                    bulk::store_tile_2d(output.0, y0 as i32, x0 as i32, base + tma_to_store(s));
-                    bulk::commit();
-                    load(j + TMA_STAGES);
-                }
-                j += 1;
-            }
+            mbarrier::wait_parity(bar, 0);
+            // All 16 reads, then all 16 writes: the reads overlap, where a read after each
+            // write (which may alias it, for all LLVM knows) would wait out every round trip.
+            let mut v = [0.0f32; TMA_STEPS as usize];
+            unroll_16!(step => {
+                let (r, c) = tma_lane_coords(warp, lane, step);
+                v[step as usize] = *boxes.add(tma_src(r, c) as usize);
+            });
+            unroll_16!(step => {
+                let (r, c) = tma_lane_coords(warp, lane, step);
+                *boxes.add(tma_dst(r, c) as usize) = v[step as usize];
+            });
+            // Each thread's shared writes are ordered before the async proxy's reads (the
+            // stores), and every thread's are done before thread 0 issues them.
+            bulk::fence_proxy_async();
+            thread::sync_threads();
             if t == 0 {
+                bulk::store_tile_2d(output.0, y0 as i32, x0 as i32, base + tma_to_store(0));
+                bulk::store_tile_2d(output.0, (y0 + TILE) as i32, x0 as i32, base + tma_to_store(1));
+                bulk::commit();
                 // The boxes must stay in shared memory until the stores have read them.
                 bulk::wait::<0>();
             }
@@ -728,40 +713,43 @@ mod tests {
         }
     }
 
-    /// The shared-memory bank (4-byte word mod 32) of `(r, c)` in a swizzled box.
-    fn bank(r: u32, c: u32) -> u32 {
-        swizzle128(r, c) % 32
-    }
-
     #[test]
     fn tma_lanes_move_every_element_once_without_bank_conflicts() {
-        let mut moved = vec![0u8; (TILE * TILE) as usize];
+        let (tile, boxes) = (WIDE_TILE as usize, (TMA_BARRIER / 4) as usize);
+        let (mut moved, mut read, mut written) = (vec![0u8; tile * tile], vec![0u8; boxes], vec![0u8; boxes]);
         for warp in 0..TMA_THREADS / 32 {
             for step in 0..TMA_STEPS {
                 let coords: Vec<(u32, u32)> = (0..32).map(|lane| tma_lane_coords(warp, lane, step)).collect();
-                let reads: std::collections::HashSet<u32> = coords.iter().map(|&(r, c)| bank(r, c)).collect();
-                let writes: std::collections::HashSet<u32> = coords.iter().map(|&(r, c)| bank(c, r)).collect();
+                let reads: std::collections::HashSet<u32> = coords.iter().map(|&(r, c)| tma_src(r, c) % 32).collect();
+                let writes: std::collections::HashSet<u32> = coords.iter().map(|&(r, c)| tma_dst(r, c) % 32).collect();
                 assert_eq!(reads.len(), 32, "warp {warp} step {step}: read conflicts");
                 assert_eq!(writes.len(), 32, "warp {warp} step {step}: write conflicts");
                 for (r, c) in coords {
-                    assert!(r < TILE && c < TILE);
-                    moved[(r * TILE + c) as usize] += 1;
+                    assert!(r < WIDE_TILE && c < WIDE_TILE);
+                    moved[r as usize * tile + c as usize] += 1;
+                    // Inside its own box: loaded box c / 32, box to store r / 32.
+                    assert_eq!(tma_src(r, c) / (TMA_BOX_BYTES / 4), c / TILE);
+                    assert_eq!(tma_dst(r, c) / (TMA_BOX_BYTES / 4), 2 + r / TILE);
+                    read[tma_src(r, c) as usize] += 1;
+                    written[tma_dst(r, c) as usize] += 1;
                 }
             }
         }
         assert!(moved.iter().all(|&m| m == 1));
+        // Every word of the loaded boxes is read once and every word of the boxes to store
+        // written once (nothing stale goes out).
+        assert!(read[..boxes / 2].iter().all(|&m| m == 1) && written[boxes / 2..].iter().all(|&m| m == 1));
         // The swizzle is a permutation of each row's 32 words.
-        for r in 0..TILE {
+        for r in 0..WIDE_TILE {
             let row: std::collections::HashSet<u32> = (0..TILE).map(|c| swizzle128(r, c)).collect();
             assert_eq!(row.len(), 32);
             assert!(row.iter().all(|&o| o / TILE == r));
         }
         assert!(tma_supports(4, 4) && tma_supports(8188, 4100));
-        assert_eq!(tma_barrier(TMA_STAGES - 1) + 8 + 1024, TMA_SHARED_BYTES);
-        assert_eq!(tma_to_store(0), tma_loaded(TMA_STAGES - 1) + TMA_BOX_BYTES);
-        assert!((0..TMA_STAGES).all(|s| tma_loaded(s).is_multiple_of(1024) && tma_to_store(s).is_multiple_of(1024)));
-        assert_eq!((tma_blocks(0, 132), tma_blocks(100, 132), tma_blocks(65_536, 132)), (1, 100, 1056));
+        assert_eq!(TMA_BARRIER + 8 + 1024, TMA_SHARED_BYTES);
+        assert!((0..2).all(|b| tma_loaded(b).is_multiple_of(1024) && tma_to_store(b).is_multiple_of(1024)));
         assert!(!tma_supports(31, 32) && !tma_supports(32, 30) && !tma_supports(0, 4));
+        assert!(!tma_supports(4, i32::MAX as u32 - 3) && tma_supports(4, i32::MAX as u32 - 67));
     }
 
     #[test]

@@ -11,14 +11,14 @@
 //! guard on `wide_store_coords`. The wide copies (SASS, sm_90): the same 4 loads, then per step
 //! one `STG.E.64` under the same guard, at the index it loaded from; no tile.
 //!
-//! The TMA transpose (Hopper module, SASS sm_90): thread 0 moves every tile with `UTMALDG` /
-//! `UTMASTG` (the TMA unit: no load/store-pipe request, measured 0 on the H100), and each of
-//! the 4 warps moves its `TMA_STEPS` elements of the tile from the loaded box to the box to
-//! store with one 4-byte `LDS` and one 4-byte `STS` a step, at `swizzle128` of
-//! `tma_lane_coords` and of its transpose. Every tile makes the same accesses (the boxes sit at
-//! stage offsets that are multiples of 4 KiB, so the banks do not depend on the stage), so one
-//! tile is replayed and multiplied by the number of tiles; the DRAM footprint is both whole
-//! matrices (boxes past the edge read zeros and store nothing there).
+//! The TMA transpose (Hopper module, SASS sm_90): thread 0 moves each block's 64 × 64 tile with
+//! two `UTMALDG` and two `UTMASTG` (the TMA unit: no load/store-pipe request, measured 0 on the
+//! H100), and each of the 8 warps moves its `TMA_STEPS` elements of the tile from the loaded
+//! boxes to the boxes to store with one 4-byte `LDS` and one 4-byte `STS` a step, at `tma_src`
+//! and `tma_dst` of `tma_lane_coords`. Every tile makes the same shared accesses (the block's
+//! boxes sit at the same offsets), so one tile is replayed and multiplied by the number of
+//! tiles; the DRAM footprint is both whole matrices (boxes past the edge read zeros and store
+//! nothing there).
 use cust::memory::DeviceSlice;
 
 use super::{Counts, FAKE_BASE, FAKE_SPACING, Model, block_warps, blocks, fake_slice, lanes_where};
@@ -26,10 +26,10 @@ use crate::error::Result;
 use crate::launch::Call;
 use crate::transpose::{
     BLOCK_ROWS, Method, PITCH, PITCH_PADDED, TILE, TMA_STEPS, TMA_THREADS, TransposeSig, WIDE_PITCH, WIDE_ROWS,
-    WIDE_TILE, col_tiles, load_coords, plan, row_major_index, store_coords, swizzle128, tile_origin, tile_slot, tiles,
-    tma_lane_coords, tma_loaded, tma_supports, tma_to_store, transpose_copy, transpose_naive, transpose_padded,
-    transpose_shared, transpose_wide, transpose_wide_copy, transpose_wide_copy_down, transposed_index, wide_col_tiles,
-    wide_load_coords, wide_row_tiles, wide_store_coords, wide_tile_origin, wide_tile_origin_along,
+    WIDE_TILE, col_tiles, load_coords, plan, row_major_index, store_coords, tile_origin, tile_slot, tma_dst,
+    tma_lane_coords, tma_src, tma_supports, transpose_copy, transpose_naive, transpose_padded, transpose_shared,
+    transpose_wide, transpose_wide_copy, transpose_wide_copy_down, transposed_index, wide_col_tiles, wide_load_coords,
+    wide_row_tiles, wide_store_coords, wide_tile_origin, wide_tile_origin_along, wide_tiles,
 };
 
 /// Counts of a planned transpose (or tiled copy).
@@ -184,16 +184,16 @@ pub fn tma(rows: usize, cols: usize) -> Result<Counts> {
             let rc = |l| tma_lane_coords(warp, l, step);
             one.shared_load(4, u32::MAX, |l| {
                 let (r, c) = rc(l);
-                tma_loaded(0) + 4 * swizzle128(r, c)
+                4 * tma_src(r, c)
             });
             one.shared_store(4, u32::MAX, |l| {
                 let (r, c) = rc(l);
-                tma_to_store(0) + 4 * swizzle128(c, r)
+                4 * tma_dst(r, c)
             });
         }
     }
     let mut m = Model::new();
-    m.add(&one.counts().repeated(tiles(rows32, cols32)));
+    m.add(&one.counts().repeated(wide_tiles(rows32, cols32)));
     let (src, dst) = (m.buffer(FAKE_BASE), m.buffer(FAKE_BASE + FAKE_SPACING));
     let bytes = 4 * rows as u64 * cols as u64;
     m.footprint_read(src, 0, bytes);
