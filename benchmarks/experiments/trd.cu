@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 #define MEDIAN_REPS 21
 #include "timing.cuh"
+#include "trcheck.cuh"
 // LD: 0 plain, 1 L2::256B prefetch hint
 template <int LD> __device__ __forceinline__ float2 ld2(const float* p) {
   float2 v;
@@ -74,10 +75,8 @@ __global__ void copy4(const float4* __restrict__ in, float4* __restrict__ out, s
   size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; if (i < n4) out[i] = in[i];
 }
 int main() {
-  size_t n = (size_t)1 << 27; float *a, *b; unsigned* ctr; cudaMalloc(&a, n * 4); cudaMalloc(&b, n * 4);
+  size_t n = (size_t)1 << 27; float *a, *b; unsigned* ctr; std::vector<float> h; filled_pair(n, &a, &b, h);
   const int NCTR = 1 << 14; cudaMalloc(&ctr, NCTR * 4); int ci = 0;
-  std::vector<float> h(n); for (size_t i = 0; i < n; i++) h[i] = (float)((i * 2654435761u) % 1000003);
-  cudaMemcpy(a, h.data(), n * 4, cudaMemcpyHostToDevice);
   int sms; cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
   for (int round = 0; round < 2; round++) {
     int shapes[2][2] = {{8192, 8192}, {4096, 16384}};
@@ -107,7 +106,6 @@ int main() {
   }
   // checks: every element of every transposing variant at 4096x16384
   int R = 4096, C = 16384; size_t m = (size_t)R * C; int tiles = (R / 64) * (C / 64);
-  std::vector<float> o(m);
   for (int k = 0; k < 5; k++) {
     cudaMemset(b, 0xff, m * 4); cudaMemset(ctr, 0, 4);
     if (k == 0) t64<16, 0><<<tiles, dim3(32, 16)>>>(a, b, R, C);
@@ -115,8 +113,7 @@ int main() {
     if (k == 2) t64<8, 0><<<tiles, dim3(32, 8)>>>(a, b, R, C);
     if (k == 3) t64<4, 0><<<tiles, dim3(32, 4)>>>(a, b, R, C);
     if (k == 4) tdyn<<<4 * sms, dim3(32, 16)>>>(a, b, R, C, ctr);
-    cudaMemcpy(o.data(), b, m * 4, cudaMemcpyDeviceToHost); size_t bad = 0;
-    for (size_t r = 0; r < (size_t)R; r++) for (size_t c = 0; c < (size_t)C; c++) bad += o[c * R + r] != h[r * C + c];
+    size_t bad = wrong_transpose(b, h, R, C);
     printf("check %d: %zu wrong\n", k, bad);
   }
   printf("%s\n", cudaGetErrorString(cudaGetLastError()));

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 #define MEDIAN_REPS 21
 #include "timing.cuh"
+#include "trcheck.cuh"
 // 64 x 64 tile, (32, 16) threads, float2; TRANS 0 = copy in place, 1 = transpose (pitch 65)
 template <int TRANS> __global__ void __launch_bounds__(512) tq(const float* __restrict__ in, float* __restrict__ out, int rows, int cols, int G) {
   __shared__ float t[64][65];
@@ -28,9 +29,7 @@ template <int TRANS> __global__ void __launch_bounds__(512) tq(const float* __re
   for (int k = 0; k < 4; k++) { int c = ty + k * 16; *(float2*)&out[(size_t)(c0 + c) * rows + r0 + 2 * tx] = v[k]; }
 }
 int main() {
-  size_t n = (size_t)1 << 26; float *a, *b; cudaMalloc(&a, n * 4); cudaMalloc(&b, n * 4);
-  std::vector<float> h(n); for (size_t i = 0; i < n; i++) h[i] = (float)((i * 2654435761u) % 1000003);
-  cudaMemcpy(a, h.data(), n * 4, cudaMemcpyHostToDevice);
+  size_t n = (size_t)1 << 26; float *a, *b; std::vector<float> h; filled_pair(n, &a, &b, h);
   for (int round = 0; round < 2; round++) {
     int shapes[2][2] = {{8192, 8192}, {4096, 16384}};
     for (auto& s : shapes) { int R = s[0], C = s[1]; size_t m = (size_t)R * C; int tiles = (R / 64) * (C / 64);
@@ -42,11 +41,10 @@ int main() {
       }
     }
   }
-  int R = 4096, C = 16384; size_t m = (size_t)R * C; std::vector<float> o(m);
+  int R = 4096, C = 16384; size_t m = (size_t)R * C;
   for (int G : {1, 8, 32}) {
     cudaMemset(b, 0xff, m * 4); tq<1><<<(R / 64) * (C / 64), dim3(32, 16)>>>(a, b, R, C, G);
-    cudaMemcpy(o.data(), b, m * 4, cudaMemcpyDeviceToHost); size_t bad = 0;
-    for (size_t r = 0; r < (size_t)R; r++) for (size_t c = 0; c < (size_t)C; c++) bad += o[c * R + r] != h[r * C + c];
+    size_t bad = wrong_transpose(b, h, R, C);
     printf("check G=%d: %zu wrong\n", G, bad);
   }
   printf("%s\n", cudaGetErrorString(cudaGetLastError()));

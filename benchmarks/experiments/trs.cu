@@ -5,10 +5,9 @@
 #include <cuda_runtime.h>
 #define MEDIAN_REPS 21
 #include "trtile.cuh"
+#include "trcheck.cuh"
 int main() {
-  size_t n = (size_t)1 << 26; float *a, *b; cudaMalloc(&a, n * 4); cudaMalloc(&b, n * 4);
-  std::vector<float> h(n); for (size_t i = 0; i < n; i++) h[i] = (float)((i * 2654435761u) % 1000003);
-  cudaMemcpy(a, h.data(), n * 4, cudaMemcpyHostToDevice);
+  size_t n = (size_t)1 << 26; float *a, *b; std::vector<float> h; filled_pair(n, &a, &b, h);
   for (int round = 0; round < 2; round++) {
     int shapes[2][2] = {{8192, 8192}, {4096, 16384}};
     for (auto& s : shapes) { int R = s[0], C = s[1]; size_t m = (size_t)R * C;

@@ -5,14 +5,13 @@
 #include <cuda_runtime.h>
 #define MEDIAN_REPS 21
 #include "trtile.cuh"
+#include "trcheck.cuh"
 template <int ORDER, int TRANS, int T> float runo(const float* a, float* b, int R, int C, int smem) {
   cudaFuncSetAttribute(tt<64, 64, ORDER, TRANS, T>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   return median_ms([&] { tt<64, 64, ORDER, TRANS, T><<<(R / 64) * (C / 64), T, smem>>>(a, b, R, C); });
 }
 int main() {
-  size_t n = (size_t)1 << 26; float *a, *b; cudaMalloc(&a, n * 4); cudaMalloc(&b, n * 4);
-  std::vector<float> h(n); for (size_t i = 0; i < n; i++) h[i] = (float)((i * 2654435761u) % 1000003);
-  cudaMemcpy(a, h.data(), n * 4, cudaMemcpyHostToDevice);
+  size_t n = (size_t)1 << 26; float *a, *b; std::vector<float> h; filled_pair(n, &a, &b, h);
   const int tile = 64 * 65 * 4;
   for (int round = 0; round < 2; round++) {
     int shapes[2][2] = {{8192, 8192}, {4096, 16384}};

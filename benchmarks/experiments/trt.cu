@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 #define MEDIAN_REPS 21
 #include "timing.cuh"
+#include "trcheck.cuh"
 #include "trtma.cuh"
 template <int S, int ORDER> __global__ void __launch_bounds__(128) tmap(const __grid_constant__ CUtensorMap im, const __grid_constant__ CUtensorMap om, int rows, int cols) {
   extern __shared__ unsigned char raw[];
@@ -46,9 +47,7 @@ template <int ORDER> __global__ void __launch_bounds__(128) tma1(const __grid_co
   if (t == 0) { tma_st(&om, r0, c0, base + 4096); wait_read<0>(); }
 }
 int main() {
-  size_t n = (size_t)1 << 26; float *a, *b; cudaMalloc(&a, n * 4); cudaMalloc(&b, n * 4);
-  std::vector<float> h(n); for (size_t i = 0; i < n; i++) h[i] = (float)((i * 2654435761u) % 1000003);
-  cudaMemcpy(a, h.data(), n * 4, cudaMemcpyHostToDevice);
+  size_t n = (size_t)1 << 26; float *a, *b; std::vector<float> h; filled_pair(n, &a, &b, h);
   int sms; cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
   auto smemp = [](int S) { return 1024 + 2 * S * 4096 + 8 * S; };
   cudaFuncSetAttribute(tma64<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, 1024 + 32768 + 8);
@@ -77,7 +76,7 @@ int main() {
       rep("64x64 a block, down", median_ms([&] { tma64<0><<<tiles / 4, 256, 1024 + 32768 + 8>>>(im64, om64, R, C); }));
     }
   }
-  int R = 4096, C = 16384; size_t m = (size_t)R * C; std::vector<float> o(m);
+  int R = 4096, C = 16384; size_t m = (size_t)R * C;
   CUtensorMap im = map(a, R, C), om = map(b, C, R);
   CUtensorMap im64 = map(a, R, C, 64), om64 = map(b, C, R, 64);
   for (int k = 0; k < 4; k++) {
@@ -86,8 +85,7 @@ int main() {
     if (k == 1) tmap<6, 0><<<4 * sms, 128, smemp(6)>>>(im, om, R, C);
     if (k == 2) tma1<0><<<(R / 32) * (C / 32), 128, 9224>>>(im, om, R, C);
     if (k == 3) tma64<0><<<(R / 64) * (C / 64), 256, 1024 + 32768 + 8>>>(im64, om64, R, C);
-    cudaMemcpy(o.data(), b, m * 4, cudaMemcpyDeviceToHost); size_t bad = 0;
-    for (size_t r = 0; r < (size_t)R; r++) for (size_t c = 0; c < (size_t)C; c++) bad += o[c * R + r] != h[r * C + c];
+    size_t bad = wrong_transpose(b, h, R, C);
     printf("check %d: %zu wrong\n", k, bad);
   }
   printf("%s\n", cudaGetErrorString(cudaGetLastError()));

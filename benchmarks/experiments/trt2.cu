@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 #define MEDIAN_REPS 21
 #include "timing.cuh"
+#include "trcheck.cuh"
 #include "trtma.cuh"
 // 64 x 64 tiles, maps in global memory acquired once a block (FENCE 0: none, 1: .sys, 2: .gpu),
 // K tiles a block down a column, one after the other (load, move, store, wait for the read)
@@ -31,9 +32,7 @@ template <int K, int FENCE> __global__ void __launch_bounds__(256) tma64g(const 
   if (t == 0) wait_read<0>();
 }
 int main() {
-  size_t n = (size_t)1 << 26; float *a, *b; cudaMalloc(&a, n * 4); cudaMalloc(&b, n * 4);
-  std::vector<float> h(n); for (size_t i = 0; i < n; i++) h[i] = (float)((i * 2654435761u) % 1000003);
-  cudaMemcpy(a, h.data(), n * 4, cudaMemcpyHostToDevice);
+  size_t n = (size_t)1 << 26; float *a, *b; std::vector<float> h; filled_pair(n, &a, &b, h);
   CUtensorMap* gm; cudaMalloc(&gm, 2 * sizeof(CUtensorMap));
   const int SM = 1024 + 32768 + 8;
   cudaFuncSetAttribute(tma64<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, SM);
@@ -55,15 +54,14 @@ int main() {
       rep("global, .sys fence, 8 tiles", median_ms([&] { tma64g<8, 1><<<tiles / 8, 256, SM>>>(gm, R, C); }));
     }
   }
-  int R = 4096, C = 16384; size_t m = (size_t)R * C; std::vector<float> o(m);
+  int R = 4096, C = 16384; size_t m = (size_t)R * C;
   CUtensorMap hm[2] = {map(a, R, C, 64), map(b, C, R, 64)}; cudaMemcpy(gm, hm, sizeof(hm), cudaMemcpyHostToDevice);
   for (int k = 0; k < 3; k++) {
     cudaMemset(b, 0xff, m * 4); long tiles = (long)(R / 64) * (C / 64);
     if (k == 0) tma64g<1, 1><<<tiles, 256, SM>>>(gm, R, C);
     if (k == 1) tma64g<4, 1><<<tiles / 4, 256, SM>>>(gm, R, C);
     if (k == 2) tma64g<8, 1><<<tiles / 8, 256, SM>>>(gm, R, C);
-    cudaMemcpy(o.data(), b, m * 4, cudaMemcpyDeviceToHost); size_t bad = 0;
-    for (size_t r = 0; r < (size_t)R; r++) for (size_t c = 0; c < (size_t)C; c++) bad += o[c * R + r] != h[r * C + c];
+    size_t bad = wrong_transpose(b, h, R, C);
     printf("check %d: %zu wrong\n", k, bad);
   }
   printf("%s\n", cudaGetErrorString(cudaGetLastError()));
