@@ -101,7 +101,7 @@ fn hopper_module_holds_the_hopper_kernels_and_their_instructions() {
         "cp.async.bulk.global.shared::cta.bulk_group",
         "cp.async.bulk.tensor.2d.shared::cluster.global",
         "cp.async.bulk.tensor.2d.global.shared::cta",
-        "fence.proxy.tensormap::generic.acquire",
+        "cvta.param.u64",
         "mbarrier.try_wait.parity",
         "mbarrier.arrive.expect_tx",
         "mapa.shared::cluster",
@@ -110,6 +110,12 @@ fn hopper_module_holds_the_hopper_kernels_and_their_instructions() {
         "%cluster_ctarank",
     ] {
         assert!(ptx.contains(instruction), "no {instruction} in the Hopper module");
+    }
+    // The TMA transpose's maps are grid constants, declared with the alignment the TMA needs.
+    let tma = coalesce::transpose::transpose_tma.name();
+    for i in 0..2 {
+        let param = format!(".param .align 64 .b8 {tma}_param_{i}[128]");
+        assert!(ptx.contains(&param), "no `{param}` in the Hopper module");
     }
     // None of it leaks into the sm_75 module.
     if coalesce::PTX_ARCH == coalesce_builder::DEFAULT_ARCH {

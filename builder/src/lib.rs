@@ -18,12 +18,14 @@ pub const TARGET: &str = "nvptx64-nvidia-cuda";
 
 /// The architecture of the Hopper module: the kernels that need sm_90 (cp.async pipelines, TMA
 /// bulk and tensor copies, mbarriers, thread-block clusters) are compiled only into PTX built
-/// for it (see `kernels-gpu/src/hopper.rs`).
+/// for it (see `kernels-gpu/src/kernel.rs`'s `hopper_kernel!`).
 pub const HOPPER_ARCH: &str = "sm_90";
 
-/// The PTX ISA the Hopper module needs: 8.0 for the bulk copies and mbarrier transaction
-/// counts, 8.3 for `fence.proxy.tensormap::generic` (a tensor map in global memory). rustc's
-/// nvptx target defaults to PTX 7.8 for sm_90.
+/// The PTX ISA the Hopper module is built for: 8.3. Its kernels need 8.0 (the bulk copies and
+/// mbarrier transaction counts); 8.3 came with an earlier TMA transpose that fenced tensor maps
+/// in global memory (`fence.proxy.tensormap::generic`), and the kernels' gates
+/// (`target_feature = "ptx83"`) still name it. rustc's nvptx target defaults to PTX 7.8 for
+/// sm_90.
 pub const HOPPER_FEATURES: &[&str] = &["+ptx83"];
 
 /// The target features a build for `arch` gets unless told otherwise: [`HOPPER_FEATURES`] from
@@ -63,6 +65,8 @@ pub enum BuildError {
     Io(PathBuf, std::io::Error),
     /// A kernel's launch bounds could not be written into the PTX.
     LaunchBounds(String),
+    /// A grid-constant parameter's alignment could not be written into the PTX.
+    GridConstant(String),
 }
 
 impl fmt::Display for BuildError {
@@ -76,7 +80,7 @@ impl fmt::Display for BuildError {
             BuildError::Cargo(log) => write!(f, "cargo failed to build the kernels:\n{log}"),
             BuildError::NoPtx(dir) => write!(f, "no PTX (.s) found in {}", dir.display()),
             BuildError::Io(p, e) => write!(f, "{}: {e}", p.display()),
-            BuildError::LaunchBounds(why) => write!(f, "{why}"),
+            BuildError::LaunchBounds(why) | BuildError::GridConstant(why) => write!(f, "{why}"),
         }
     }
 }
@@ -193,6 +197,7 @@ impl PtxBuilder {
         let raw = newest_ptx(&deps)?;
         let text = std::fs::read_to_string(&raw).map_err(|e| BuildError::Io(raw.clone(), e))?;
         let ptx = apply_launch_bounds(&text).map_err(BuildError::LaunchBounds)?;
+        let ptx = apply_grid_constants(&ptx).map_err(BuildError::GridConstant)?;
         let out = target_dir.join("coalesce-kernels.ptx");
         std::fs::write(&out, ptx).map_err(|e| BuildError::Io(out.clone(), e))?;
         Ok(out)
@@ -249,6 +254,65 @@ pub fn apply_launch_bounds(ptx: &str) -> Result<String, String> {
     }
 }
 
+/// Marker symbols `grid_constant!` exports for by-value tensor-map parameters.
+const GRID_CONSTANT_PREFIX: &str = "__coalesce_grid_constant__";
+
+/// The alignment the TMA needs of a tensor map, and its size.
+const MAP_ALIGN: u32 = 64;
+const MAP_BYTES: u32 = 128;
+
+/// `(entry, parameter index)` of every grid-constant marker in `ptx`.
+pub fn grid_constants(ptx: &str) -> Vec<(String, u32)> {
+    ptx.lines()
+        .filter(|l| l.trim_start().starts_with('.') && l.contains(".global"))
+        .filter_map(|l| l.split(GRID_CONSTANT_PREFIX).nth(1))
+        .filter_map(|rest| {
+            let symbol = rest.split([';', '[', ' ', '=']).next()?;
+            let (entry, index) = symbol.rsplit_once("__")?;
+            Some((entry.to_string(), index.parse().ok()?))
+        })
+        .collect()
+}
+
+/// Declares each grid-constant marker's parameter `.align 64`, as nvcc does for a
+/// `__grid_constant__ const CUtensorMap`: rustc emits a 128-byte by-value parameter as
+/// `.param .align 8 .b8 ENTRY_param_I[128]`. `Err` names a marker whose entry has no such
+/// parameter (a wrong name or index, or a parameter that is not a tensor map).
+pub fn apply_grid_constants(ptx: &str) -> Result<String, String> {
+    let markers = grid_constants(ptx);
+    let mut out = String::with_capacity(ptx.len());
+    let mut applied = vec![false; markers.len()];
+    for line in ptx.lines() {
+        let declared = line.trim_start().strip_prefix(".param .align ").and_then(|rest| {
+            let (align, rest) = rest.split_once(" .b8 ")?;
+            let name = rest.trim_end_matches(',').strip_suffix(&format!("[{MAP_BYTES}]"))?;
+            Some((align, name))
+        });
+        if let Some((align, name)) = declared
+            && let Some(i) = markers.iter().position(|(entry, index)| name == format!("{entry}_param_{index}"))
+        {
+            let indent = &line[..line.len() - line.trim_start().len()];
+            let rest = &line.trim_start()[".param .align ".len() + align.len()..];
+            out.push_str(&format!("{indent}.param .align {MAP_ALIGN}{rest}\n"));
+            applied[i] = true;
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    let missing: Vec<String> = markers
+        .iter()
+        .zip(&applied)
+        .filter(|(_, done)| !**done)
+        .map(|((entry, index), _)| format!("{entry} parameter {index}"))
+        .collect();
+    if missing.is_empty() {
+        Ok(out)
+    } else {
+        Err(format!("grid_constant! names parameters that are not {MAP_BYTES}-byte by-value params: {missing:?}"))
+    }
+}
+
 /// The most recently written `coalesce_kernels-*.s` in `deps` (rustc names the PTX after the
 /// crate and its metadata hash).
 fn newest_ptx(deps: &Path) -> Result<PathBuf, BuildError> {
@@ -300,6 +364,26 @@ pub fn ptxas_report(ptxas: &Path, ptx: &Path, gpu: &str) -> Result<String, Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn grid_constant_parameters_get_the_tma_alignment() {
+        let ptx = ".visible .global .align 1 .b8 __coalesce_grid_constant__k__1;\n\
+                   .visible .entry k(\n\t.param .align 8 .b8 k_param_0[128],\n\
+                   \t.param .align 8 .b8 k_param_1[128],\n\t.param .u32 k_param_2\n)\n{\nret;\n}\n";
+        assert_eq!(grid_constants(ptx), [("k".to_string(), 1)]);
+        let out = apply_grid_constants(ptx).unwrap();
+        assert!(out.contains("\t.param .align 8 .b8 k_param_0[128],\n"), "{out}");
+        assert!(out.contains("\t.param .align 64 .b8 k_param_1[128],\n"), "{out}");
+        assert!(out.contains("\t.param .u32 k_param_2\n"), "{out}");
+        // A marker naming a parameter that is not a 128-byte one, or an entry that is not there.
+        for bad in ["__coalesce_grid_constant__k__2", "__coalesce_grid_constant__gone__0"] {
+            let ptx = ptx.replace("__coalesce_grid_constant__k__1", bad);
+            assert!(apply_grid_constants(&ptx).is_err(), "{bad}");
+        }
+        // No markers, no change.
+        let plain = ".visible .entry k(\n\t.param .align 8 .b8 k_param_0[128]\n)\n{\nret;\n}\n";
+        assert_eq!(apply_grid_constants(plain).unwrap(), plain);
+    }
 
     #[test]
     fn arch_validation() {

@@ -170,74 +170,63 @@ impl<T: DeviceCopy> std::fmt::Debug for Out<'_, T> {
     }
 }
 
-/// A [`LoadMap`] kernel argument: the device address of a tensor map whose tensor the kernel
-/// reads through TMA, borrowing the tensor (shared) and the map for `'a`. Made only by
-/// [`crate::transpose::TileMaps::plan_tma`], which checks the map describes that tensor.
+/// A [`LoadMap`] kernel argument: a tensor map passed by value (a grid constant: the driver
+/// copies its 128 bytes into the launch's parameters) whose tensor the kernel reads through the
+/// TMA, borrowing the tensor (shared) for `'a`. Made only by
+/// [`crate::transpose::plan_tma`], which checks the map describes that tensor.
 #[repr(transparent)]
 pub struct MapIn<'a> {
-    map: DevicePointer<TensorMap>,
-    _borrow: PhantomData<(&'a DeviceSlice<f32>, &'a DeviceSlice<TensorMap>)>,
+    map: TensorMap,
+    _borrow: PhantomData<&'a DeviceSlice<f32>>,
 }
 
 /// A [`StoreMap`] kernel argument: as [`MapIn`], but the tensor is borrowed exclusively (the
-/// kernel writes it through TMA). Made only by [`crate::transpose::TileMaps::plan_tma`].
+/// kernel writes it through the TMA). Made only by [`crate::transpose::plan_tma`].
 #[repr(transparent)]
 pub struct MapOut<'a> {
-    map: DevicePointer<TensorMap>,
-    _borrow: PhantomData<(&'a mut DeviceSlice<f32>, &'a DeviceSlice<TensorMap>)>,
+    map: TensorMap,
+    _borrow: PhantomData<&'a mut DeviceSlice<f32>>,
 }
 
 impl<'a> MapIn<'a> {
-    /// Map `index` of `maps`.
+    /// `map`, borrowing `tensor`.
     ///
     /// # Safety
-    /// `maps[index]` is a tensor map whose tensor lies inside `tensor`.
-    pub(crate) unsafe fn new(
-        maps: &'a DeviceSlice<TensorMap>,
-        index: usize,
-        _tensor: &'a DeviceSlice<f32>,
-    ) -> Result<Self> {
-        check_range(&(index..index + 1), maps.len())?;
-        let address = maps.as_device_ptr().as_raw() + (index * std::mem::size_of::<TensorMap>()) as u64;
-        Ok(MapIn { map: DevicePointer::from_raw(address), _borrow: PhantomData })
+    /// `map` is a tensor map whose tensor lies inside `tensor`.
+    pub(crate) unsafe fn new(map: TensorMap, _tensor: &'a DeviceSlice<f32>) -> Self {
+        MapIn { map, _borrow: PhantomData }
     }
 
-    /// The device address of the map.
-    pub fn address(&self) -> u64 {
-        self.map.as_raw()
+    /// The map.
+    pub fn map(&self) -> &TensorMap {
+        &self.map
     }
 }
 
 impl<'a> MapOut<'a> {
-    /// Map `index` of `maps`.
+    /// `map`, borrowing `tensor` exclusively.
     ///
     /// # Safety
-    /// `maps[index]` is a tensor map whose tensor lies inside `tensor`.
-    pub(crate) unsafe fn new(
-        maps: &'a DeviceSlice<TensorMap>,
-        index: usize,
-        _tensor: &'a mut DeviceSlice<f32>,
-    ) -> Result<Self> {
-        check_range(&(index..index + 1), maps.len())?;
-        let address = maps.as_device_ptr().as_raw() + (index * std::mem::size_of::<TensorMap>()) as u64;
-        Ok(MapOut { map: DevicePointer::from_raw(address), _borrow: PhantomData })
+    /// `map` is a tensor map whose tensor lies inside `tensor`.
+    pub(crate) unsafe fn new(map: TensorMap, _tensor: &'a mut DeviceSlice<f32>) -> Self {
+        MapOut { map, _borrow: PhantomData }
     }
 
-    /// The device address of the map.
-    pub fn address(&self) -> u64 {
-        self.map.as_raw()
+    /// The map.
+    pub fn map(&self) -> &TensorMap {
+        &self.map
     }
 }
 
 impl std::fmt::Debug for MapIn<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "MapIn({:#x})", self.address())
+        f.write_str("MapIn(..)")
     }
 }
 
 impl std::fmt::Debug for MapOut<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "MapOut({:#x})", self.address())
+        f.write_str("MapOut(..)")
     }
 }
 
@@ -251,8 +240,9 @@ fn check_range(range: &std::ops::Range<usize>, len: usize) -> Result<()> {
 
 /// A kernel parameter type and the host value passed for it.
 pub trait DeviceParam<'a> {
-    /// What the host passes: [`In`], [`Out`] or the scalar itself. It has the parameter's size
-    /// and layout (pointers are `#[repr(transparent)]` over a 64-bit device address).
+    /// What the host passes: [`In`], [`Out`], [`MapIn`], [`MapOut`] or the scalar itself. It
+    /// has the parameter's size and layout (pointers are `#[repr(transparent)]` over a 64-bit
+    /// device address, tensor maps over the map's 128 bytes).
     type Host;
 }
 
@@ -430,10 +420,10 @@ mod tests {
         }
         assert_eq!(std::mem::size_of::<In<f32>>(), 8);
         assert_eq!(std::mem::size_of::<Out<f32>>(), 8);
-        // The tensor-map arguments are `.u64` params too.
-        assert_eq!(std::mem::size_of::<MapIn>(), 8);
-        assert_eq!(std::mem::size_of::<MapOut>(), 8);
-        assert_eq!(std::mem::size_of::<LoadMap>(), 8);
+        // The tensor-map arguments are the maps' 128 bytes, passed by value.
+        assert_eq!(std::mem::size_of::<MapIn>(), std::mem::size_of::<LoadMap>());
+        assert_eq!(std::mem::size_of::<MapOut>(), std::mem::size_of::<StoreMap>());
+        assert_eq!(std::mem::size_of::<LoadMap>(), 128);
     }
 
     #[test]

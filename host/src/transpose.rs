@@ -9,7 +9,7 @@
 //! The Hopper module's `transpose_tma` takes its matrices through tensor maps ([`TileMaps`],
 //! encoded with `cuTensorMapEncodeTiled` and kept in device memory): rows and columns must be
 //! multiples of 4, and edge tiles are clipped by the TMA itself.
-use cust::memory::{DeviceBuffer, DeviceSlice};
+use cust::memory::DeviceSlice;
 
 use crate::error::{Error, Result, aligned, aligned16, dim32, exactly, in_range};
 use crate::gpu::Gpu;
@@ -19,7 +19,7 @@ pub use coalesce_kernels::transpose::*;
 use coalesce_kernels::types::{LoadMap, StoreMap, TensorMap};
 
 /// Parameter list of the TMA transpose: the input's map, the output's map, rows, cols.
-pub type TmaSig = fn(LoadMap, StoreMap, u32, u32);
+pub type TmaSig = fn(LoadMap, StoreMap, u32);
 
 /// Parameter list of every transpose kernel: input, output, rows, cols.
 pub type TransposeSig = fn(*const f32, *mut f32, u32, u32);
@@ -163,13 +163,15 @@ fn shape(rows: usize, cols: usize) -> Result<(u32, u32, u64, usize)> {
     Ok((rows32, cols32, blocks, n))
 }
 
-/// The two tensor maps of a TMA transpose, in one device buffer: map 0 describes the input
-/// (`rows × cols`), map 1 the output (`cols × rows`), both f32, row-major, moved in boxes of 64
-/// rows × 32 columns ([`TMA_BOX_ROWS`] × 128 bytes) with the 128-byte swizzle. A map holds its tensor's address, so the maps remember
-/// which buffers they were encoded for and [`plan_tma`] refuses any other.
+/// The two tensor maps of a TMA transpose, encoded on the host and passed to the kernel by
+/// value (grid constants): the input's (`rows × cols`) and the output's (`cols × rows`), both
+/// f32, row-major, moved in boxes of 64 rows × 32 columns ([`TMA_BOX_ROWS`] × 128 bytes) with
+/// the 128-byte swizzle. A map holds its tensor's address, so the maps remember which buffers
+/// they were encoded for and [`plan_tma`] refuses any other.
 #[derive(Debug)]
 pub struct TileMaps {
-    maps: DeviceBuffer<TensorMap>,
+    input_map: TensorMap,
+    output_map: TensorMap,
     input: (u64, usize),
     output: (u64, usize),
     rows: u32,
@@ -177,8 +179,7 @@ pub struct TileMaps {
 }
 
 impl TileMaps {
-    /// Encodes the maps for transposing `input` (`rows × cols`) into `output` and copies them
-    /// to the device. Errors as [`plan`], and [`Error::Unsupported`] unless rows and cols are
+    /// Encodes the maps for transposing `input` (`rows × cols`) into `output`. Errors as [`plan`], and [`Error::Unsupported`] unless rows and cols are
     /// multiples of [`TMA_ALIGN`] (a map's row pitch must be a multiple of 16 bytes),
     /// [`Error::Misaligned`] unless both buffers start on 16-byte boundaries, and
     /// [`Error::Driver`] if the driver refuses the encoding.
@@ -189,7 +190,7 @@ impl TileMaps {
         rows: usize,
         cols: usize,
     ) -> Result<Self> {
-        let _ = gpu; // a context must be current for the upload
+        let _ = gpu; // the driver must be loaded to encode
         let (rows32, cols32, _, n) = shape(rows, cols)?;
         if !tma_supports(rows32, cols32) {
             return Err(Error::Unsupported(format!(
@@ -202,14 +203,14 @@ impl TileMaps {
         aligned16("transpose input", a)?;
         aligned16("transpose output", b)?;
         let (r, c) = (u64::from(rows32), u64::from(cols32));
-        let host = [
-            crate::driver::encode_tiled_f32(a, r, c, TMA_BOX_ROWS, TILE)?,
-            crate::driver::encode_tiled_f32(b, c, r, TMA_BOX_ROWS, TILE)?,
-        ];
-        // A plain copy (the generic proxy): the kernel acquires the maps for the TMA with
-        // `fence.proxy.tensormap::generic.acquire` before using them.
-        let maps = DeviceBuffer::from_slice(&host)?;
-        Ok(TileMaps { maps, input: (a, n), output: (b, n), rows: rows32, cols: cols32 })
+        Ok(TileMaps {
+            input_map: crate::driver::encode_tiled_f32(a, r, c, TMA_BOX_ROWS, TILE)?,
+            output_map: crate::driver::encode_tiled_f32(b, c, r, TMA_BOX_ROWS, TILE)?,
+            input: (a, n),
+            output: (b, n),
+            rows: rows32,
+            cols: cols32,
+        })
     }
 
     /// `(rows, cols)` of the input the maps describe.
@@ -234,8 +235,8 @@ pub fn plan_tma<'a>(
     let blocks = wide_tiles(maps.rows, maps.cols);
     in_range("transpose tiles", blocks, 1, MAX_GRID_X.into())?;
     let launch = Launch::linear(blocks as u32, TMA_THREADS).with_shared(TMA_SHARED_BYTES);
-    // SAFETY: map 0 describes exactly `input` (rows × cols floats at its address) and map 1
-    // exactly `output` (cols × rows), checked above against the buffers borrowed here (shared
+    // SAFETY: the input map describes exactly `input` (rows × cols floats at its address) and
+    // the output map exactly `output` (cols × rows), checked above against the buffers borrowed here (shared
     // and exclusive) and encoded by `TileMaps::new`, which checked shape, lengths and alignment.
     // The TMA reads and writes nothing outside the tensors a map describes: boxes past the edge
     // read zeros and store nothing there. Block b < wide_tiles(rows, cols) (<= MAX_GRID_X,
@@ -243,8 +244,7 @@ pub fn plan_tma<'a>(
     // coordinates stay below rows + 64 and cols + 64, which fit i32 (`tma_supports`); its four
     // boxes and barrier fit the TMA_SHARED_BYTES launched, with the TMA_THREADS threads the lane
     // mapping assumes.
-    let args =
-        unsafe { (MapIn::new(&maps.maps, 0, input)?, MapOut::new(&maps.maps, 1, output)?, maps.rows, maps.cols) };
+    let args = unsafe { (MapIn::new(maps.input_map, input), MapOut::new(maps.output_map, output), maps.rows) };
     // SAFETY: as above.
     Ok(unsafe { Call::new(transpose_tma, launch, args) })
 }

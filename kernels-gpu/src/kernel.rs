@@ -164,3 +164,45 @@ macro_rules! hopper_kernel {
         $crate::kernel!(@in Hopper [all(target_feature = "sm_90", target_feature = "ptx83")] $($decl)*);
     };
 }
+
+/// The generic address of a tensor map passed by value: parameter `INDEX` (0-based, an integer
+/// literal) of kernel `KERNEL`, named `PARAM` in its signature ([`crate::types::LoadMap`] or
+/// [`crate::types::StoreMap`]). It is CUDA C's `&map` on a `__grid_constant__` parameter:
+/// `mov.b64` of the parameter's PTX symbol (`KERNEL_param_INDEX`, as rustc names it), then
+/// `cvta.param`. Taking `&PARAM` in Rust would make LLVM copy the 128 bytes to local memory,
+/// where the TMA cannot read a map.
+///
+/// The macro also exports the marker `__coalesce_grid_constant__KERNEL__INDEX`, from which the
+/// builder declares that parameter `.align 64` in the PTX (the TMA's alignment, which rustc
+/// cannot give a by-value parameter). The builder fails if the parameter is not a 128-byte one,
+/// and ptxas if `KERNEL` is not the enclosing kernel, so a wrong name or index cannot build.
+///
+/// ```ignore
+/// let input = grid_constant!(transpose_tma, 0, input); // *const TensorMap
+/// ```
+#[macro_export]
+macro_rules! grid_constant {
+    ($kernel:ident, $index:literal, $param:ident) => {{
+        $crate::kernel::grid_constant_param(&$param);
+        #[cfg(target_arch = "nvptx64")]
+        const _: () = {
+            #[used]
+            #[unsafe(export_name = concat!("__coalesce_grid_constant__", stringify!($kernel), "__", $index))]
+            static GRID_CONSTANT: u8 = 0;
+        };
+        let address: u64;
+        // SAFETY: `mov` of a parameter's address and `cvta.param` read and write no memory.
+        unsafe {
+            core::arch::asm!(
+                concat!("mov.b64 {a}, ", stringify!($kernel), "_param_", $index, ";\n\tcvta.param.u64 {a}, {a};"),
+                a = out(reg64) address,
+                options(pure, nomem, nostack, preserves_flags),
+            );
+        }
+        address as *const $crate::types::TensorMap
+    }};
+}
+
+/// [`grid_constant!`]'s type check: only a by-value tensor-map parameter may be named.
+#[inline(always)]
+pub fn grid_constant_param<T: crate::types::GridConstant>(_: &T) {}

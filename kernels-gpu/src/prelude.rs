@@ -330,7 +330,7 @@ pub mod mbarrier {
     }
 }
 
-/// Bulk copies through the TMA (sm_90, PTX 8.0; the tensor-map fence PTX 8.3): one thread moves
+/// Bulk copies through the TMA (sm_90, PTX 8.0): one thread moves
 /// a whole contiguous chunk (`cp.async.bulk`) or a whole tile of a tensor described by a tensor
 /// map (`cp.async.bulk.tensor`). Loads complete on an [`super::mbarrier`], stores in bulk groups.
 #[cfg(all(target_feature = "sm_90", target_feature = "ptx83"))]
@@ -403,27 +403,13 @@ pub mod bulk {
         unsafe { asm!("fence.proxy.async.shared::cta;", options(nostack, preserves_flags)) }
     }
 
-    /// `fence.proxy.tensormap::generic.acquire.sys [map], 128`: makes a tensor map that was
-    /// written to global memory by an ordinary (generic-proxy) copy, here from the host, visible
-    /// to this thread's TMA accesses through it. Needed once per block before the map's first use.
-    ///
-    /// # Safety
-    /// `map` points to a 64-byte aligned tensor map in global memory.
-    #[inline(always)]
-    pub unsafe fn acquire_map(map: *const TensorMap) {
-        // SAFETY: forwarded from the caller.
-        unsafe {
-            asm!("fence.proxy.tensormap::generic.acquire.sys [{m}], 128;", m = in(reg64) map,
-                 options(nostack, preserves_flags));
-        }
-    }
-
     /// `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes`: loads
     /// the box at element coordinates `(x, y)` (x the innermost) of the tensor `map` describes
     /// into shared `dst`, counting its bytes on `bar`. Elements outside the tensor read as zero.
     ///
     /// # Safety
-    /// `map` is an acquired tensor map in global memory whose tensor is readable; `dst` is a
+    /// `map` is the generic address of a tensor map the TMA may read (a grid constant,
+    /// [`crate::grid_constant!`]) whose tensor is readable; `dst` is a
     /// `.shared` address of this block aligned as the map's swizzle needs (1024 bytes for 128B)
     /// with room for one box; `bar`'s current phase expects the box's bytes.
     #[inline(always)]
@@ -441,7 +427,8 @@ pub mod bulk {
     /// tensor are not written.
     ///
     /// # Safety
-    /// `map` is an acquired tensor map in global memory whose tensor is writable; `src` is a
+    /// `map` is the generic address of a tensor map the TMA may read (a grid constant,
+    /// [`crate::grid_constant!`]) whose tensor is writable; `src` is a
     /// `.shared` address of this block, aligned as the map's swizzle needs, holding one box
     /// made visible to the async proxy ([`fence_proxy_async`] and a barrier); it is not
     /// rewritten before [`wait_read`].

@@ -417,9 +417,12 @@ crate::hopper_kernel! {
     /// those with two `cp.async.bulk.tensor.2d` through the output's map (elements past the
     /// matrix are clipped). Changes from `transpose_wide`: no thread computes a global address
     /// or a bounds check, and global memory moves in 128-byte box rows, 8 KiB an instruction.
-    pub unsafe fn transpose_tma(input: crate::types::LoadMap, output: crate::types::StoreMap, rows: u32, cols: u32) {
+    /// Both maps are grid constants (parameters by value), which the TMA reads without a fence.
+    pub unsafe fn transpose_tma(input: crate::types::LoadMap, output: crate::types::StoreMap, rows: u32) {
+        let input = crate::grid_constant!(transpose_tma, 0, input);
+        let output = crate::grid_constant!(transpose_tma, 1, output);
         // SAFETY: forwarded plan guarantees (see `tma`).
-        unsafe { hopper_device::tma(input, output, rows, cols) }
+        unsafe { hopper_device::tma(input, output, rows) }
     }
 }
 
@@ -427,20 +430,19 @@ crate::hopper_kernel! {
 mod hopper_device {
     use super::*;
     use crate::prelude::{bulk, mbarrier};
-    use crate::types::{LoadMap, StoreMap};
+    use crate::types::TensorMap;
 
     /// # Safety
-    /// `input` and `output` point to tensor maps in global memory encoded (`cuTensorMapEncodeTiled`,
-    /// f32, 64-row × 32-column boxes, 128-byte swizzle) for a `rows × cols` input and its
-    /// `cols × rows` output, both live; the launch is one block per 64 × 64 tile
-    /// (`wide_tiles(rows, cols)`), `TMA_THREADS` threads and `TMA_SHARED_BYTES` of shared memory
-    /// (checked by the plan).
+    /// `input` and `output` are the generic addresses of grid-constant tensor maps encoded
+    /// (`cuTensorMapEncodeTiled`, f32, 64-row × 32-column boxes, 128-byte swizzle) for a
+    /// `rows × cols` input and its `cols × rows` output, both live; the launch is one block per
+    /// 64 × 64 tile (`wide_tiles(rows, cols)`), `TMA_THREADS` threads and `TMA_SHARED_BYTES` of
+    /// shared memory (checked by the plan). The maps hold the shape; the TMA clips at it.
     #[inline(always)]
-    pub(super) unsafe fn tma(input: LoadMap, output: StoreMap, rows: u32, cols: u32) {
+    pub(super) unsafe fn tma(input: *const TensorMap, output: *const TensorMap, rows: u32) {
         let t = thread::thread_idx_x();
         let (warp, lane) = (t / crate::WARP_SIZE, t % crate::WARP_SIZE);
         let (x0, y0) = wide_tile_origin(thread::block_idx_x(), wide_row_tiles(rows));
-        let _ = cols; // the maps hold the shape; the TMA clips at it
         let raw = shared::dynamic::<u8>();
         // SAFETY: the dynamic shared memory is this block's.
         let raw_addr = unsafe { shared::address(raw) };
@@ -457,13 +459,11 @@ mod hopper_device {
         unsafe {
             let boxes = raw.add(pad as usize) as *mut f32;
             if t == 0 {
-                bulk::acquire_map(input.0);
-                bulk::acquire_map(output.0);
                 mbarrier::init(bar, 1);
                 mbarrier::fence_init();
                 mbarrier::arrive_expect_tx(bar, 2 * TMA_BOX_BYTES);
-                bulk::load_tile_2d(base + tma_loaded(0), input.0, x0 as i32, y0 as i32, bar);
-                bulk::load_tile_2d(base + tma_loaded(1), input.0, (x0 + TILE) as i32, y0 as i32, bar);
+                bulk::load_tile_2d(base + tma_loaded(0), input, x0 as i32, y0 as i32, bar);
+                bulk::load_tile_2d(base + tma_loaded(1), input, (x0 + TILE) as i32, y0 as i32, bar);
             }
             // The barrier is initialised before anyone waits on it.
             thread::sync_threads();
@@ -484,8 +484,8 @@ mod hopper_device {
             bulk::fence_proxy_async();
             thread::sync_threads();
             if t == 0 {
-                bulk::store_tile_2d(output.0, y0 as i32, x0 as i32, base + tma_to_store(0));
-                bulk::store_tile_2d(output.0, (y0 + TILE) as i32, x0 as i32, base + tma_to_store(1));
+                bulk::store_tile_2d(output, y0 as i32, x0 as i32, base + tma_to_store(0));
+                bulk::store_tile_2d(output, (y0 + TILE) as i32, x0 as i32, base + tma_to_store(1));
                 bulk::commit();
                 // The boxes must stay in shared memory until the stores have read them.
                 bulk::wait::<0>();

@@ -83,15 +83,31 @@ pub struct TensorMap {
     pub opaque: [u64; 16],
 }
 
-/// Kernel parameter: the global address of a [`TensorMap`] whose tensor the kernel only reads
-/// through TMA loads. A transparent pointer (the param is a `.u64`); the host passes a value
-/// that borrows both the map and the tensor behind it.
-#[repr(transparent)]
+/// Kernel parameter: a [`TensorMap`] passed by value, a grid constant (CUDA C's
+/// `__grid_constant__ const CUtensorMap`), whose tensor the kernel only reads through TMA loads.
+/// The kernel takes its address with [`crate::grid_constant!`]; the TMA reads it from the
+/// constant bank, so no block fences it. rustc's nvptx backend cannot pass a by-value
+/// parameter aligned past 16 bytes (it ICEs), so the Rust type is 8-byte aligned and the
+/// builder declares the PTX parameter `.align 64`, which the TMA needs (the marker
+/// `grid_constant!` exports). The host's value borrows the tensor behind the map.
+#[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub struct LoadMap(pub *const TensorMap);
+pub struct LoadMap {
+    pub opaque: [u64; 16],
+}
 
-/// Kernel parameter: the global address of a [`TensorMap`] whose tensor the kernel writes
-/// through TMA stores (the host's value borrows the tensor exclusively).
-#[repr(transparent)]
+/// Kernel parameter: as [`LoadMap`], for a tensor the kernel writes through TMA stores (the
+/// host's value borrows the tensor exclusively).
+#[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub struct StoreMap(pub *const TensorMap);
+pub struct StoreMap {
+    pub opaque: [u64; 16],
+}
+
+const _: () = assert!(core::mem::size_of::<LoadMap>() == core::mem::size_of::<TensorMap>());
+const _: () = assert!(core::mem::size_of::<StoreMap>() == core::mem::size_of::<TensorMap>());
+
+/// A by-value tensor-map parameter: what [`crate::grid_constant!`] takes the address of.
+pub trait GridConstant {}
+impl GridConstant for LoadMap {}
+impl GridConstant for StoreMap {}
