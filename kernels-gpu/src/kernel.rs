@@ -204,5 +204,6 @@ macro_rules! grid_constant {
 }
 
 /// [`grid_constant!`]'s type check: only a by-value tensor-map parameter may be named.
+#[doc(hidden)]
 #[inline(always)]
 pub fn grid_constant_param<T: crate::types::GridConstant>(_: &T) {}
