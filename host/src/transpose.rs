@@ -7,8 +7,8 @@
 //! 64 bits; edge tiles are bounds-checked in the kernels.
 //!
 //! The Hopper module's `transpose_tma` takes its matrices through tensor maps ([`TileMaps`],
-//! encoded with `cuTensorMapEncodeTiled` and kept in device memory): rows and columns must be
-//! multiples of 4, and edge tiles are clipped by the TMA itself.
+//! encoded with `cuTensorMapEncodeTiled` and passed to the kernel by value): rows and columns
+//! must be multiples of 4, and edge tiles are clipped by the TMA itself.
 use cust::memory::DeviceSlice;
 
 use crate::error::{Error, Result, aligned, aligned16, dim32, exactly, in_range};
@@ -18,7 +18,8 @@ use coalesce_kernels::launch::MAX_GRID_X;
 pub use coalesce_kernels::transpose::*;
 use coalesce_kernels::types::{LoadMap, StoreMap, TensorMap};
 
-/// Parameter list of the TMA transpose: the input's map, the output's map, rows, cols.
+/// Parameter list of the TMA transpose: the input's map, the output's map, rows (the maps hold
+/// the shape).
 pub type TmaSig = fn(LoadMap, StoreMap, u32);
 
 /// Parameter list of every transpose kernel: input, output, rows, cols.
@@ -179,8 +180,9 @@ pub struct TileMaps {
 }
 
 impl TileMaps {
-    /// Encodes the maps for transposing `input` (`rows × cols`) into `output`. Errors as [`plan`], and [`Error::Unsupported`] unless rows and cols are
-    /// multiples of [`TMA_ALIGN`] (a map's row pitch must be a multiple of 16 bytes),
+    /// Encodes the maps for transposing `input` (`rows × cols`) into `output`. Errors as
+    /// [`plan`], and [`Error::Unsupported`] unless rows and cols are multiples of [`TMA_ALIGN`]
+    /// (a map's row pitch must be a multiple of 16 bytes),
     /// [`Error::Misaligned`] unless both buffers start on 16-byte boundaries, and
     /// [`Error::Driver`] if the driver refuses the encoding.
     pub fn new(
@@ -236,8 +238,9 @@ pub fn plan_tma<'a>(
     in_range("transpose tiles", blocks, 1, MAX_GRID_X.into())?;
     let launch = Launch::linear(blocks as u32, TMA_THREADS).with_shared(TMA_SHARED_BYTES);
     // SAFETY: the input map describes exactly `input` (rows × cols floats at its address) and
-    // the output map exactly `output` (cols × rows), checked above against the buffers borrowed here (shared
-    // and exclusive) and encoded by `TileMaps::new`, which checked shape, lengths and alignment.
+    // the output map exactly `output` (cols × rows), checked above against the buffers borrowed
+    // here (shared and exclusive) and encoded by `TileMaps::new`, which checked shape, lengths
+    // and alignment.
     // The TMA reads and writes nothing outside the tensors a map describes: boxes past the edge
     // read zeros and store nothing there. Block b < wide_tiles(rows, cols) (<= MAX_GRID_X,
     // checked above) transposes the 64 × 64 tile at `wide_tile_origin(b, ..)`, whose box
