@@ -29,7 +29,7 @@ pub struct Launch {
     pub grid: (u32, u32),
     /// Threads per block in x and y.
     pub block: (u32, u32),
-    /// Dynamic shared memory per block, in bytes. Past [`DEFAULT_SHARED_BYTES`] the launch opts
+    /// Dynamic shared memory per block, in bytes. Past [`coalesce_kernels::launch::DEFAULT_SHARED_BYTES`] the launch opts
     /// the function in (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`).
     pub shared_bytes: u32,
     /// Blocks per thread-block cluster along x (1: no clusters; more needs sm_90 and is
