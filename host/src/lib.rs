@@ -43,9 +43,9 @@ pub use launch::{Call, In, Kernel, Launch, MapIn, MapOut, Out};
 /// The kernels as PTX, built from `kernels-gpu/` by `build.rs` for [`PTX_ARCH`].
 pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
 
-/// The Hopper module: every kernel built for sm_90 with PTX ISA 8.3, the kernels declared with `hopper_kernel!`
-/// among them (they exist in no other module). [`Gpu`] loads it on first use of one of them, on
-/// devices of compute capability 9.0 or newer.
+/// The Hopper module: every kernel built for sm_90 with PTX ISA 8.3, the kernels declared with
+/// `hopper_kernel!` among them (they exist in no other module). [`Gpu`] loads it on first use of
+/// one of them, on devices of compute capability 9.0 or newer.
 pub const PTX_SM90: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels-sm_90.ptx"));
 
 /// The architecture the embedded PTX targets (`COALESCE_PTX_ARCH` at build time, default sm_75);
