@@ -204,16 +204,22 @@ impl PtxBuilder {
     }
 }
 
+/// What follows `prefix` in the name of each marker static in `ptx` (a `.global` declaration
+/// whose name starts with `prefix`): the markers `kernel!` and `grid_constant!` export.
+fn marker_symbols<'a>(ptx: &'a str, prefix: &'a str) -> impl Iterator<Item = &'a str> {
+    ptx.lines()
+        .filter(|l| l.trim_start().starts_with('.') && l.contains(".global"))
+        .filter_map(move |l| l.split(prefix).nth(1))
+        .filter_map(|rest| rest.split([';', '[', ' ', '=']).next())
+}
+
 /// Marker symbols `kernel!` exports for kernels declared with `#[launch_bounds(T, B)]`.
 const LAUNCH_BOUNDS_PREFIX: &str = "__coalesce_launch_bounds__";
 
 /// `(entry, max threads, min blocks)` of every launch-bounds marker in `ptx`.
 pub fn launch_bounds(ptx: &str) -> Vec<(String, u32, u32)> {
-    ptx.lines()
-        .filter(|l| l.trim_start().starts_with('.') && l.contains(".global"))
-        .filter_map(|l| l.split(LAUNCH_BOUNDS_PREFIX).nth(1))
-        .filter_map(|rest| {
-            let symbol = rest.split([';', '[', ' ', '=']).next()?;
+    marker_symbols(ptx, LAUNCH_BOUNDS_PREFIX)
+        .filter_map(|symbol| {
             let mut parts = symbol.rsplitn(3, "__");
             let blocks = parts.next()?.parse().ok()?;
             let threads = parts.next()?.parse().ok()?;
@@ -263,11 +269,8 @@ const MAP_BYTES: u32 = 128;
 
 /// `(entry, parameter index)` of every grid-constant marker in `ptx`.
 pub fn grid_constants(ptx: &str) -> Vec<(String, u32)> {
-    ptx.lines()
-        .filter(|l| l.trim_start().starts_with('.') && l.contains(".global"))
-        .filter_map(|l| l.split(GRID_CONSTANT_PREFIX).nth(1))
-        .filter_map(|rest| {
-            let symbol = rest.split([';', '[', ' ', '=']).next()?;
+    marker_symbols(ptx, GRID_CONSTANT_PREFIX)
+        .filter_map(|symbol| {
             let (entry, index) = symbol.rsplit_once("__")?;
             Some((entry.to_string(), index.parse().ok()?))
         })
