@@ -1,5 +1,6 @@
-// What the transpose sweeps (trd, trs, trs2, trq, trt, trt2) share around their kernels: the
-// input filled with a hash of the index (never zeros), and the element-by-element check.
+// What the transpose sweeps (trd, trs, trs2, trq, trt, trt2, trpitch) share around their
+// kernels: the input filled with a hash of the index (never zeros), and the element-by-element
+// check.
 #pragma once
 #include <vector>
 #include <cuda_runtime.h>

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 #define MEDIAN_REPS 21
 #include "timing.cuh"
+#include "trcheck.cuh"
 // ORDER 0 = tiles down columns, 1 = along rows; TRANS 0 = copy in place, 1 = transpose.
 template <int ORDER, int TRANS> __global__ void __launch_bounds__(512) tp(const float* __restrict__ in, float* __restrict__ out, int n, size_t pitch) {
   __shared__ float t[64][65];
@@ -33,9 +34,7 @@ template <int O, int X> float run(const float* a, float* b, int n, size_t p) {
 }
 int main() {
   const int n = 8192; const size_t maxp = 16384, cap = n * maxp;
-  float *a, *b; cudaMalloc(&a, cap * 4); cudaMalloc(&b, cap * 4);
-  std::vector<float> h(cap); for (size_t i = 0; i < cap; i++) h[i] = (float)((i * 2654435761u) % 1000003);
-  cudaMemcpy(a, h.data(), cap * 4, cudaMemcpyHostToDevice);
+  float *a, *b; std::vector<float> h; filled_pair(cap, &a, &b, h);
   size_t pitches[] = {8192, 8192 + 8, 8192 + 32, 8192 + 64, 8192 + 256, 8192 + 1024, 8192 + 4096, 16384};
   for (int round = 0; round < 2; round++) {
     float mem = median_ms([&] { cudaMemcpyAsync(b, a, (size_t)n * n * 4, cudaMemcpyDeviceToDevice); });
