@@ -196,11 +196,6 @@ impl<'a> MapIn<'a> {
     pub(crate) unsafe fn new(map: TensorMap, _tensor: &'a DeviceSlice<f32>) -> Self {
         MapIn { map, _borrow: PhantomData }
     }
-
-    /// The map.
-    pub fn map(&self) -> &TensorMap {
-        &self.map
-    }
 }
 
 impl<'a> MapOut<'a> {
@@ -210,11 +205,6 @@ impl<'a> MapOut<'a> {
     /// `map` is a tensor map whose tensor lies inside `tensor`.
     pub(crate) unsafe fn new(map: TensorMap, _tensor: &'a mut DeviceSlice<f32>) -> Self {
         MapOut { map, _borrow: PhantomData }
-    }
-
-    /// The map.
-    pub fn map(&self) -> &TensorMap {
-        &self.map
     }
 }
 
