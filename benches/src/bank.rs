@@ -71,7 +71,7 @@ impl Family for Bank {
         // Every warp computes the same 32 sums: thread t's is lane t % 32's.
         let sums = lib::lane_sums_cpu(pattern, &table);
         let want: Vec<i32> = (0..OUTPUTS).map(|t| sums[lib::lane(t) as usize]).collect();
-        same_values("lane sums", &d_out.as_host_vec()?, &want)?;
+        same_values("lane sums", &d_out.to_vec()?, &want)?;
         Ok(format!("{outputs} thread sums"))
     }
 

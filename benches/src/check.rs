@@ -105,7 +105,7 @@ pub fn check_f32(
     gpu.synchronize()?;
     let mut want = vec![f32::from_bits(POISON_BITS); out_len];
     reference(&input, &mut want);
-    same_bits(what, &d_output.as_host_vec()?, &want)
+    same_bits(what, &d_output.to_vec()?, &want)
 }
 
 /// Bitwise comparison of floats that must be exact (copies, +2.0 on every component): a NaN

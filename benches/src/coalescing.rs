@@ -195,8 +195,8 @@ impl Coalescing {
     fn run(
         self,
         gpu: &Gpu,
-        input: &coalesce::DeviceSlice<f32>,
-        output: &mut coalesce::DeviceSlice<f32>,
+        input: &impl coalesce::DeviceRead<f32>,
+        output: &mut impl coalesce::DeviceWrite<f32>,
         n: usize,
         value: u32,
     ) -> Result<()> {

@@ -3,7 +3,7 @@
 use coalesce::distance::{self as lib, Float3, Indices, Points, Soa3};
 use coalesce::model::Counts;
 use coalesce::util::Fill;
-use coalesce::{DeviceBuffer, Error, Gpu, Result};
+use coalesce::{DeviceBuffer, DeviceRead, Error, Gpu, Result};
 
 use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, same_bits};
 use crate::layouts::split;
@@ -83,7 +83,7 @@ impl Family for Distance {
             }
             gpu.synchronize()?;
             let want: Vec<f32> = selected.iter().map(|&i| lib::distance_cpu(points[i])).collect();
-            same_bits(&format!("n={n}"), &d_out.as_host_vec()?, &want)?;
+            same_bits(&format!("n={n}"), &d_out.to_vec()?, &want)?;
         }
         let refusal = if gathered { ", n/7 random indices; index n refused" } else { "" };
         Ok(format!("n in {CHECK_SIZES:?}{refusal}"))
@@ -146,7 +146,7 @@ impl DevicePoints {
     /// The points as the library takes them.
     fn points(&self) -> Points<'_> {
         match self {
-            DevicePoints::Aos(p) => Points::Aos(p),
+            DevicePoints::Aos(p) => Points::Aos(p.view()),
             DevicePoints::Soa([x, y, z]) => Points::Soa(Soa3::new(x, y, z)),
         }
     }

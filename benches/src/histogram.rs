@@ -72,7 +72,7 @@ impl Family for Method {
             let mut bins = gpu.poisoned::<u32>(BINS as usize, POISON_BITS)?;
             lib::run(gpu, self, &d_input, &mut bins)?;
             gpu.synchronize()?;
-            same_values(&format!("n={n}"), &bins.as_host_vec()?, &histogram_cpu(&input))?;
+            same_values(&format!("n={n}"), &bins.to_vec()?, &histogram_cpu(&input))?;
         }
         // Refused before any launch: bins of the wrong length.
         let d_input = gpu.upload(&[1u32; 8])?;

@@ -87,7 +87,7 @@ fn copy(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
     coalesce::coalescing::copy(gpu, &input, &mut output)?;
     gpu.synchronize()?;
     // Arbitrary bit patterns (NaNs too) must arrive unchanged: compare the words.
-    let got: Vec<u32> = output.as_host_vec()?.iter().map(|x| x.to_bits()).collect();
+    let got: Vec<u32> = output.to_vec()?.iter().map(|x| x.to_bits()).collect();
     compare_with("copy of 2^31+5", &got, |i| bits(i, seed, Fill::Bits))?;
     Ok(format!("{n} floats, every element against the CPU"))
 }

@@ -2,7 +2,7 @@
 use coalesce::layouts::{self as lib, AosMethod, Float3, Float3A16, Soa3, Soa3Mut};
 use coalesce::model::Counts;
 use coalesce::util::Fill;
-use coalesce::{DeviceBuffer, DeviceSlice, Gpu, Result};
+use coalesce::{DeviceBuffer, Gpu, Result};
 use cust::memory::DeviceCopy;
 
 use crate::check::{CheckResult, POISON_BITS, Rng, same_bits};
@@ -124,14 +124,14 @@ fn check_elements<T: DeviceCopy + bytemuck::Pod + Default>(
     what: &str,
     input: &[T],
     reference: impl Fn(T) -> T,
-    launch: impl FnOnce(&DeviceSlice<T>, &mut DeviceSlice<T>) -> Result<()>,
+    launch: impl FnOnce(&DeviceBuffer<T>, &mut DeviceBuffer<T>) -> Result<()>,
 ) -> CheckResult<()> {
     let d_input = gpu.upload(input)?;
     let mut d_output = gpu.poisoned::<T>(input.len(), POISON_BITS)?;
     launch(&d_input, &mut d_output)?;
     gpu.synchronize()?;
     let want: Vec<T> = input.iter().map(|&p| reference(p)).collect();
-    same_bits(what, bytemuck::cast_slice(&d_output.as_host_vec()?), bytemuck::cast_slice(&want))
+    same_bits(what, bytemuck::cast_slice(&d_output.to_vec()?), bytemuck::cast_slice(&want))
 }
 
 /// x, y and z of `points` as three arrays (the SoA form of AoS data).
@@ -151,7 +151,7 @@ fn check_soa(gpu: &Gpu, what: &str, points: &[Float3]) -> CheckResult<()> {
     gpu.synchronize()?;
     let want = split(&points.iter().map(|&p| lib::add_cpu(p)).collect::<Vec<_>>());
     for ((name, out), want) in [("x", &ox), ("y", &oy), ("z", &oz)].into_iter().zip(&want) {
-        same_bits(&format!("{what} {name}"), &out.as_host_vec()?, want)?;
+        same_bits(&format!("{what} {name}"), &out.to_vec()?, want)?;
     }
     Ok(())
 }

@@ -152,7 +152,7 @@ impl Family for Method {
             let mut dc = gpu.poisoned::<f32>(m * n, POISON_BITS)?;
             lib::run(gpu, self, &da, &db, &mut dc, shape)?;
             gpu.synchronize()?;
-            let err = close(&format!("{m}x{n}x{k}"), &dc.as_host_vec()?, &matmul_cpu(&a, &b, shape), TOLERANCE)?;
+            let err = close(&format!("{m}x{n}x{k}"), &dc.to_vec()?, &matmul_cpu(&a, &b, shape), TOLERANCE)?;
             worst = worst.max(err);
         }
         let mut extra = String::new();
@@ -219,9 +219,9 @@ fn check_unaligned(method: Method, gpu: &Gpu, rng: &mut Rng) -> CheckResult<Stri
     let (m, n, k) = (256, 384, 160);
     let (a, b) = (rng.f32s(m * k + 1), rng.f32s(k * n + 1));
     let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
-    let dc = gpu.poisoned::<f32>(m * n + 1, POISON_BITS)?;
-    let (sa, sb) = (da.index(1..), db.index(1..));
-    let mut sc = dc.index(1..);
+    let mut dc = gpu.poisoned::<f32>(m * n + 1, POISON_BITS)?;
+    let (sa, sb) = (da.slice(1..)?, db.slice(1..)?);
+    let mut sc = dc.slice_mut(1..)?;
     let sm90 = gpu.supports(coalesce::matmul::matmul_warptile_sm90).is_ok();
     let chosen = lib::choose(&sa, &sb, &sc, (m, n, k), gpu.multiprocessors(), sm90);
     let expected = if sm90 { Method::WarpTileEdgeSm90 } else { Method::WarpTileEdge };
@@ -240,7 +240,7 @@ fn check_unaligned(method: Method, gpu: &Gpu, rng: &mut Rng) -> CheckResult<Stri
         "matmul::run"
     };
     gpu.synchronize()?;
-    let got = dc.as_host_vec()?;
+    let got = dc.to_vec()?;
     if got[0].to_bits() != POISON_BITS {
         return Err(CheckError::Mismatch {
             what: "unaligned matmul wrote before C".into(),
@@ -289,8 +289,8 @@ fn check_banded(method: Method, gpu: &Gpu, rng: &mut Rng) -> CheckResult<String>
     };
     let mut worst = 0.0f64;
     for rows in &windows {
-        let a_rows = a.index(rows.start * k..rows.end * k).as_host_vec()?;
-        let c_rows = c.index(rows.start * n..rows.end * n).as_host_vec()?;
+        let a_rows = a.slice(rows.start * k..rows.end * k)?.to_vec()?;
+        let c_rows = c.slice(rows.start * n..rows.end * n)?.to_vec()?;
         let want = matmul_cpu(&a_rows, &b_host, (rows.len(), n, k));
         worst = worst.max(close(&format!("banded {m}x{n}x{k} rows {rows:?}"), &c_rows, &want, TOLERANCE)?);
     }

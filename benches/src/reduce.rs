@@ -160,7 +160,7 @@ fn check_gpu(gpu: &Gpu, rng: &mut Rng, method: Method) -> CheckResult<String> {
         let mut out = gpu.poisoned::<i32>(1, POISON_BITS)?;
         lib::sum_into(gpu, method, &d_input, &mut partials, &mut out)?;
         gpu.synchronize()?;
-        same_values(&format!("sum of n={n}"), &out.as_host_vec()?, &[lib::sum_cpu(&input)])?;
+        same_values(&format!("sum of n={n}"), &out.to_vec()?, &[lib::sum_cpu(&input)])?;
     }
     if matches!(method, Method::Seed | Method::SeedFilled) {
         // The seed kernel makes only 4-byte accesses: no alignment to refuse.
@@ -172,9 +172,9 @@ fn check_gpu(gpu: &Gpu, rng: &mut Rng, method: Method) -> CheckResult<String> {
     let mut out = gpu.poisoned::<i32>(1, POISON_BITS)?;
     // Elements 1..: 4 bytes past the allocation's 256-byte boundary.
     let (what, refused) = if method == Method::ShuffleVec4 {
-        ("reduce input", lib::sum_into(gpu, method, &input.index(1..), &mut partials, &mut out))
+        ("reduce input", lib::sum_into(gpu, method, &input.slice(1..)?, &mut partials, &mut out))
     } else {
-        ("reduce partials", lib::sum_into(gpu, method, &input.index(..n), &mut partials.index(1..), &mut out))
+        ("reduce partials", lib::sum_into(gpu, method, &input.slice(..n)?, &mut partials.slice_mut(1..)?, &mut out))
     };
     if !matches!(refused, Err(Error::Misaligned { what: w, .. }) if w == what) {
         return Err(CheckError::Unexpected {
@@ -184,7 +184,7 @@ fn check_gpu(gpu: &Gpu, rng: &mut Rng, method: Method) -> CheckResult<String> {
         });
     }
     gpu.synchronize()?;
-    same_values("output after a refused sum", &out.as_host_vec()?, &[POISON_BITS as i32])?;
+    same_values("output after a refused sum", &out.to_vec()?, &[POISON_BITS as i32])?;
     Ok(format!("n in {CHECK_SIZES:?}; misaligned {what} refused, output untouched"))
 }
 

@@ -3,7 +3,7 @@
 use coalesce::model::Counts;
 use coalesce::transpose::{self as lib, Method};
 use coalesce::util::{Fill, fill_value};
-use coalesce::{DeviceBuffer, DeviceSlice, Gpu, Result};
+use coalesce::{DeviceBuffer, DeviceRead, DeviceWrite, Gpu, Result};
 
 use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, check_f32};
 use crate::large::compare_with;
@@ -186,7 +186,14 @@ impl Transpose {
     }
 
     /// One launch through the library.
-    fn run(self, gpu: &Gpu, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>, r: usize, c: usize) -> Result<()> {
+    fn run(
+        self,
+        gpu: &Gpu,
+        input: &impl DeviceRead<f32>,
+        output: &mut impl DeviceWrite<f32>,
+        r: usize,
+        c: usize,
+    ) -> Result<()> {
         match self.method() {
             Some(method) => lib::run(gpu, method, input, output, r, c),
             None => lib::tma_transpose(gpu, input, output, r, c),
@@ -280,7 +287,7 @@ fn large(gpu: &Gpu, rng: &mut Rng, (rows, cols): (usize, usize)) -> CheckResult<
     lib::transpose(gpu, &input, &mut output, rows, cols)?;
     gpu.synchronize()?;
     drop(input);
-    let got = output.as_host_vec()?;
+    let got = output.to_vec()?;
     // Arbitrary bit patterns (NaNs too) must arrive unchanged: compare the words. Output element
     // `c * rows + r` is input element `r * cols + c`.
     let got: &[u32] = bytemuck::cast_slice(&got);

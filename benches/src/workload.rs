@@ -59,7 +59,7 @@ pub fn random_buffer<T: DeviceCopy + bytemuck::Pod>(
 ) -> Result<DeviceBuffer<T>> {
     // SAFETY: the fill below writes every word before the buffer is returned, and every bit
     // pattern is a valid `Pod` value.
-    let mut buffer = unsafe { DeviceBuffer::<T>::uninitialized(len)? };
+    let mut buffer = unsafe { gpu.uninitialized::<T>(len)? };
     fill(gpu, &mut buffer, kind, seed)?;
     gpu.synchronize()?;
     Ok(buffer)

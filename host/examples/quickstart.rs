@@ -13,7 +13,7 @@ fn main() -> coalesce::Result<()> {
     transpose::transpose(&gpu, &input, &mut output, rows, cols)?; // padded shared-memory tile
     let small = gpu.upload(&[1i32, 2, 3])?;
     let total = reduce::sum(&gpu, &small)?; // 6
-    println!("sum {total}, out[1] = {} (= in[{cols}])", output.as_host_vec()?[1]);
+    println!("sum {total}, out[1] = {} (= in[{cols}])", output.to_vec()?[1]);
 
     // Bad input is a typed error before any launch, never a fault on the GPU:
     let mut short = gpu.poisoned::<f32>(10, 0)?;

@@ -3,8 +3,8 @@
 //! blocks whose lanes run along x vs along y. Every variant computes `out = in + 1`.
 //!
 //! Lesson kernels: 32-bit indices, so counts stay below 2^31 (`MAX_ELEMENTS_32`).
-use cust::memory::DeviceSlice;
 
+use crate::buffer::{DeviceRead, DeviceWrite};
 use crate::error::{Error, Result, elements32, exactly, in_range};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Kernel, Launch, Out};
@@ -65,8 +65,8 @@ impl Lanes {
 /// exactly `n` floats.
 pub fn plan_walk<'a>(
     order: Order,
-    input: &'a DeviceSlice<f32>,
-    output: &'a mut DeviceSlice<f32>,
+    input: &'a impl DeviceRead<f32>,
+    output: &'a mut impl DeviceWrite<f32>,
     n: usize,
     per_thread: u32,
 ) -> Result<Call<'a, WalkSig>> {
@@ -95,8 +95,8 @@ pub fn plan_walk<'a>(
 /// hold exactly `rows * cols` floats.
 pub fn plan_walk_2d<'a>(
     lanes: Lanes,
-    input: &'a DeviceSlice<f32>,
-    output: &'a mut DeviceSlice<f32>,
+    input: &'a impl DeviceRead<f32>,
+    output: &'a mut impl DeviceWrite<f32>,
     rows: usize,
     cols: usize,
 ) -> Result<Call<'a, WalkSig>> {
@@ -120,8 +120,8 @@ pub fn plan_walk_2d<'a>(
 pub fn walk_1d(
     gpu: &Gpu,
     order: Order,
-    input: &DeviceSlice<f32>,
-    output: &mut DeviceSlice<f32>,
+    input: &impl DeviceRead<f32>,
+    output: &mut impl DeviceWrite<f32>,
     n: usize,
     per_thread: u32,
 ) -> Result<()> {
@@ -133,8 +133,8 @@ pub fn walk_1d(
 pub fn walk_2d(
     gpu: &Gpu,
     lanes: Lanes,
-    input: &DeviceSlice<f32>,
-    output: &mut DeviceSlice<f32>,
+    input: &impl DeviceRead<f32>,
+    output: &mut impl DeviceWrite<f32>,
     rows: usize,
     cols: usize,
 ) -> Result<()> {
@@ -151,12 +151,12 @@ pub fn plus_one_cpu(input: &[f32], output: &mut [f32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::launch::testing::slice_at;
+    use crate::buffer::DeviceViewMut;
 
     /// Slice descriptors at made-up addresses: plans are checked without a GPU.
-    fn slices(a: usize, b: usize) -> (DeviceSlice<f32>, DeviceSlice<f32>) {
+    fn slices(a: usize, b: usize) -> (DeviceViewMut<'static, f32>, DeviceViewMut<'static, f32>) {
         // SAFETY: descriptors only; no planned call is launched.
-        unsafe { (slice_at(0x10_0000, a), slice_at(0x20_0000, b)) }
+        unsafe { (DeviceViewMut::stand_in(0x10_0000, a), DeviceViewMut::stand_in(0x20_0000, b)) }
     }
 
     fn plan_1d(n: usize, per_thread: u32, a: usize, b: usize) -> Result<Launch> {

@@ -1,7 +1,7 @@
 //! Shared-memory bank conflicts in isolation: plans, launchers and CPU reference for
 //! `kernels-gpu/src/bank.rs` (rows, columns, padded columns of a tile, and a stride sweep).
-use cust::memory::DeviceSlice;
 
+use crate::buffer::{DeviceRead, DeviceWrite};
 use crate::error::{Result, exactly, in_range};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Kernel, Launch, Out};
@@ -61,7 +61,7 @@ impl Pattern {
 pub const LAUNCH: Launch = Launch::linear(BLOCKS, BLOCK).with_shared(SHARED_BYTES);
 
 /// Checks the table and output lengths.
-fn check_buffers(table: &DeviceSlice<i32>, output: &DeviceSlice<i32>) -> Result<()> {
+fn check_buffers(table: &impl DeviceRead<i32>, output: &impl DeviceRead<i32>) -> Result<()> {
     exactly("bank table", table.len(), WORDS as usize)?;
     exactly("bank output", output.len(), OUTPUTS as usize)
 }
@@ -72,8 +72,8 @@ fn check_buffers(table: &DeviceSlice<i32>, output: &DeviceSlice<i32>) -> Result<
 /// words and the output `OUTPUTS`.
 pub fn plan_tile<'a>(
     tile: Tile,
-    table: &'a DeviceSlice<i32>,
-    output: &'a mut DeviceSlice<i32>,
+    table: &'a impl DeviceRead<i32>,
+    output: &'a mut impl DeviceWrite<i32>,
 ) -> Result<Call<'a, TileSig>> {
     check_buffers(table, output)?;
     // SAFETY: the table holds `WORDS` words and the output `OUTPUTS` (checked above). The kernel
@@ -88,8 +88,8 @@ pub fn plan_tile<'a>(
 ///
 /// Errors: `OutOfRange` ("bank stride") outside `1..=MAX_STRIDE`, then as [`plan_tile`].
 pub fn plan_stride<'a>(
-    table: &'a DeviceSlice<i32>,
-    output: &'a mut DeviceSlice<i32>,
+    table: &'a impl DeviceRead<i32>,
+    output: &'a mut impl DeviceWrite<i32>,
     stride: u32,
 ) -> Result<Call<'a, StrideSig>> {
     in_range("bank stride", stride.into(), 1, MAX_STRIDE.into())?;
@@ -100,7 +100,12 @@ pub fn plan_stride<'a>(
 }
 
 /// Every thread sums `ITERS` words of `table` (staged in shared memory) read with `pattern`.
-pub fn run(gpu: &Gpu, pattern: Pattern, table: &DeviceSlice<i32>, output: &mut DeviceSlice<i32>) -> Result<()> {
+pub fn run(
+    gpu: &Gpu,
+    pattern: Pattern,
+    table: &impl DeviceRead<i32>,
+    output: &mut impl DeviceWrite<i32>,
+) -> Result<()> {
     match pattern {
         Pattern::Tile(tile) => gpu.launch(plan_tile(tile, table, output)?),
         Pattern::Stride(stride) => gpu.launch(plan_stride(table, output, stride)?),
@@ -117,12 +122,12 @@ pub fn lane_sums_cpu(pattern: Pattern, table: &[i32]) -> [i32; 32] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::buffer::DeviceViewMut;
     use crate::error::Error;
-    use crate::launch::testing::slice_at;
 
-    fn slices(a: usize, b: usize) -> (DeviceSlice<i32>, DeviceSlice<i32>) {
+    fn slices(a: usize, b: usize) -> (DeviceViewMut<'static, i32>, DeviceViewMut<'static, i32>) {
         // SAFETY: descriptors only; no planned call is launched.
-        unsafe { (slice_at(0x10_0000, a), slice_at(0x20_0000, b)) }
+        unsafe { (DeviceViewMut::stand_in(0x10_0000, a), DeviceViewMut::stand_in(0x20_0000, b)) }
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! Global-memory coalescing: plans, launchers and CPU references for the copies in
 //! `kernels-gpu/src/coalescing.rs` (offset, stride, L2-only offset, and the 16-byte copy that is
 //! the library's fast copy).
-use cust::memory::DeviceSlice;
 
+use crate::buffer::{DeviceRead, DeviceWrite};
 use crate::error::{Result, aligned16, at_least, elements32, exactly, in_range, non_empty};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Launch, Out};
@@ -75,8 +75,8 @@ pub enum Load {
 /// Validates an offset copy of elements `offset..offset + n` and returns its launch.
 pub fn plan_offset<'a>(
     load: Load,
-    input: &'a DeviceSlice<f32>,
-    output: &'a mut DeviceSlice<f32>,
+    input: &'a impl DeviceRead<f32>,
+    output: &'a mut impl DeviceWrite<f32>,
     n: usize,
     offset: u32,
 ) -> Result<Call<'a, OffsetSig>> {
@@ -97,8 +97,8 @@ pub fn plan_offset<'a>(
 
 /// Validates a stride copy of `n` elements `0, stride, 2 * stride, ...` and returns its launch.
 pub fn plan_stride<'a>(
-    input: &'a DeviceSlice<f32>,
-    output: &'a mut DeviceSlice<f32>,
+    input: &'a impl DeviceRead<f32>,
+    output: &'a mut impl DeviceWrite<f32>,
     n: usize,
     stride: u32,
 ) -> Result<Call<'a, OffsetSig>> {
@@ -117,8 +117,8 @@ pub fn plan_stride<'a>(
 /// resident blocks on each of `multiprocessors` SMs (fewer if the work is smaller), or with
 /// `blocks_per_sm == 0` one block per 8 KiB chunk (every thread makes one unrolled trip).
 pub fn plan_copy<'a>(
-    input: &'a DeviceSlice<f32>,
-    output: &'a mut DeviceSlice<f32>,
+    input: &'a impl DeviceRead<f32>,
+    output: &'a mut impl DeviceWrite<f32>,
     multiprocessors: u32,
     blocks_per_sm: u32,
     streaming: bool,
@@ -126,8 +126,8 @@ pub fn plan_copy<'a>(
     non_empty("copy input", input.len())?;
     exactly("copy output", output.len(), input.len())?;
     in_range("blocks per SM", blocks_per_sm.into(), 0, 64)?;
-    aligned16("copy input", input.as_device_ptr().as_raw())?;
-    aligned16("copy output", output.as_device_ptr().as_raw())?;
+    aligned16("copy input", input.address())?;
+    aligned16("copy output", output.address())?;
     let n = input.len() as u64;
     let (vectors, _) = vec4_split(n);
     let blocks = match blocks_per_sm {
@@ -148,16 +148,16 @@ pub fn plan_copy<'a>(
 /// buffers not on 16-byte boundaries, blocks per SM out of range, too many blocks.
 pub fn plan_async_copy<'a>(
     kind: AsyncCopy,
-    input: &'a DeviceSlice<f32>,
-    output: &'a mut DeviceSlice<f32>,
+    input: &'a impl DeviceRead<f32>,
+    output: &'a mut impl DeviceWrite<f32>,
     multiprocessors: u32,
     blocks_per_sm: u32,
 ) -> Result<Call<'a, CopySig>> {
     in_range("blocks per SM", blocks_per_sm.into(), 0, kind.max_blocks_per_sm().into())?;
     non_empty("copy input", input.len())?;
     exactly("copy output", output.len(), input.len())?;
-    aligned16("copy input", input.as_device_ptr().as_raw())?;
-    aligned16("copy output", output.as_device_ptr().as_raw())?;
+    aligned16("copy input", input.address())?;
+    aligned16("copy output", output.address())?;
     let n = input.len() as u64;
     let (vectors, _) = vec4_split(n);
     let (blocks, launch) = kind.launch(vectors, multiprocessors, blocks_per_sm);
@@ -178,8 +178,8 @@ pub fn plan_async_copy<'a>(
 pub fn copy_async(
     gpu: &Gpu,
     kind: AsyncCopy,
-    input: &DeviceSlice<f32>,
-    output: &mut DeviceSlice<f32>,
+    input: &impl DeviceRead<f32>,
+    output: &mut impl DeviceWrite<f32>,
     blocks_per_sm: u32,
 ) -> Result<()> {
     gpu.launch(plan_async_copy(kind, input, output, gpu.multiprocessors(), blocks_per_sm)?)
@@ -190,8 +190,8 @@ pub fn copy_async(
 pub fn offset_copy(
     gpu: &Gpu,
     load: Load,
-    input: &DeviceSlice<f32>,
-    output: &mut DeviceSlice<f32>,
+    input: &impl DeviceRead<f32>,
+    output: &mut impl DeviceWrite<f32>,
     n: usize,
     offset: u32,
 ) -> Result<()> {
@@ -202,8 +202,8 @@ pub fn offset_copy(
 /// of `output`.
 pub fn stride_copy(
     gpu: &Gpu,
-    input: &DeviceSlice<f32>,
-    output: &mut DeviceSlice<f32>,
+    input: &impl DeviceRead<f32>,
+    output: &mut impl DeviceWrite<f32>,
     n: usize,
     stride: u32,
 ) -> Result<()> {
@@ -212,7 +212,7 @@ pub fn stride_copy(
 
 /// Copies all of `input` into `output` (equal lengths, any size) with 16-byte loads and stores:
 /// the library's fast copy.
-pub fn copy(gpu: &Gpu, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>) -> Result<()> {
+pub fn copy(gpu: &Gpu, input: &impl DeviceRead<f32>, output: &mut impl DeviceWrite<f32>) -> Result<()> {
     copy_tuned(gpu, input, output, COPY_BLOCKS_PER_SM, false)
 }
 
@@ -220,8 +220,8 @@ pub fn copy(gpu: &Gpu, input: &DeviceSlice<f32>, output: &mut DeviceSlice<f32>) 
 /// the streaming (`ld.global.nc` / `st.global.cs`) kernel.
 pub fn copy_tuned(
     gpu: &Gpu,
-    input: &DeviceSlice<f32>,
-    output: &mut DeviceSlice<f32>,
+    input: &impl DeviceRead<f32>,
+    output: &mut impl DeviceWrite<f32>,
     blocks_per_sm: u32,
     streaming: bool,
 ) -> Result<()> {
@@ -243,13 +243,13 @@ pub fn stride_copy_cpu(input: &[f32], output: &mut [f32], n: usize, stride: usiz
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::buffer::DeviceViewMut;
     use crate::error::Error;
-    use crate::launch::testing::slice_at;
 
     /// Slice descriptors at made-up addresses: plans are checked without a GPU.
-    fn slices(a: usize, b: usize) -> (DeviceSlice<f32>, DeviceSlice<f32>) {
+    fn slices(a: usize, b: usize) -> (DeviceViewMut<'static, f32>, DeviceViewMut<'static, f32>) {
         // SAFETY: descriptors only; no planned call is launched.
-        unsafe { (slice_at(0x10_0000, a), slice_at(0x20_0000, b)) }
+        unsafe { (DeviceViewMut::stand_in(0x10_0000, a), DeviceViewMut::stand_in(0x20_0000, b)) }
     }
 
     #[test]
@@ -294,7 +294,8 @@ mod tests {
         let big = (1usize << 31) + 5;
         assert_eq!(plan(big, big, 0).unwrap(), (Launch::linear((1 << 20) + 1, 256), big as u64));
         // SAFETY: descriptors only.
-        let (i, mut o) = unsafe { (slice_at::<f32>(0x10_0004, 8), slice_at::<f32>(0x20_0000, 8)) };
+        let (i, mut o) =
+            unsafe { (DeviceViewMut::<f32>::stand_in(0x10_0004, 8), DeviceViewMut::<f32>::stand_in(0x20_0000, 8)) };
         assert!(matches!(plan_copy(&i, &mut o, 132, 0, false), Err(Error::Misaligned { .. })));
     }
 
@@ -315,7 +316,8 @@ mod tests {
         assert_eq!(plan(AsyncCopy::Bulk, 3, 3).unwrap().grid.0, 1);
         assert_eq!(plan(AsyncCopy::CpAsync, 5, 5).unwrap().grid.0, 1);
         // SAFETY: descriptors only.
-        let (i, mut o) = unsafe { (slice_at::<f32>(0x10_0000, 8), slice_at::<f32>(0x20_0008, 8)) };
+        let (i, mut o) =
+            unsafe { (DeviceViewMut::<f32>::stand_in(0x10_0000, 8), DeviceViewMut::<f32>::stand_in(0x20_0008, 8)) };
         assert!(matches!(plan_async_copy(AsyncCopy::Bulk, &i, &mut o, 132, 1), Err(Error::Misaligned { .. })));
         assert!(matches!(plan_async_copy(AsyncCopy::Bulk, &i, &mut o, 132, 4), Err(Error::OutOfRange { .. })));
         assert!(matches!(plan_async_copy(AsyncCopy::CpAsync, &i, &mut o, 132, 9), Err(Error::OutOfRange { .. })));

@@ -3,8 +3,8 @@
 //!
 //! AoS points are a slice of [`Float3`]; SoA points are three `f32` slices ([`Soa3`]). Point
 //! indices for gathers are uploaded once as [`Indices`], which remembers their largest value.
-use cust::memory::{DeviceBuffer, DeviceSlice};
 
+use crate::buffer::{DeviceBuffer, DeviceRead, DeviceView, DeviceWrite};
 use crate::error::{Error, Result, elements32, exactly, in_range};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Launch, Out};
@@ -24,7 +24,7 @@ pub type SoaGatherSig = fn(*const f32, *const f32, *const f32, *const u32, *mut 
 #[derive(Debug, Clone, Copy)]
 pub enum Points<'a> {
     /// x, y, z together, one `Float3` a point.
-    Aos(&'a DeviceSlice<Float3>),
+    Aos(DeviceView<'a, Float3>),
     /// All x, all y, all z, in three arrays of equal length.
     Soa(Soa3<'a>),
 }
@@ -60,14 +60,14 @@ impl Indices {
 
     /// The indices as the plans take them.
     pub fn view(&self) -> IndexSlice<'_> {
-        IndexSlice { slice: &self.buffer, max: self.max }
+        IndexSlice { slice: self.buffer.view(), max: self.max }
     }
 }
 
 /// A borrowed list of point indices and a bound on them: what a gather plan takes.
 #[derive(Debug, Clone, Copy)]
 pub struct IndexSlice<'a> {
-    slice: &'a DeviceSlice<u32>,
+    slice: DeviceView<'a, u32>,
     max: u32,
 }
 
@@ -77,8 +77,8 @@ impl<'a> IndexSlice<'a> {
     ///
     /// # Safety
     /// Every element of `slice` is at most `max`. (Nothing can write it while it is borrowed.)
-    pub unsafe fn assume_max(slice: &'a DeviceSlice<u32>, max: u32) -> Self {
-        IndexSlice { slice, max }
+    pub unsafe fn assume_max(slice: &'a impl DeviceRead<u32>, max: u32) -> Self {
+        IndexSlice { slice: slice.view(), max }
     }
 
     /// Number of indices.
@@ -119,7 +119,10 @@ fn gathered(n: u32, indices: &IndexSlice<'_>, out_len: usize) -> Result<u32> {
 ///
 /// Errors: `Empty` / `OutOfRange` ("points") for no points or more than `MAX_ELEMENTS_32`,
 /// `LengthMismatch` ("distance output") unless `out` has one element a point.
-pub fn plan_aos<'a>(points: &'a DeviceSlice<Float3>, out: &'a mut DeviceSlice<f32>) -> Result<Call<'a, AosSig>> {
+pub fn plan_aos<'a>(
+    points: &'a impl DeviceRead<Float3>,
+    out: &'a mut impl DeviceWrite<f32>,
+) -> Result<Call<'a, AosSig>> {
     let n = elements32("points", points.len())?;
     exactly("distance output", out.len(), points.len())?;
     // SAFETY: the kernel reads point `i` and writes `out[i]` only for `i < n`; both hold
@@ -131,10 +134,10 @@ pub fn plan_aos<'a>(points: &'a DeviceSlice<Float3>, out: &'a mut DeviceSlice<f3
 ///
 /// Errors: as [`plan_aos`], and `LengthMismatch` ("SoA points y" / "z") when the three arrays
 /// differ in length.
-pub fn plan_soa<'a>(points: Soa3<'a>, out: &'a mut DeviceSlice<f32>) -> Result<Call<'a, SoaSig>> {
+pub fn plan_soa<'a>(points: Soa3<'a>, out: &'a mut impl DeviceWrite<f32>) -> Result<Call<'a, SoaSig>> {
     let n = soa_points(&points)?;
     exactly("distance output", out.len(), points.x.len())?;
-    let (x, y, z) = (In::of(points.x), In::of(points.y), In::of(points.z));
+    let (x, y, z) = (In::from_view(points.x), In::from_view(points.y), In::from_view(points.z));
     // SAFETY: the kernel touches index `i` of each array only for `i < n`; all four hold
     // exactly `n` floats (checked above).
     Ok(unsafe { Call::new(distance_soa, launch_for(n), (x, y, z, Out::of(out), n)) })
@@ -147,9 +150,9 @@ pub fn plan_soa<'a>(points: Soa3<'a>, out: &'a mut DeviceSlice<f32>) -> Result<C
 /// the number of points; `LengthMismatch` ("distance output") unless `out` has one element an
 /// index.
 pub fn plan_aos_gather<'a>(
-    points: &'a DeviceSlice<Float3>,
+    points: &'a impl DeviceRead<Float3>,
     indices: IndexSlice<'a>,
-    out: &'a mut DeviceSlice<f32>,
+    out: &'a mut impl DeviceWrite<f32>,
 ) -> Result<Call<'a, AosGatherSig>> {
     let n = elements32("points", points.len())?;
     let m = gathered(n, &indices, out.len())?;
@@ -157,7 +160,7 @@ pub fn plan_aos_gather<'a>(
     // exactly `m` elements; it reads point `idx[j] <= indices.max < n` (every index is at most
     // `max`: `IndexSlice`'s invariant), and `points` holds `n` (checked above).
     Ok(unsafe {
-        Call::new(distance_aos_gather, launch_for(m), (In::of(points), In::of(indices.slice), Out::of(out), m))
+        Call::new(distance_aos_gather, launch_for(m), (In::of(points), In::from_view(indices.slice), Out::of(out), m))
     })
 }
 
@@ -167,28 +170,30 @@ pub fn plan_aos_gather<'a>(
 pub fn plan_soa_gather<'a>(
     points: Soa3<'a>,
     indices: IndexSlice<'a>,
-    out: &'a mut DeviceSlice<f32>,
+    out: &'a mut impl DeviceWrite<f32>,
 ) -> Result<Call<'a, SoaGatherSig>> {
     let n = soa_points(&points)?;
     let m = gathered(n, &indices, out.len())?;
-    let (x, y, z) = (In::of(points.x), In::of(points.y), In::of(points.z));
+    let (x, y, z) = (In::from_view(points.x), In::from_view(points.y), In::from_view(points.z));
     // SAFETY: as `plan_aos_gather`: `j < m`, the length of `idx` and `out`; every index is at
     // most `indices.max < n`, and the three arrays hold `n` floats each (checked above).
-    Ok(unsafe { Call::new(distance_soa_gather, launch_for(m), (x, y, z, In::of(indices.slice), Out::of(out), m)) })
+    Ok(unsafe {
+        Call::new(distance_soa_gather, launch_for(m), (x, y, z, In::from_view(indices.slice), Out::of(out), m))
+    })
 }
 
 /// `out[i] = |point i|` for all points.
-pub fn all(gpu: &Gpu, points: Points<'_>, out: &mut DeviceSlice<f32>) -> Result<()> {
+pub fn all(gpu: &Gpu, points: Points<'_>, out: &mut impl DeviceWrite<f32>) -> Result<()> {
     match points {
-        Points::Aos(p) => gpu.launch(plan_aos(p, out)?),
+        Points::Aos(p) => gpu.launch(plan_aos(&p, out)?),
         Points::Soa(p) => gpu.launch(plan_soa(p, out)?),
     }
 }
 
 /// `out[j] = |point indices[j]|`.
-pub fn gather(gpu: &Gpu, points: Points<'_>, indices: &Indices, out: &mut DeviceSlice<f32>) -> Result<()> {
+pub fn gather(gpu: &Gpu, points: Points<'_>, indices: &Indices, out: &mut impl DeviceWrite<f32>) -> Result<()> {
     match points {
-        Points::Aos(p) => gpu.launch(plan_aos_gather(p, indices.view(), out)?),
+        Points::Aos(p) => gpu.launch(plan_aos_gather(&p, indices.view(), out)?),
         Points::Soa(p) => gpu.launch(plan_soa_gather(p, indices.view(), out)?),
     }
 }
@@ -201,12 +206,12 @@ pub fn distance_cpu(p: Float3) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::launch::testing::slice_at;
+    use crate::buffer::DeviceViewMut;
 
     /// A descriptor of `len` elements at a made-up address.
-    fn at<T: cust::memory::DeviceCopy>(address: u64, len: usize) -> DeviceSlice<T> {
+    fn at<T: cust::memory::DeviceCopy>(address: u64, len: usize) -> DeviceViewMut<'static, T> {
         // SAFETY: descriptors only; no planned call is launched.
-        unsafe { slice_at(address, len) }
+        unsafe { DeviceViewMut::stand_in(address, len) }
     }
 
     #[test]

@@ -199,3 +199,58 @@ pub fn encode_tiled_f32(address: u64, rows: u64, cols: u64, box_rows: u32, box_c
     check("cuTensorMapEncodeTiled", code)?;
     Ok(map)
 }
+
+/// Copies `count` elements of `T` from device address `src` to host memory at `dst`
+/// (`cuMemcpyDtoH`, ordered after the work queued on the device's blocking streams).
+///
+/// # Safety
+/// The context that owns `src` is current; `src..+count` is live device memory and `dst` is
+/// valid for writing `count` elements.
+pub(crate) unsafe fn copy_to_host<T>(src: u64, dst: *mut T, count: usize) -> Result<()> {
+    let bytes = count * std::mem::size_of::<T>();
+    // SAFETY: forwarded from the caller.
+    let code = unsafe { cust::sys::cuMemcpyDtoH_v2(dst.cast::<c_void>(), src, bytes) };
+    check("cuMemcpyDtoH", code as u32)
+}
+
+/// Copies `count` elements of `T` from host memory at `src` to device address `dst`
+/// (`cuMemcpyHtoD`).
+///
+/// # Safety
+/// The context that owns `dst` is current; `dst..+count` is live device memory nothing else
+/// uses during the copy, and `src` is valid for reading `count` elements.
+pub(crate) unsafe fn copy_to_device<T>(src: *const T, dst: u64, count: usize) -> Result<()> {
+    let bytes = count * std::mem::size_of::<T>();
+    // SAFETY: forwarded from the caller.
+    let code = unsafe { cust::sys::cuMemcpyHtoD_v2(dst, src.cast::<c_void>(), bytes) };
+    check("cuMemcpyHtoD", code as u32)
+}
+
+/// Queues a copy of `bytes` bytes from device address `src` to `dst` on `stream`
+/// (`cuMemcpyDtoDAsync`).
+///
+/// # Safety
+/// `stream`'s context is current and owns both ranges, which are live and do not overlap, and
+/// nothing else writes `dst` (or frees either) before the copy has run.
+pub(crate) unsafe fn copy_device_async(src: u64, dst: u64, bytes: usize, stream: CUstream) -> Result<()> {
+    // SAFETY: forwarded from the caller.
+    let code = unsafe { cust::sys::cuMemcpyDtoDAsync_v2(dst, src, bytes, stream) };
+    check("cuMemcpyDtoDAsync", code as u32)
+}
+
+/// Queues setting `words` 32-bit words at device address `dst` to `value` on `stream`
+/// (`cuMemsetD32Async`); with no stream, at once on the legacy stream (`cuMemsetD32`).
+///
+/// # Safety
+/// The context that owns `dst..+4 * words` is current (and is `stream`'s), the range is live
+/// and 4-byte aligned, and nothing else uses it until the memset has run.
+pub(crate) unsafe fn set_words(dst: u64, value: u32, words: usize, stream: Option<CUstream>) -> Result<()> {
+    // SAFETY: forwarded from the caller.
+    let code = unsafe {
+        match stream {
+            Some(stream) => cust::sys::cuMemsetD32Async(dst, value, words, stream),
+            None => cust::sys::cuMemsetD32_v2(dst, value, words),
+        }
+    };
+    check("cuMemsetD32", code as u32)
+}

@@ -15,6 +15,13 @@ pub enum Error {
     /// A buffer is shorter (or longer) than the operation needs.
     #[error("{what}: expected {expected} elements, got {got}")]
     LengthMismatch { what: &'static str, expected: usize, got: usize },
+    /// A sub-slice range that does not lie inside the buffer (or whose start passes its end);
+    /// `None` stands for a bound past `usize::MAX`.
+    #[error("range {} does not lie inside 0..{len}", show_range(*start, *end))]
+    BadRange { start: Option<usize>, end: Option<usize>, len: usize },
+    /// A buffer on another device than the handle launching over it.
+    #[error("{what} lives on device {buffer}, but the launch is on device {gpu}")]
+    WrongDevice { what: &'static str, buffer: u32, gpu: u32 },
     /// A size of zero (nothing to launch).
     #[error("{0}: size must be at least 1")]
     Empty(&'static str),
@@ -44,6 +51,12 @@ impl Error {
     pub fn is_unavailable(&self) -> bool {
         matches!(self, Error::ModuleUnavailable { .. } | Error::Cuda(CudaError::OutOfMemory))
     }
+}
+
+/// `start..end` as written, a bound past `usize::MAX` as such.
+fn show_range(start: Option<usize>, end: Option<usize>) -> String {
+    let show = |b: Option<usize>| b.map_or_else(|| "(past usize::MAX)".to_string(), |b| b.to_string());
+    format!("{}..{}", show(start), show(end))
 }
 
 /// `Result` with coalesce's [`Error`].

@@ -6,40 +6,57 @@
 //! sm_90 with PTX ISA 8.3) is loaded on first use of one of its kernels, and only on a device of
 //! compute capability 9.0 or newer. Kernels present in both are always taken from the base
 //! module, so their timings do not depend on which module is loaded.
-use std::cell::OnceCell;
 use std::collections::HashMap;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use cust::context::Context;
 use cust::device::{Device, DeviceAttribute};
 use cust::event::{Event, EventFlags};
 use cust::function::Function;
-use cust::memory::{AsyncCopyDestination, DeviceBuffer, DeviceCopy, DeviceSlice};
+use cust::memory::DeviceCopy;
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 
+use crate::buffer::{DeviceBuffer, DeviceRead, DeviceWrite, Home, bind};
 use crate::error::{Error, Result, exactly, in_range, words};
-use crate::launch::{Call, Kernel, Signature};
+use crate::launch::{ArgDevice, Call, Kernel, Signature};
 use coalesce_kernels::kernel::Module as PtxModule;
 use coalesce_kernels::launch::DEFAULT_SHARED_BYTES;
 
 /// A CUDA device ready to run coalesce's kernels.
 ///
+/// A handle holds the device's primary context (the one the CUDA runtime uses too), one stream
+/// and the loaded PTX modules. It is `Send + Sync`: every method makes the context current on
+/// the calling thread first, so one handle may be shared by threads, and several handles on one
+/// device share the context and each other's buffers. Buffers keep the context alive, so they
+/// may outlive the handle that allocated them.
+///
 /// Kernels and device-to-device copies are queued on the handle's stream and run in order.
-/// The stream is a blocking one, so cust's synchronous copies (`DeviceBuffer::from_slice`,
-/// `copy_to`, `as_host_vec`) wait for every kernel queued before them.
+/// The stream is a blocking one, so the synchronous copies ([`crate::DeviceRead::to_vec`],
+/// [`crate::DeviceWrite::copy_from_host`]) wait for every kernel queued before them.
 pub struct Gpu {
     /// Every entry point of the base module, looked up once when it was loaded. `'static` stands
-    /// for "as long as `_module`": see `open`.
+    /// for "as long as `_module`": see `load`.
     functions: HashMap<String, Function<'static>>,
-    /// The Hopper module's own entry points, loaded on first use (or why it cannot be).
-    hopper: OnceCell<std::result::Result<Loaded, Error>>,
+    /// The Hopper module's own entry points, once loaded (a failed load is tried again on the
+    /// next use).
+    hopper: OnceLock<Loaded>,
     stream: Stream,
     info: DeviceInfo,
     // Dropped after the functions' users: the functions belong to the module, the module and
     // the stream to the context (fields drop in declaration order).
     _module: Module,
-    _context: Context,
+    context: Context,
+}
+
+impl Drop for Gpu {
+    fn drop(&mut self) {
+        // The stream and modules are destroyed in the current context: make it this one (the
+        // handle may be dropped on a thread that never used it). If that fails the driver
+        // reports errors to the destructors, which ignore them.
+        let _ = bind(&self.context);
+    }
 }
 
 /// A module and the entry points taken from it (fields drop in order: functions first).
@@ -89,12 +106,20 @@ impl Gpu {
 
     /// Opens device `ordinal` and loads the embedded PTX.
     pub fn with_device(ordinal: u32) -> Result<Self> {
-        Self::open(ordinal, crate::PTX)
+        // SAFETY: the embedded module is this crate's own kernels, built from the source the
+        // launchers were written against (a test fails when the shipped PTX is stale).
+        unsafe { Self::open(ordinal, crate::PTX) }
     }
 
-    /// Opens device `ordinal` with another PTX module (e.g. one built for a newer arch by
-    /// `cargo xtask build-ptx`).
-    pub fn open(ordinal: u32, ptx: &str) -> Result<Self> {
+    /// Opens device `ordinal` with another PTX module as the base module (e.g. one built for a
+    /// newer arch by `cargo xtask build-ptx`).
+    ///
+    /// # Safety
+    /// Every launcher trusts the kernels it names to compute the indices its plan proved in
+    /// bounds: `ptx` must be built from this version of `coalesce-kernels`, so each entry has
+    /// the name, parameters and index math the launchers assume. Foreign PTX can read and write
+    /// any device memory.
+    pub unsafe fn open(ordinal: u32, ptx: &str) -> Result<Self> {
         let no_gpu = |e: cust::error::CudaError| Error::NoGpu(e.to_string());
         cust::init(cust::CudaFlags::empty()).map_err(no_gpu)?;
         let count = Device::num_devices().map_err(no_gpu)?;
@@ -103,6 +128,7 @@ impl Gpu {
         }
         let device = Device::get_device(ordinal).map_err(no_gpu)?;
         let context = Context::new(device)?;
+        bind(&context)?;
         let Loaded { functions, _module: module } = load(ptx, |_| true)?;
         let stream = Stream::new(StreamFlags::DEFAULT, None)?;
         let attribute = |a| device.get_attribute(a).map(|v| v as u32);
@@ -116,7 +142,7 @@ impl Gpu {
             ),
             memory_bytes: device.total_memory()? as u64,
         };
-        Ok(Gpu { functions, hopper: OnceCell::new(), stream, info, _module: module, _context: context })
+        Ok(Gpu { functions, hopper: OnceLock::new(), stream, info, _module: module, context })
     }
 
     /// Whether the kernels of `module` can run here: `Ok` for the base module; for the Hopper
@@ -137,29 +163,29 @@ impl Gpu {
         self.module_ready(kernel.module(), kernel.name())
     }
 
-    /// The Hopper module, loaded on first use.
+    /// The Hopper module, loaded on first use. A refusal is not remembered: the next use tries
+    /// again (the driver may have been short of memory, say).
     fn hopper(&self) -> Result<&Loaded> {
-        self.hopper
-            .get_or_init(|| {
-                let needs = PtxModule::Hopper.min_compute_capability();
-                let unavailable = |why: String| Error::ModuleUnavailable {
-                    kernel: "(hopper module)",
-                    needs: format!("compute capability {}.{} (sm_90 PTX, ISA 8.3)", needs.0, needs.1),
-                    why,
-                };
-                let have = self.info.compute_capability;
-                if have < needs {
-                    return Err(unavailable(format!(
-                        "{} has compute capability {}.{}",
-                        self.info.name, have.0, have.1
-                    )));
-                }
-                // Entries the base module has stay there: only the Hopper kernels come from here.
-                load(crate::PTX_SM90, |name| !self.functions.contains_key(name))
-                    .map_err(|e| unavailable(format!("the driver refused the sm_90 module: {e}")))
-            })
-            .as_ref()
-            .map_err(Clone::clone)
+        if let Some(loaded) = self.hopper.get() {
+            return Ok(loaded);
+        }
+        let needs = PtxModule::Hopper.min_compute_capability();
+        let unavailable = |why: String| Error::ModuleUnavailable {
+            kernel: "(hopper module)",
+            needs: format!("compute capability {}.{} (sm_90 PTX, ISA 8.3)", needs.0, needs.1),
+            why,
+        };
+        let have = self.info.compute_capability;
+        if have < needs {
+            return Err(unavailable(format!("{} has compute capability {}.{}", self.info.name, have.0, have.1)));
+        }
+        bind(&self.context)?;
+        // Entries the base module has stay there: only the Hopper kernels come from here.
+        let loaded = load(crate::PTX_SM90, |name| !self.functions.contains_key(name))
+            .map_err(|e| unavailable(format!("the driver refused the sm_90 module: {e}")))?;
+        // Two threads may both load it: the first to get here keeps its module, the other's is
+        // unloaded (dropped with the closure).
+        Ok(self.hopper.get_or_init(|| loaded))
     }
 
     /// The loaded function for `kernel`.
@@ -202,7 +228,23 @@ impl Gpu {
 
     /// Waits for everything queued so far; a kernel that failed reports its error here.
     pub fn synchronize(&self) -> Result<()> {
+        bind(&self.context)?;
         Ok(self.stream.synchronize()?)
+    }
+
+    /// `Ok` where `memory` is on this handle's device; the model's stand-ins never are.
+    fn check_device(&self, what: &'static str, device: ArgDevice) -> Result<()> {
+        let gpu = self.info.ordinal;
+        match device {
+            ArgDevice::None => Ok(()),
+            ArgDevice::Device(d) if d == gpu => Ok(()),
+            ArgDevice::Device(buffer) => Err(Error::WrongDevice { what, buffer, gpu }),
+            ArgDevice::Modelled => Err(Error::Unsupported(format!("{what} is a modelled buffer, not device memory"))),
+        }
+    }
+
+    fn check_home(&self, what: &'static str, home: Home<'_>) -> Result<()> {
+        self.check_device(what, ArgDevice::of(home))
     }
 
     /// Queues a planned kernel launch on the stream.
@@ -213,18 +255,23 @@ impl Gpu {
             // The PTX declares `.maxntid`: the driver refuses a larger block.
             in_range("threads per block (launch bounds)", launch.block_threads().into(), 1, max_threads.into())?;
         }
+        for device in Sig::devices(call.args()) {
+            self.check_device("a kernel argument", device)?;
+        }
+        bind(&self.context)?;
         let function = self.function(call.kernel())?;
         if launch.shared_bytes > DEFAULT_SHARED_BYTES {
-            // SAFETY: `function` is a live handle of this context's modules.
+            // SAFETY: `function` is a live handle of this context's modules, current above.
             unsafe { crate::driver::allow_shared_bytes(function.to_raw(), launch.shared_bytes)? };
         }
         let mut args = call.arg_pointers();
         // SAFETY: `call` was made by `Call::new`, whose contract (established by the plan that
         // validated the sizes) is that every address the kernel computes for this launch lies
-        // inside buffers borrowed for the call's lifetime; the argument values have the
-        // kernel's parameter types in order (`Signature`, checked at compile time) and live in
-        // `call` until `cuLaunchKernel` has copied them. A buffer freed later is freed by
-        // `cuMemFree`, which waits for the queued kernel.
+        // inside memory borrowed for the call's lifetime; that memory is on this device (checked
+        // above), whose context is current; the argument values have the kernel's parameter
+        // types in order (`Signature`, checked at compile time) and live in `call` until
+        // `cuLaunchKernel` has copied them. A buffer freed later is freed by `cuMemFree`, which
+        // waits for the queued kernel.
         // With clusters (launch.cluster > 1, checked to divide the grid) the launch goes through
         // `cuLaunchKernelEx` with the same arguments.
         unsafe {
@@ -247,41 +294,77 @@ impl Gpu {
 
     /// Device-to-device copy of `src` into `dst` on the stream (`cuMemcpyDtoDAsync`): the
     /// bandwidth baseline every kernel is compared with.
-    pub fn memcpy<T: DeviceCopy>(&self, src: &DeviceSlice<T>, dst: &mut DeviceSlice<T>) -> Result<()> {
+    pub fn memcpy<T: DeviceCopy>(&self, src: &impl DeviceRead<T>, dst: &mut impl DeviceWrite<T>) -> Result<()> {
+        let (src, dst) = (src.view(), dst.view_mut());
         exactly("memcpy destination", dst.len(), src.len())?;
-        // SAFETY: both slices are live device allocations of equal length, borrowed for the
-        // call; the copy is ordered on our stream before any later use of `dst`.
-        unsafe { dst.async_copy_from(src, &self.stream)? };
-        Ok(())
+        self.check_home("memcpy source", src.home())?;
+        self.check_home("memcpy destination", dst.home())?;
+        bind(&self.context)?;
+        // SAFETY: both views are live memory of this device's context (current), of equal
+        // length, borrowed for the call (shared and exclusive, so they do not overlap); the copy
+        // is ordered on our stream before any later use of `dst`, and a free waits for it.
+        unsafe {
+            let bytes = src.len() * std::mem::size_of::<T>();
+            crate::driver::copy_device_async(src.address(), dst.address(), bytes, self.stream.as_inner())
+        }
     }
 
-    /// Queues setting every element of `buffer` to zero (`cuMemsetD32Async`).
-    pub fn zero<T: DeviceCopy + bytemuck::Pod>(&self, buffer: &mut DeviceSlice<T>) -> Result<()> {
+    /// Queues setting every element of `memory` to zero (`cuMemsetD32Async`).
+    pub fn zero<T: DeviceCopy + bytemuck::Pod>(&self, memory: &mut impl DeviceWrite<T>) -> Result<()> {
         words::<T>("zeroed buffer")?;
-        // SAFETY: `buffer` is borrowed exclusively for the call and the memset is ordered on
-        // our stream before any later work that touches it; zero bits are a valid `Pod` value.
-        unsafe { buffer.set_32_async(0, &self.stream)? };
-        Ok(())
+        let memory = memory.view_mut();
+        self.check_home("zeroed buffer", memory.home())?;
+        bind(&self.context)?;
+        // SAFETY: `memory` is live memory of this device's context (current), borrowed
+        // exclusively, 4-byte aligned (allocations are 256-byte aligned and `T` is whole
+        // words); the memset is ordered on our stream before any later work that touches it,
+        // and zero bits are a valid `Pod` value.
+        unsafe {
+            let words = memory.len() * std::mem::size_of::<T>() / 4;
+            crate::driver::set_words(memory.address(), 0, words, Some(self.stream.as_inner()))
+        }
     }
 
     /// A device buffer holding a copy of `data`.
     pub fn upload<T: DeviceCopy>(&self, data: &[T]) -> Result<DeviceBuffer<T>> {
-        Ok(DeviceBuffer::from_slice(data)?)
+        bind(&self.context)?;
+        // SAFETY: the context is current, and every element is written by the copy below
+        // before the buffer is returned.
+        let mut buffer = unsafe { DeviceBuffer::uninitialized(&self.context, self.info.ordinal, data.len())? };
+        buffer.copy_from_host(data)?;
+        Ok(buffer)
+    }
+
+    /// A device buffer of `len` elements whose contents are whatever the allocator left there.
+    ///
+    /// # Safety
+    /// Every element must be written (by a kernel, a copy or a fill) before anything reads it.
+    pub unsafe fn uninitialized<T: DeviceCopy>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+        bind(&self.context)?;
+        // SAFETY: the context is current; the caller writes every element before reading it.
+        unsafe { DeviceBuffer::uninitialized(&self.context, self.info.ordinal, len) }
     }
 
     /// A device buffer of `len` elements, every 32-bit word of it set to `bits`, so an element
     /// the kernel should have written but did not is caught by the comparison. `len` may be 0.
     pub fn poisoned<T: DeviceCopy + bytemuck::Pod>(&self, len: usize, bits: u32) -> Result<DeviceBuffer<T>> {
         words::<T>("poisoned buffer")?;
-        // SAFETY: every word is written by `set_32` below before anyone reads it, and every bit
-        // pattern is a valid value of a `Pod` type.
-        let mut buffer = unsafe { DeviceBuffer::<T>::uninitialized(len)? };
-        buffer.set_32(bits)?;
+        bind(&self.context)?;
+        // SAFETY: the context is current; every word is written by the memset below before
+        // anyone reads it, and every bit pattern is a valid value of a `Pod` type.
+        let buffer = unsafe { DeviceBuffer::<T>::uninitialized(&self.context, self.info.ordinal, len)? };
+        let words = len * std::mem::size_of::<T>() / 4;
+        if words > 0 {
+            // SAFETY: the whole fresh allocation (256-byte aligned), in the current context;
+            // nothing else holds it yet.
+            unsafe { crate::driver::set_words(buffer.address(), bits, words, None)? };
+        }
         Ok(buffer)
     }
 
     /// Time of `iters` back-to-back runs of `f`, measured by CUDA events on the stream.
     pub fn time(&self, iters: u64, mut f: impl FnMut() -> Result<()>) -> Result<Duration> {
+        bind(&self.context)?;
         let start = Event::new(EventFlags::DEFAULT)?;
         let stop = Event::new(EventFlags::DEFAULT)?;
         start.record(&self.stream)?;

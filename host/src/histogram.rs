@@ -1,8 +1,8 @@
 //! 256-bin histograms of `u32` values: plans, launchers and the CPU reference for
 //! `kernels-gpu/src/histogram.rs` (global atomics, per-block shared histograms, and the Hopper
 //! module's cluster histogram combined through distributed shared memory).
-use cust::memory::DeviceSlice;
 
+use crate::buffer::{DeviceRead, DeviceWrite};
 use crate::error::{Result, aligned16, exactly, in_range, non_empty};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Kernel, Launch, Out};
@@ -53,12 +53,12 @@ impl Method {
 /// `bins` not `BINS` long, an input not on a 16-byte boundary, more blocks than `gridDim.x`.
 pub fn plan<'a>(
     method: Method,
-    input: &'a DeviceSlice<u32>,
-    bins: &'a mut DeviceSlice<u32>,
+    input: &'a impl DeviceRead<u32>,
+    bins: &'a mut impl DeviceWrite<u32>,
 ) -> Result<Call<'a, HistogramSig>> {
     non_empty("histogram input", input.len())?;
     exactly("histogram bins", bins.len(), BINS as usize)?;
-    aligned16("histogram input", input.as_device_ptr().as_raw())?;
+    aligned16("histogram input", input.address())?;
     let n = input.len() as u64;
     let grid = blocks(n);
     in_range("histogram blocks", grid, 1, (MAX_GRID_X - MAX_GRID_X % CLUSTER).into())?;
@@ -73,7 +73,7 @@ pub fn plan<'a>(
 
 /// `bins[b]` = how many values of `input` have `value % 256 == b`: clears `bins` and queues the
 /// count with `method`. Errors as [`plan`], before anything is queued.
-pub fn run(gpu: &Gpu, method: Method, input: &DeviceSlice<u32>, bins: &mut DeviceSlice<u32>) -> Result<()> {
+pub fn run(gpu: &Gpu, method: Method, input: &impl DeviceRead<u32>, bins: &mut impl DeviceWrite<u32>) -> Result<()> {
     gpu.supports(method.kernel())?;
     non_empty("histogram input", input.len())?;
     exactly("histogram bins", bins.len(), BINS as usize)?;
@@ -94,12 +94,14 @@ pub fn histogram_cpu(input: &[u32]) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::buffer::DeviceViewMut;
     use crate::error::Error;
-    use crate::launch::testing::slice_at;
 
     fn plan_for(method: Method, n: usize, bins: usize, address: u64) -> Result<Launch> {
         // SAFETY: descriptors only; nothing is launched.
-        let (input, mut out) = unsafe { (slice_at::<u32>(address, n), slice_at::<u32>(0x9_0000_0000, bins)) };
+        let (input, mut out) = unsafe {
+            (DeviceViewMut::<u32>::stand_in(address, n), DeviceViewMut::<u32>::stand_in(0x9_0000_0000, bins))
+        };
         plan(method, &input, &mut out).map(|c| c.launch())
     }
 

@@ -14,10 +14,11 @@
 use std::ffi::c_void;
 use std::marker::PhantomData;
 
-use cust::memory::{DeviceCopy, DevicePointer, DeviceSlice};
+use cust::memory::DeviceCopy;
 
 pub use coalesce_kernels::kernel::Kernel;
 
+use crate::buffer::{DeviceRead, DeviceView, DeviceViewMut, DeviceWrite, Home};
 use crate::error::{Error, Result};
 use coalesce_kernels::launch::{MAX_BLOCK_THREADS, MAX_CLUSTER_BLOCKS, MAX_GRID_X, MAX_GRID_Y, MAX_SHARED_BYTES};
 use coalesce_kernels::types::{LoadMap, StoreMap, TensorMap};
@@ -96,28 +97,34 @@ impl Launch {
     }
 }
 
-/// A `*const T` kernel argument: the address of a device slice borrowed for reading for `'a`.
-#[repr(transparent)]
+/// A `*const T` kernel argument: the address of device memory borrowed for reading for `'a`.
 pub struct In<'a, T: DeviceCopy> {
-    ptr: DevicePointer<T>,
-    _borrow: PhantomData<&'a DeviceSlice<T>>,
+    address: u64,
+    device: ArgDevice,
+    _borrow: PhantomData<DeviceView<'a, T>>,
 }
 
 impl<'a, T: DeviceCopy> In<'a, T> {
-    /// The start of `slice`.
-    pub fn of(slice: &'a DeviceSlice<T>) -> Self {
-        In { ptr: slice.as_device_ptr(), _borrow: PhantomData }
+    /// The start of `memory`.
+    pub fn of(memory: &'a impl DeviceRead<T>) -> Self {
+        Self::from_view(memory.view())
     }
 
-    /// Elements `range` of `slice` (a sub-slice of a buffer, e.g. one array of an SoA buffer).
-    pub fn part(slice: &'a DeviceSlice<T>, range: std::ops::Range<usize>) -> Result<Self> {
-        check_range(&range, slice.len())?;
-        Ok(In { ptr: slice.index(range).as_device_ptr(), _borrow: PhantomData })
+    /// Elements `range` of `memory` (e.g. one array of an SoA buffer), or
+    /// [`Error::BadRange`].
+    pub fn part(memory: &'a impl DeviceRead<T>, range: std::ops::Range<usize>) -> Result<Self> {
+        Ok(Self::from_view(memory.view().sub(range)?))
+    }
+
+    /// The start of `view` (for views held in a struct, e.g. one array of a
+    /// [`crate::layouts::Soa3`]).
+    pub fn from_view(view: DeviceView<'a, T>) -> Self {
+        In { address: view.address(), device: ArgDevice::of(view.home()), _borrow: PhantomData }
     }
 
     /// The device address.
     pub fn address(&self) -> u64 {
-        self.ptr.as_raw()
+        self.address
     }
 }
 
@@ -135,32 +142,38 @@ impl<T: DeviceCopy> std::fmt::Debug for In<'_, T> {
     }
 }
 
-/// A `*mut T` kernel argument: the address of a device slice borrowed exclusively for `'a`.
-#[repr(transparent)]
+/// A `*mut T` kernel argument: the address of device memory borrowed exclusively for `'a`.
 pub struct Out<'a, T: DeviceCopy> {
-    ptr: DevicePointer<T>,
-    _borrow: PhantomData<&'a mut DeviceSlice<T>>,
+    address: u64,
+    device: ArgDevice,
+    _borrow: PhantomData<DeviceViewMut<'a, T>>,
 }
 
 impl<'a, T: DeviceCopy> Out<'a, T> {
-    /// The start of `slice`.
-    pub fn of(slice: &'a mut DeviceSlice<T>) -> Self {
-        Out { ptr: slice.as_device_ptr(), _borrow: PhantomData }
+    /// The start of `memory`.
+    pub fn of(memory: &'a mut impl DeviceWrite<T>) -> Self {
+        Self::from_view(memory.view_mut())
     }
 
-    /// The same slice seen as elements of `U` (the fill writes any 4-byte-multiple type as
+    /// The start of `view` (for views held in a struct, e.g. one array of a
+    /// [`crate::layouts::Soa3Mut`]).
+    pub fn from_view(view: DeviceViewMut<'a, T>) -> Self {
+        Out { address: view.address(), device: ArgDevice::of(view.home()), _borrow: PhantomData }
+    }
+
+    /// The same memory seen as elements of `U` (the fill writes any 4-byte-multiple type as
     /// words).
     ///
     /// # Safety
-    /// `U` must be valid for every bit pattern the kernel writes, and the slice must be aligned
-    /// for `U`; the caller converts lengths itself.
+    /// `U` must be valid for every bit pattern the kernel writes, and the memory must be
+    /// aligned for `U`; the caller converts lengths itself.
     pub(crate) unsafe fn cast<U: DeviceCopy>(self) -> Out<'a, U> {
-        Out { ptr: DevicePointer::from_raw(self.ptr.as_raw()), _borrow: PhantomData }
+        Out { address: self.address, device: self.device, _borrow: PhantomData }
     }
 
     /// The device address.
     pub fn address(&self) -> u64 {
-        self.ptr.as_raw()
+        self.address
     }
 }
 
@@ -170,22 +183,40 @@ impl<T: DeviceCopy> std::fmt::Debug for Out<'_, T> {
     }
 }
 
+/// Where a kernel argument's memory lives, which [`crate::Gpu::launch`] checks against its own
+/// device before launching.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgDevice {
+    /// A scalar: no memory.
+    None,
+    /// Memory on the device of this ordinal.
+    Device(u32),
+    /// One of the transaction model's stand-ins: no memory at all, never launched.
+    Modelled,
+}
+
+impl ArgDevice {
+    pub(crate) fn of(home: Home<'_>) -> Self {
+        home.ordinal().map_or(ArgDevice::Modelled, ArgDevice::Device)
+    }
+}
+
 /// A [`LoadMap`] kernel argument: a tensor map passed by value (a grid constant: the driver
 /// copies its 128 bytes into the launch's parameters) whose tensor the kernel reads through the
 /// TMA, borrowing the tensor (shared) for `'a`. Made only by
 /// [`crate::transpose::plan_tma`], which checks the map describes that tensor.
-#[repr(transparent)]
 pub struct MapIn<'a> {
     map: TensorMap,
-    _borrow: PhantomData<&'a DeviceSlice<f32>>,
+    device: ArgDevice,
+    _borrow: PhantomData<DeviceView<'a, f32>>,
 }
 
 /// A [`StoreMap`] kernel argument: as [`MapIn`], but the tensor is borrowed exclusively (the
 /// kernel writes it through the TMA). Made only by [`crate::transpose::plan_tma`].
-#[repr(transparent)]
 pub struct MapOut<'a> {
     map: TensorMap,
-    _borrow: PhantomData<&'a mut DeviceSlice<f32>>,
+    device: ArgDevice,
+    _borrow: PhantomData<DeviceViewMut<'a, f32>>,
 }
 
 impl<'a> MapIn<'a> {
@@ -193,8 +224,8 @@ impl<'a> MapIn<'a> {
     ///
     /// # Safety
     /// `map` is a tensor map whose tensor lies inside `tensor`.
-    pub(crate) unsafe fn new(map: TensorMap, _tensor: &'a DeviceSlice<f32>) -> Self {
-        MapIn { map, _borrow: PhantomData }
+    pub(crate) unsafe fn new(map: TensorMap, tensor: &'a impl DeviceRead<f32>) -> Self {
+        MapIn { map, device: ArgDevice::of(tensor.view().home()), _borrow: PhantomData }
     }
 }
 
@@ -203,8 +234,8 @@ impl<'a> MapOut<'a> {
     ///
     /// # Safety
     /// `map` is a tensor map whose tensor lies inside `tensor`.
-    pub(crate) unsafe fn new(map: TensorMap, _tensor: &'a mut DeviceSlice<f32>) -> Self {
-        MapOut { map, _borrow: PhantomData }
+    pub(crate) unsafe fn new(map: TensorMap, tensor: &'a mut impl DeviceWrite<f32>) -> Self {
+        MapOut { map, device: ArgDevice::of(tensor.view_mut().home()), _borrow: PhantomData }
     }
 }
 
@@ -220,42 +251,67 @@ impl std::fmt::Debug for MapOut<'_> {
     }
 }
 
-fn check_range(range: &std::ops::Range<usize>, len: usize) -> Result<()> {
-    if range.start <= range.end && range.end <= len {
-        Ok(())
-    } else {
-        Err(Error::LengthMismatch { what: "sub-slice end", expected: range.end, got: len })
-    }
-}
-
 /// A kernel parameter type and the host value passed for it.
 pub trait DeviceParam<'a> {
-    /// What the host passes: [`In`], [`Out`], [`MapIn`], [`MapOut`] or the scalar itself. It
-    /// has the parameter's size and layout (pointers are `#[repr(transparent)]` over a 64-bit
-    /// device address, tensor maps over the map's 128 bytes).
+    /// What the host passes: [`In`], [`Out`], [`MapIn`], [`MapOut`] or the scalar itself.
     type Host;
+    /// The address of the bytes the driver copies into the parameter: a pointer's 64-bit device
+    /// address, a tensor map's 128 bytes, a scalar itself.
+    fn value(host: &Self::Host) -> *const c_void;
+    /// Where the argument's memory lives.
+    fn device(host: &Self::Host) -> ArgDevice;
 }
 
 impl<'a, T: DeviceCopy + 'a> DeviceParam<'a> for *const T {
     type Host = In<'a, T>;
+    fn value(host: &In<'a, T>) -> *const c_void {
+        (&raw const host.address).cast()
+    }
+    fn device(host: &In<'a, T>) -> ArgDevice {
+        host.device
+    }
 }
 
 impl<'a, T: DeviceCopy + 'a> DeviceParam<'a> for *mut T {
     type Host = Out<'a, T>;
+    fn value(host: &Out<'a, T>) -> *const c_void {
+        (&raw const host.address).cast()
+    }
+    fn device(host: &Out<'a, T>) -> ArgDevice {
+        host.device
+    }
 }
 
 impl<'a> DeviceParam<'a> for LoadMap {
     type Host = MapIn<'a>;
+    fn value(host: &MapIn<'a>) -> *const c_void {
+        (&raw const host.map).cast()
+    }
+    fn device(host: &MapIn<'a>) -> ArgDevice {
+        host.device
+    }
 }
 
 impl<'a> DeviceParam<'a> for StoreMap {
     type Host = MapOut<'a>;
+    fn value(host: &MapOut<'a>) -> *const c_void {
+        (&raw const host.map).cast()
+    }
+    fn device(host: &MapOut<'a>) -> ArgDevice {
+        host.device
+    }
 }
 
 macro_rules! scalar_params {
     ($($t:ty),*) => {$(
         impl DeviceParam<'_> for $t {
             type Host = $t;
+            fn value(host: &$t) -> *const c_void {
+                (host as *const $t).cast()
+            }
+            fn device(_: &$t) -> ArgDevice {
+                ArgDevice::None
+            }
         }
     )*};
 }
@@ -281,8 +337,10 @@ impl ArgPointers {
 pub trait Signature<'a> {
     /// `(P1::Host, .., Pn::Host)`.
     type Args;
-    /// Pointers to each of `args`' fields, valid while `args` is.
+    /// Pointers to each of `args`' values, valid while `args` is.
     fn arg_pointers(args: &Self::Args) -> ArgPointers;
+    /// Where each argument's memory lives, in order.
+    fn devices(args: &Self::Args) -> impl Iterator<Item = ArgDevice>;
 }
 
 macro_rules! signatures {
@@ -292,9 +350,13 @@ macro_rules! signatures {
             #[allow(unused_mut)]
             fn arg_pointers(args: &Self::Args) -> ArgPointers {
                 let mut pointers = [std::ptr::null_mut(); MAX_PARAMS];
-                $(pointers[$i] = &args.$i as *const $p::Host as *mut c_void;)*
+                $(pointers[$i] = $p::value(&args.$i).cast_mut();)*
                 let _ = args;
                 ArgPointers { pointers, count: $n }
+            }
+            fn devices(args: &Self::Args) -> impl Iterator<Item = ArgDevice> {
+                let _ = args;
+                [$($p::device(&args.$i)),*].into_iter()
             }
         }
     )*};
@@ -359,21 +421,6 @@ impl<'a, Sig: Signature<'a>> std::fmt::Debug for Call<'a, Sig> {
     }
 }
 
-/// Slices that no kernel will touch, for testing plans without a GPU.
-pub mod testing {
-    use cust::memory::{DeviceCopy, DevicePointer, DeviceSlice};
-
-    /// A slice descriptor of `len` elements at device address `address`.
-    ///
-    /// # Safety
-    /// Nothing may read or write through it and no [`crate::Call`] planned over it may be
-    /// launched: the address is made up.
-    pub unsafe fn slice_at<T: DeviceCopy>(address: u64, len: usize) -> DeviceSlice<T> {
-        // SAFETY: forwarded from the caller; the descriptor is never dereferenced.
-        unsafe { DeviceSlice::from_raw_parts(DevicePointer::from_raw(address), len) }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -396,31 +443,34 @@ mod tests {
 
     #[test]
     fn arguments_are_passed_by_address_in_order() {
-        // SAFETY: descriptors only; nothing is launched.
-        let (a, mut b) = unsafe { (testing::slice_at::<f32>(0x1000, 4), testing::slice_at::<f32>(0x2000, 4)) };
+        // SAFETY: stand-ins; nothing is launched.
+        let (a, mut b) =
+            unsafe { (DeviceViewMut::<f32>::stand_in(0x1000, 4), DeviceViewMut::<f32>::stand_in(0x2000, 4)) };
         let args = (In::of(&a), Out::of(&mut b), 7u32);
         let mut p = <fn(*const f32, *mut f32, u32) as Signature>::arg_pointers(&args);
         let p = p.as_mut_slice();
         assert_eq!(p.len(), 3);
-        // SAFETY: each pointer points at the tuple field of the matching type.
+        // SAFETY: each pointer points at the value of the matching parameter type.
         unsafe {
             assert_eq!(*(p[0] as *const u64), 0x1000);
             assert_eq!(*(p[1] as *const u64), 0x2000);
             assert_eq!(*(p[2] as *const u32), 7);
         }
-        assert_eq!(std::mem::size_of::<In<f32>>(), 8);
-        assert_eq!(std::mem::size_of::<Out<f32>>(), 8);
+        let devices: Vec<_> = <fn(*const f32, *mut f32, u32) as Signature>::devices(&args).collect();
+        assert_eq!(devices, [ArgDevice::Modelled, ArgDevice::Modelled, ArgDevice::None]);
         // The tensor-map arguments are the maps' 128 bytes, passed by value.
-        assert_eq!(std::mem::size_of::<MapIn>(), std::mem::size_of::<LoadMap>());
-        assert_eq!(std::mem::size_of::<MapOut>(), std::mem::size_of::<StoreMap>());
         assert_eq!(std::mem::size_of::<LoadMap>(), 128);
+        assert_eq!(std::mem::size_of::<StoreMap>(), 128);
     }
 
     #[test]
     fn sub_slices_stay_inside() {
-        // SAFETY: descriptor only.
-        let a = unsafe { testing::slice_at::<f32>(0x1000, 12) };
+        // SAFETY: a stand-in; nothing is launched.
+        let a = unsafe { DeviceViewMut::<f32>::stand_in(0x1000, 12) };
         assert_eq!(In::part(&a, 4..8).unwrap().address(), 0x1010);
-        assert!(In::part(&a, 8..13).is_err());
+        assert!(matches!(In::part(&a, 8..13), Err(Error::BadRange { .. })));
+        #[allow(clippy::reversed_empty_ranges)]
+        let reversed = In::part(&a, 5..3);
+        assert_eq!(reversed.unwrap_err(), Error::BadRange { start: Some(5), end: Some(3), len: 12 });
     }
 }

@@ -3,8 +3,8 @@
 //!
 //! Buffers are typed: AoS ones hold [`Float3`], aligned ones [`Float3A16`], and a structure of
 //! arrays is three `f32` slices ([`Soa3`]); a length is always a count of elements.
-use cust::memory::DeviceSlice;
 
+use crate::buffer::{DeviceRead, DeviceView, DeviceViewMut, DeviceWrite};
 use crate::error::{self, Result, elements32, exactly};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Kernel, Launch, Out};
@@ -39,15 +39,15 @@ impl AosMethod {
 /// Three device arrays of equal length, the x, y and z of a structure of arrays (read).
 #[derive(Debug, Clone, Copy)]
 pub struct Soa3<'a> {
-    pub x: &'a DeviceSlice<f32>,
-    pub y: &'a DeviceSlice<f32>,
-    pub z: &'a DeviceSlice<f32>,
+    pub x: DeviceView<'a, f32>,
+    pub y: DeviceView<'a, f32>,
+    pub z: DeviceView<'a, f32>,
 }
 
 impl<'a> Soa3<'a> {
     /// The three arrays of one structure of arrays.
-    pub fn new(x: &'a DeviceSlice<f32>, y: &'a DeviceSlice<f32>, z: &'a DeviceSlice<f32>) -> Self {
-        Soa3 { x, y, z }
+    pub fn new(x: &'a impl DeviceRead<f32>, y: &'a impl DeviceRead<f32>, z: &'a impl DeviceRead<f32>) -> Self {
+        Soa3 { x: x.view(), y: y.view(), z: z.view() }
     }
 
     /// Their common length: `LengthMismatch` (naming `what`) unless y and z have x's length.
@@ -61,15 +61,19 @@ impl<'a> Soa3<'a> {
 /// Three device arrays of equal length, the x, y and z of a structure of arrays (written).
 #[derive(Debug)]
 pub struct Soa3Mut<'a> {
-    pub x: &'a mut DeviceSlice<f32>,
-    pub y: &'a mut DeviceSlice<f32>,
-    pub z: &'a mut DeviceSlice<f32>,
+    pub x: DeviceViewMut<'a, f32>,
+    pub y: DeviceViewMut<'a, f32>,
+    pub z: DeviceViewMut<'a, f32>,
 }
 
 impl<'a> Soa3Mut<'a> {
     /// The three arrays of one structure of arrays.
-    pub fn new(x: &'a mut DeviceSlice<f32>, y: &'a mut DeviceSlice<f32>, z: &'a mut DeviceSlice<f32>) -> Self {
-        Soa3Mut { x, y, z }
+    pub fn new(
+        x: &'a mut impl DeviceWrite<f32>,
+        y: &'a mut impl DeviceWrite<f32>,
+        z: &'a mut impl DeviceWrite<f32>,
+    ) -> Self {
+        Soa3Mut { x: x.view_mut(), y: y.view_mut(), z: z.view_mut() }
     }
 }
 
@@ -85,8 +89,8 @@ fn launch_for(n: u32) -> Launch {
 /// ("float3 output") when the lengths differ.
 pub fn plan_aos<'a>(
     method: AosMethod,
-    input: &'a DeviceSlice<Float3>,
-    output: &'a mut DeviceSlice<Float3>,
+    input: &'a impl DeviceRead<Float3>,
+    output: &'a mut impl DeviceWrite<Float3>,
 ) -> Result<Call<'a, AosSig>> {
     let n = elements32("float3 elements", input.len())?;
     exactly("float3 output", output.len(), input.len())?;
@@ -114,8 +118,8 @@ pub fn plan_soa<'a>(input: Soa3<'a>, output: Soa3Mut<'a>) -> Result<Call<'a, Soa
     exactly("SoA output x", output.x.len(), len)?;
     exactly("SoA output y", output.y.len(), len)?;
     exactly("SoA output z", output.z.len(), len)?;
-    let (x, y, z) = (In::of(input.x), In::of(input.y), In::of(input.z));
-    let (ox, oy, oz) = (Out::of(output.x), Out::of(output.y), Out::of(output.z));
+    let (x, y, z) = (In::from_view(input.x), In::from_view(input.y), In::from_view(input.z));
+    let (ox, oy, oz) = (Out::from_view(output.x), Out::from_view(output.y), Out::from_view(output.z));
     // SAFETY: the kernel touches index `i` of each array only for `i < n`, and all six hold
     // exactly `n` floats (checked above).
     Ok(unsafe { Call::new(layouts_soa, launch_for(n), (x, y, z, ox, oy, oz, n)) })
@@ -126,22 +130,27 @@ pub fn plan_soa<'a>(input: Soa3<'a>, output: Soa3Mut<'a>) -> Result<Call<'a, Soa
 ///
 /// Errors: as [`plan_aos`], and `Misaligned` for a slice not on a 16-byte boundary.
 pub fn plan_aligned16<'a>(
-    input: &'a DeviceSlice<Float3A16>,
-    output: &'a mut DeviceSlice<Float3A16>,
+    input: &'a impl DeviceRead<Float3A16>,
+    output: &'a mut impl DeviceWrite<Float3A16>,
 ) -> Result<Call<'a, AlignedSig>> {
     let n = elements32("aligned float3 elements", input.len())?;
     exactly("aligned float3 output", output.len(), input.len())?;
     // A safely made slice of `Float3A16` is always aligned; one made from raw parts may not be,
     // and the kernel's 16-byte accesses would fault.
-    error::aligned16("aligned float3 input", input.as_device_ptr().as_raw())?;
-    error::aligned16("aligned float3 output", output.as_device_ptr().as_raw())?;
+    error::aligned16("aligned float3 input", input.address())?;
+    error::aligned16("aligned float3 output", output.address())?;
     // SAFETY: the kernel touches element `i` only for `i < n`; both buffers hold exactly `n`
     // elements and start on 16-byte boundaries (checked above).
     Ok(unsafe { Call::new(layouts_aligned16, launch_for(n), (In::of(input), Out::of(output), n)) })
 }
 
 /// `output[i] = input[i] + 2` on each component, 12-byte elements, with `method`.
-pub fn aos(gpu: &Gpu, method: AosMethod, input: &DeviceSlice<Float3>, output: &mut DeviceSlice<Float3>) -> Result<()> {
+pub fn aos(
+    gpu: &Gpu,
+    method: AosMethod,
+    input: &impl DeviceRead<Float3>,
+    output: &mut impl DeviceWrite<Float3>,
+) -> Result<()> {
     gpu.launch(plan_aos(method, input, output)?)
 }
 
@@ -151,7 +160,11 @@ pub fn soa(gpu: &Gpu, input: Soa3<'_>, output: Soa3Mut<'_>) -> Result<()> {
 }
 
 /// The same update on 16-byte aligned elements; the pad is copied through.
-pub fn aligned16(gpu: &Gpu, input: &DeviceSlice<Float3A16>, output: &mut DeviceSlice<Float3A16>) -> Result<()> {
+pub fn aligned16(
+    gpu: &Gpu,
+    input: &impl DeviceRead<Float3A16>,
+    output: &mut impl DeviceWrite<Float3A16>,
+) -> Result<()> {
     gpu.launch(plan_aligned16(input, output)?)
 }
 
@@ -168,13 +181,16 @@ pub fn add_cpu_aligned(p: Float3A16) -> Float3A16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::buffer::DeviceViewMut;
     use crate::error::Error;
-    use crate::launch::testing::slice_at;
 
     /// Slice descriptors at made-up addresses: plans are checked without a GPU.
-    fn slices<T: cust::memory::DeviceCopy>(a: usize, b: usize) -> (DeviceSlice<T>, DeviceSlice<T>) {
+    fn slices<T: cust::memory::DeviceCopy>(
+        a: usize,
+        b: usize,
+    ) -> (DeviceViewMut<'static, T>, DeviceViewMut<'static, T>) {
         // SAFETY: descriptors only; no planned call is launched.
-        unsafe { (slice_at(0x10_0000, a), slice_at(0x20_0000, b)) }
+        unsafe { (DeviceViewMut::stand_in(0x10_0000, a), DeviceViewMut::stand_in(0x20_0000, b)) }
     }
 
     #[test]
@@ -199,10 +215,11 @@ mod tests {
     fn soa_plan_needs_six_equal_arrays() {
         let plan = |lens: [usize; 6]| {
             // SAFETY: descriptors only.
-            let [x, y, z] = [0, 1, 2].map(|k| unsafe { slice_at::<f32>(0x10_0000 * (k + 1), lens[k as usize]) });
+            let [x, y, z] =
+                [0, 1, 2].map(|k| unsafe { DeviceViewMut::<f32>::stand_in(0x10_0000 * (k + 1), lens[k as usize]) });
             // SAFETY: as above.
             let [mut ox, mut oy, mut oz] =
-                [3, 4, 5].map(|k| unsafe { slice_at::<f32>(0x10_0000 * (k + 1), lens[k as usize]) });
+                [3, 4, 5].map(|k| unsafe { DeviceViewMut::<f32>::stand_in(0x10_0000 * (k + 1), lens[k as usize]) });
             plan_soa(Soa3::new(&x, &y, &z), Soa3Mut::new(&mut ox, &mut oy, &mut oz)).map(|c| (c.launch(), c.args().6))
         };
         assert!(matches!(plan([0; 6]), Err(Error::Empty(_))));
@@ -217,7 +234,9 @@ mod tests {
         let (i, mut o) = slices::<Float3A16>(10, 11);
         assert!(matches!(plan_aligned16(&i, &mut o), Err(Error::LengthMismatch { .. })));
         // SAFETY: descriptors only.
-        let (i, mut o) = unsafe { (slice_at::<Float3A16>(0x10_0004, 8), slice_at::<Float3A16>(0x20_0000, 8)) };
+        let (i, mut o) = unsafe {
+            (DeviceViewMut::<Float3A16>::stand_in(0x10_0004, 8), DeviceViewMut::<Float3A16>::stand_in(0x20_0000, 8))
+        };
         assert!(matches!(plan_aligned16(&i, &mut o), Err(Error::Misaligned { what: "aligned float3 input", .. })));
         let (i, mut o) = slices::<Float3A16>(8, 8);
         assert_eq!(plan_aligned16(&i, &mut o).unwrap().launch(), Launch::linear(1, 256));

@@ -14,12 +14,13 @@
 //! let input = gpu.upload(&vec![1.5f32; 1 << 20])?;
 //! let mut output = gpu.poisoned::<f32>(1 << 20, 0)?;
 //! coalescing::copy(&gpu, &input, &mut output)?;
-//! assert_eq!(output.as_host_vec()?[12345], 1.5);
+//! assert_eq!(output.to_vec()?[12345], 1.5);
 //! # Ok(()) }
 //! ```
 
 pub mod access_order;
 pub mod bank;
+pub mod buffer;
 pub mod coalescing;
 pub mod distance;
 pub mod driver;
@@ -34,8 +35,9 @@ pub mod reduce;
 pub mod transpose;
 pub mod util;
 
+pub use buffer::{DeviceBuffer, DeviceRead, DeviceView, DeviceViewMut, DeviceWrite};
 pub use coalesce_kernels as kernels;
-pub use cust::memory::{DeviceBuffer, DeviceSlice};
+pub use cust::memory::DeviceCopy;
 pub use error::{Error, Result};
 pub use gpu::{DeviceInfo, Gpu};
 pub use launch::{Call, In, Kernel, Launch, MapIn, MapOut, Out};

@@ -10,8 +10,7 @@
 //! row bands, each a launch of its own over rows `r0..r1` of A and C (sub-slices) and all of B.
 use std::ops::Range;
 
-use cust::memory::DeviceSlice;
-
+use crate::buffer::{DeviceRead, DeviceWrite};
 use crate::error::{Error, Result, aligned16, dim32, exactly, in_range};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Kernel, Launch, Out};
@@ -267,9 +266,9 @@ pub struct Dims {
 /// 16-byte boundaries ([`Error::Misaligned`]).
 pub fn validate(
     method: Method,
-    a: &DeviceSlice<f32>,
-    b: &DeviceSlice<f32>,
-    c: &DeviceSlice<f32>,
+    a: &impl DeviceRead<f32>,
+    b: &impl DeviceRead<f32>,
+    c: &impl DeviceRead<f32>,
     (m, n, k): (usize, usize, usize),
 ) -> Result<Dims> {
     let dims = Dims { m: dim32("matmul m", m)?, n: dim32("matmul n", n)?, k: dim32("matmul k", k)? };
@@ -286,9 +285,9 @@ pub fn validate(
     exactly("matmul B", b.len(), k * n)?;
     exactly("matmul C", c.len(), m * n)?;
     if method.whole_tiles_only() {
-        aligned16("matmul A", a.as_device_ptr().as_raw())?;
-        aligned16("matmul B", b.as_device_ptr().as_raw())?;
-        aligned16("matmul C", c.as_device_ptr().as_raw())?;
+        aligned16("matmul A", a.address())?;
+        aligned16("matmul B", b.address())?;
+        aligned16("matmul C", c.address())?;
     }
     Ok(dims)
 }
@@ -300,9 +299,9 @@ pub fn validate(
 /// any `m`. Other errors as [`validate`], before any launch is handed out.
 pub fn plan(
     method: Method,
-    a: &DeviceSlice<f32>,
-    b: &DeviceSlice<f32>,
-    c: &mut DeviceSlice<f32>,
+    a: &impl DeviceRead<f32>,
+    b: &impl DeviceRead<f32>,
+    c: &mut impl DeviceWrite<f32>,
     shape: (usize, usize, usize),
     sms: u32,
     mut each: impl FnMut(Call<'_, MatmulSig>) -> Result<()>,
@@ -361,9 +360,9 @@ pub fn bands(m: usize, band: usize) -> impl Iterator<Item = Range<usize>> {
 /// ([`plan`]) with its rows to `each`, in order. Stops at the first error `each` returns.
 pub fn plan_bands(
     method: Method,
-    a: &DeviceSlice<f32>,
-    b: &DeviceSlice<f32>,
-    c: &mut DeviceSlice<f32>,
+    a: &impl DeviceRead<f32>,
+    b: &impl DeviceRead<f32>,
+    c: &mut impl DeviceWrite<f32>,
     shape: (usize, usize, usize),
     sms: u32,
     mut each: impl FnMut(Range<usize>, Call<'_, MatmulSig>) -> Result<()>,
@@ -372,8 +371,8 @@ pub fn plan_bands(
     let (n, k) = (n as usize, k as usize);
     for rows in bands(m as usize, method.band_rows() as usize) {
         // In range: r1 ≤ m, and A and C hold exactly m·k and m·n floats (validated).
-        let a_band = a.index(rows.start * k..rows.end * k);
-        let mut c_band = c.index(rows.start * n..rows.end * n);
+        let a_band = a.slice(rows.start * k..rows.end * k)?;
+        let mut c_band = c.slice_mut(rows.start * n..rows.end * n)?;
         // Each band is planned (and so checked) on its own: for a whole-tiles-only kernel this
         // re-checks that the band's rows are whole tiles and its sub-slices 16-byte aligned.
         plan(method, &a_band, b, &mut c_band, (rows.len(), n, k), sms, |call| each(rows.clone(), call))?;
@@ -386,9 +385,9 @@ pub fn plan_bands(
 pub fn run(
     gpu: &Gpu,
     method: Method,
-    a: &DeviceSlice<f32>,
-    b: &DeviceSlice<f32>,
-    c: &mut DeviceSlice<f32>,
+    a: &impl DeviceRead<f32>,
+    b: &impl DeviceRead<f32>,
+    c: &mut impl DeviceWrite<f32>,
     shape: (usize, usize, usize),
 ) -> Result<()> {
     plan_bands(method, a, b, c, shape, gpu.multiprocessors(), |_, call| gpu.launch(call))
@@ -404,9 +403,9 @@ pub fn run(
 ///   its sm_90 build on sm_90;
 /// - else the guarded warp-tiled kernel, which takes any shape (its sm_90 build on sm_90).
 pub fn choose(
-    a: &DeviceSlice<f32>,
-    b: &DeviceSlice<f32>,
-    c: &DeviceSlice<f32>,
+    a: &impl DeviceRead<f32>,
+    b: &impl DeviceRead<f32>,
+    c: &impl DeviceRead<f32>,
     shape: (usize, usize, usize),
     multiprocessors: u32,
     sm90: bool,
@@ -448,9 +447,9 @@ pub fn choose(
 /// [`Method::WarpTileEdge`].
 pub fn matmul(
     gpu: &Gpu,
-    a: &DeviceSlice<f32>,
-    b: &DeviceSlice<f32>,
-    c: &mut DeviceSlice<f32>,
+    a: &impl DeviceRead<f32>,
+    b: &impl DeviceRead<f32>,
+    c: &mut impl DeviceWrite<f32>,
     shape: (usize, usize, usize),
 ) -> Result<()> {
     let sm90 = gpu.supports(matmul_warptile_sm90).is_ok();
@@ -475,13 +474,19 @@ pub fn matmul_cpu(a: &[f32], b: &[f32], (m, n, k): (usize, usize, usize)) -> Vec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::launch::testing::slice_at;
+    use crate::buffer::DeviceViewMut;
 
     /// Descriptors of A, B, C with `lens` elements at made-up 256-byte-aligned addresses.
-    fn slices(lens: (usize, usize, usize)) -> (DeviceSlice<f32>, DeviceSlice<f32>, DeviceSlice<f32>) {
+    fn slices(
+        lens: (usize, usize, usize),
+    ) -> (DeviceViewMut<'static, f32>, DeviceViewMut<'static, f32>, DeviceViewMut<'static, f32>) {
         // SAFETY: descriptors only; no planned call is launched.
         unsafe {
-            (slice_at(0x1_0000_0000, lens.0), slice_at(0x80_0000_0000, lens.1), slice_at(0x100_0000_0000, lens.2))
+            (
+                DeviceViewMut::stand_in(0x1_0000_0000, lens.0),
+                DeviceViewMut::stand_in(0x80_0000_0000, lens.1),
+                DeviceViewMut::stand_in(0x100_0000_0000, lens.2),
+            )
         }
     }
 
@@ -597,7 +602,11 @@ mod tests {
     fn register_blocked_plan_checks_alignment() {
         // SAFETY: descriptors only.
         let (a, b, mut c) = unsafe {
-            (slice_at::<f32>(0x1000, 128 * 8), slice_at::<f32>(0x2004, 8 * 128), slice_at::<f32>(0x4000, 128 * 128))
+            (
+                DeviceViewMut::<f32>::stand_in(0x1000, 128 * 8),
+                DeviceViewMut::<f32>::stand_in(0x2004, 8 * 128),
+                DeviceViewMut::<f32>::stand_in(0x4000, 128 * 128),
+            )
         };
         let plan = |method, a, b, c: &mut _, shape| plan(method, a, b, c, shape, 132, |_| Ok(()));
         let err = plan(Method::RegisterBlocked, &a, &b, &mut c, (128, 128, 8)).unwrap_err();
@@ -608,7 +617,11 @@ mod tests {
         assert_eq!(choose(&a, &b, &c, (128, 128, 8), 132, false), Method::WarpTileEdge);
         // SAFETY: descriptors only.
         let (a, b, mut c) = unsafe {
-            (slice_at::<f32>(0x1000, 128 * 16), slice_at::<f32>(0x2004, 16 * 128), slice_at::<f32>(0x4000, 128 * 128))
+            (
+                DeviceViewMut::<f32>::stand_in(0x1000, 128 * 16),
+                DeviceViewMut::<f32>::stand_in(0x2004, 16 * 128),
+                DeviceViewMut::<f32>::stand_in(0x4000, 128 * 128),
+            )
         };
         let err = plan(Method::WarpTile, &a, &b, &mut c, (128, 128, 16)).unwrap_err();
         assert_eq!(err, Error::Misaligned { what: "matmul B", address: 0x2004, align: 16 });
@@ -655,7 +668,7 @@ mod tests {
         let band = Method::Prefetch.band_rows() as usize;
         let (m, n, k) = (2 * band + 5, 2, 3);
         let (a, b, mut c) = slices((m * k, k * n, m * n));
-        let (a0, b0, c0) = (a.as_device_ptr().as_raw(), b.as_device_ptr().as_raw(), c.as_device_ptr().as_raw());
+        let (a0, b0, c0) = (a.address(), b.address(), c.address());
         let mut seen = Vec::new();
         plan_bands(Method::Prefetch, &a, &b, &mut c, (m, n, k), 132, |rows, call| {
             let (pa, pb, pc, bm, bn, bk) = call.args();

@@ -46,6 +46,7 @@
 //!
 //! The replays are in this module's children, one per family. Where the launch is uniform they
 //! replay a representative and multiply (each says so and why the result is exact).
+use crate::buffer::DeviceViewMut;
 use std::collections::BTreeMap;
 
 use crate::launch::Launch;
@@ -592,12 +593,12 @@ pub const FAKE_BASE: u64 = 0x10_0000_0000;
 /// See [`FAKE_BASE`].
 pub const FAKE_SPACING: u64 = 64 << 30;
 
-/// A slice descriptor of `len` elements at fake buffer `i`'s address, for plans the model
-/// replays and never launches.
-pub fn fake_slice<T: cust::memory::DeviceCopy>(i: u64, len: usize) -> cust::memory::DeviceSlice<T> {
-    // SAFETY: the model only plans calls over these descriptors and replays them on the CPU;
-    // nothing reads or writes through them and no call planned over them is launched.
-    unsafe { crate::launch::testing::slice_at(FAKE_BASE + i * FAKE_SPACING, len) }
+/// A stand-in of `len` elements at fake buffer `i`'s address, for plans the model replays and
+/// never launches.
+pub(crate) fn fake_slice<T: cust::memory::DeviceCopy>(i: u64, len: usize) -> DeviceViewMut<'static, T> {
+    // SAFETY: the model only plans calls over these stand-ins and replays them on the CPU;
+    // nothing reads or writes through them (and the launches and copies refuse them).
+    unsafe { DeviceViewMut::stand_in(FAKE_BASE + i * FAKE_SPACING, len) }
 }
 
 #[cfg(test)]

@@ -4,8 +4,8 @@
 //! is zeroed first. The tree kernels write one partial sum per block; a second pass
 //! (`reduce_shuffle_vec4` over the partials) adds them into `output[0]`. [`sum`] is the entry
 //! point for real use: the shuffle kernel, 64-bit indices, any size.
-use cust::memory::DeviceSlice;
 
+use crate::buffer::{DeviceRead, DeviceWrite};
 use crate::error::{Error, Result, aligned16, at_least, elements32, non_empty};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Kernel, Launch, Out, Signature};
@@ -109,8 +109,8 @@ pub fn partials_needed(method: Method, n: usize, sms: u32) -> usize {
 /// partials off a 16-byte boundary.
 pub fn plan_first<'a>(
     method: Method,
-    input: &'a DeviceSlice<i32>,
-    output: &'a mut DeviceSlice<i32>,
+    input: &'a impl DeviceRead<i32>,
+    output: &'a mut impl DeviceWrite<i32>,
     sms: u32,
 ) -> Result<Call<'a, LessonSig>> {
     let Some(kernel) = method.lesson_kernel() else {
@@ -122,7 +122,7 @@ pub fn plan_first<'a>(
         at_least("reduce output", output.len(), 1)?;
     } else {
         at_least("reduce partials", output.len(), blocks.into())?;
-        aligned16("reduce partials", output.as_device_ptr().as_raw())?;
+        aligned16("reduce partials", output.address())?;
     }
     let launch = Launch::linear(blocks, BLOCK).with_shared(SHARED_BYTES);
     // SAFETY: the launch has the `BLOCK` threads and `BLOCK` words of shared memory the kernels
@@ -143,12 +143,12 @@ pub fn plan_first<'a>(
 /// Errors: `Empty` for an empty input, `Misaligned` for an input off a 16-byte boundary (a
 /// sub-slice; whole allocations are aligned), `LengthMismatch` for an empty output.
 pub fn plan_shuffle<'a>(
-    input: &'a DeviceSlice<i32>,
-    output: &'a mut DeviceSlice<i32>,
+    input: &'a impl DeviceRead<i32>,
+    output: &'a mut impl DeviceWrite<i32>,
     sms: u32,
 ) -> Result<Call<'a, ShuffleSig>> {
     non_empty("reduce input", input.len())?;
-    aligned16("reduce input", input.as_device_ptr().as_raw())?;
+    aligned16("reduce input", input.address())?;
     at_least("reduce output", output.len(), 1)?;
     let n = input.len() as u64;
     let launch = Launch::linear(shuffle_blocks(n, sms), SHUFFLE_BLOCK).with_shared(SHARED_BYTES);
@@ -167,14 +167,14 @@ pub fn plan_shuffle<'a>(
 /// empty output, `Misaligned` for partials off a 16-byte boundary (its vector loads would fault
 /// and kill the context).
 pub fn plan_second<'a>(
-    partials: &'a DeviceSlice<i32>,
+    partials: &'a impl DeviceRead<i32>,
     count: usize,
-    output: &'a mut DeviceSlice<i32>,
+    output: &'a mut impl DeviceWrite<i32>,
     sms: u32,
 ) -> Result<Call<'a, ShuffleSig>> {
     non_empty("reduce partials count", count)?;
     at_least("reduce partials", partials.len(), count as u64)?;
-    aligned16("reduce partials", partials.as_device_ptr().as_raw())?;
+    aligned16("reduce partials", partials.address())?;
     at_least("reduce output", output.len(), 1)?;
     let n = count as u64;
     let launch = Launch::linear(shuffle_blocks(n, sms), SHUFFLE_BLOCK).with_shared(SHARED_BYTES);
@@ -197,9 +197,9 @@ fn queue<'a, Sig: Signature<'a>>(gpu: Option<&Gpu>, call: Call<'a, Sig>) -> Resu
 fn passes(
     gpu: Option<&Gpu>,
     method: Method,
-    input: &DeviceSlice<i32>,
-    partials: &mut DeviceSlice<i32>,
-    output: &mut DeviceSlice<i32>,
+    input: &impl DeviceRead<i32>,
+    partials: &mut impl DeviceWrite<i32>,
+    output: &mut impl DeviceWrite<i32>,
     sms: u32,
 ) -> Result<()> {
     if method == Method::ShuffleVec4 {
@@ -218,9 +218,9 @@ fn passes(
 /// gets past its checks.
 pub fn validate(
     method: Method,
-    input: &DeviceSlice<i32>,
-    partials: &mut DeviceSlice<i32>,
-    output: &mut DeviceSlice<i32>,
+    input: &impl DeviceRead<i32>,
+    partials: &mut impl DeviceWrite<i32>,
+    output: &mut impl DeviceWrite<i32>,
     sms: u32,
 ) -> Result<()> {
     passes(None, method, input, partials, output, sms)
@@ -237,23 +237,22 @@ pub fn validate(
 pub fn sum_into(
     gpu: &Gpu,
     method: Method,
-    input: &DeviceSlice<i32>,
-    partials: &mut DeviceSlice<i32>,
-    output: &mut DeviceSlice<i32>,
+    input: &impl DeviceRead<i32>,
+    partials: &mut impl DeviceWrite<i32>,
+    output: &mut impl DeviceWrite<i32>,
 ) -> Result<()> {
     let sms = gpu.multiprocessors();
     validate(method, input, partials, output, sms)?;
-    // `index` gives a descriptor of element 0 (the validation checked there is one).
-    gpu.zero(&mut output.index(..1))?;
+    gpu.zero(&mut output.slice_mut(..1)?)?;
     passes(Some(gpu), method, input, partials, output, sms)
 }
 
 /// The wrapping sum of `input` (any length from 1: 64-bit indices), with the fastest kernel.
 /// Errors: `Empty` for an empty input, `Misaligned` for a sub-slice off a 16-byte boundary.
-pub fn sum(gpu: &Gpu, input: &DeviceSlice<i32>) -> Result<i32> {
+pub fn sum(gpu: &Gpu, input: &impl DeviceRead<i32>) -> Result<i32> {
     let mut total = gpu.poisoned::<i32>(1, 0)?;
     gpu.launch(plan_shuffle(input, &mut total, gpu.multiprocessors())?)?;
-    Ok(total.as_host_vec()?[0])
+    Ok(total.to_vec()?[0])
 }
 
 /// CPU reference, one thread: the wrapping sum.
@@ -274,12 +273,22 @@ pub fn sum_cpu_threads(input: &[i32]) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::launch::testing::slice_at;
+    use crate::buffer::DeviceViewMut;
 
     /// Descriptors at made-up 16-byte aligned addresses (input, partials, output).
-    fn slices(n: usize, partials: usize, output: usize) -> (DeviceSlice<i32>, DeviceSlice<i32>, DeviceSlice<i32>) {
+    fn slices(
+        n: usize,
+        partials: usize,
+        output: usize,
+    ) -> (DeviceViewMut<'static, i32>, DeviceViewMut<'static, i32>, DeviceViewMut<'static, i32>) {
         // SAFETY: descriptors only; no planned call is launched.
-        unsafe { (slice_at(0x1_0000_0000, n), slice_at(0x2_0000_0000, partials), slice_at(0x3_0000_0000, output)) }
+        unsafe {
+            (
+                DeviceViewMut::stand_in(0x1_0000_0000, n),
+                DeviceViewMut::stand_in(0x2_0000_0000, partials),
+                DeviceViewMut::stand_in(0x3_0000_0000, output),
+            )
+        }
     }
 
     #[test]
@@ -315,7 +324,11 @@ mod tests {
         let need = partials_needed(Method::Sequential, n, 132);
         // SAFETY: descriptors only; nothing is launched.
         let (input, mut partials, mut output) = unsafe {
-            (slice_at::<i32>(0x1000_0000, n), slice_at::<i32>(0x2000_0004, need), slice_at::<i32>(0x3000_0000, 1))
+            (
+                DeviceViewMut::<i32>::stand_in(0x1000_0000, n),
+                DeviceViewMut::<i32>::stand_in(0x2000_0004, need),
+                DeviceViewMut::<i32>::stand_in(0x3000_0000, 1),
+            )
         };
         let misaligned = Error::Misaligned { what: "reduce partials", address: 0x2000_0004, align: 16 };
         for method in Method::ALL.into_iter().filter(|m| !m.atomic()) {
@@ -343,7 +356,9 @@ mod tests {
         let big = (1usize << 31) + 5;
         assert_eq!(plan(big, 1).unwrap(), (Launch::linear(132 * 2, 1024).with_shared(1024), big as u64));
         // SAFETY: descriptors only.
-        let (input, mut out) = unsafe { (slice_at::<i32>(0x1000_0008, 64), slice_at::<i32>(0x2000_0000, 1)) };
+        let (input, mut out) = unsafe {
+            (DeviceViewMut::<i32>::stand_in(0x1000_0008, 64), DeviceViewMut::<i32>::stand_in(0x2000_0000, 1))
+        };
         assert!(matches!(plan_shuffle(&input, &mut out, 132), Err(Error::Misaligned { what: "reduce input", .. })));
         // The second pass: n is the partials count, not the slice's length.
         let (_, partials, mut out) = slices(0, 4000, 1);

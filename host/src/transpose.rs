@@ -9,8 +9,8 @@
 //! The Hopper module's `transpose_tma` takes its matrices through tensor maps ([`TileMaps`],
 //! encoded with `cuTensorMapEncodeTiled` and passed to the kernel by value): rows and columns
 //! must be multiples of 4, and edge tiles are clipped by the TMA itself.
-use cust::memory::DeviceSlice;
 
+use crate::buffer::{DeviceRead, DeviceWrite};
 use crate::error::{Error, Result, aligned, aligned16, dim32, exactly, in_range};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Kernel, Launch, MapIn, MapOut, Out};
@@ -99,8 +99,8 @@ impl Method {
 /// not start on an 8-byte boundary.
 pub fn plan<'a>(
     method: Method,
-    input: &'a DeviceSlice<f32>,
-    output: &'a mut DeviceSlice<f32>,
+    input: &'a impl DeviceRead<f32>,
+    output: &'a mut impl DeviceWrite<f32>,
     rows: usize,
     cols: usize,
 ) -> Result<Call<'a, TransposeSig>> {
@@ -114,8 +114,8 @@ pub fn plan<'a>(
                 "the wide tile moves float pairs: rows and cols must be even, got {rows} x {cols}"
             )));
         }
-        aligned("transpose input", input.as_device_ptr().as_raw(), 8)?;
-        aligned("transpose output", output.as_device_ptr().as_raw(), 8)?;
+        aligned("transpose input", input.address(), 8)?;
+        aligned("transpose output", output.address(), 8)?;
         // One block per 64 × 64 tile: fewer than the 32 × 32 tiles `shape` checked against the grid.
         let blocks = wide_tiles(rows32, cols32);
         let launch = Launch {
@@ -187,8 +187,8 @@ impl TileMaps {
     /// [`Error::Driver`] if the driver refuses the encoding.
     pub fn new(
         gpu: &Gpu,
-        input: &DeviceSlice<f32>,
-        output: &DeviceSlice<f32>,
+        input: &impl DeviceRead<f32>,
+        output: &impl DeviceRead<f32>,
         rows: usize,
         cols: usize,
     ) -> Result<Self> {
@@ -201,7 +201,7 @@ impl TileMaps {
         }
         exactly("transpose input", input.len(), n)?;
         exactly("transpose output", output.len(), n)?;
-        let (a, b) = (input.as_device_ptr().as_raw(), output.as_device_ptr().as_raw());
+        let (a, b) = (input.address(), output.address());
         aligned16("transpose input", a)?;
         aligned16("transpose output", b)?;
         let (r, c) = (u64::from(rows32), u64::from(cols32));
@@ -227,10 +227,10 @@ impl TileMaps {
 /// for other buffers.
 pub fn plan_tma<'a>(
     maps: &'a TileMaps,
-    input: &'a DeviceSlice<f32>,
-    output: &'a mut DeviceSlice<f32>,
+    input: &'a impl DeviceRead<f32>,
+    output: &'a mut impl DeviceWrite<f32>,
 ) -> Result<Call<'a, TmaSig>> {
-    let given = ((input.as_device_ptr().as_raw(), input.len()), (output.as_device_ptr().as_raw(), output.len()));
+    let given = ((input.address(), input.len()), (output.address(), output.len()));
     if given != (maps.input, maps.output) {
         return Err(Error::Unsupported("the tensor maps were encoded for other buffers".into()));
     }
@@ -257,8 +257,8 @@ pub fn plan_tma<'a>(
 /// [`plan_tma`] to launch repeatedly.
 pub fn tma_transpose(
     gpu: &Gpu,
-    input: &DeviceSlice<f32>,
-    output: &mut DeviceSlice<f32>,
+    input: &impl DeviceRead<f32>,
+    output: &mut impl DeviceWrite<f32>,
     rows: usize,
     cols: usize,
 ) -> Result<()> {
@@ -272,8 +272,8 @@ pub fn tma_transpose(
 pub fn run(
     gpu: &Gpu,
     method: Method,
-    input: &DeviceSlice<f32>,
-    output: &mut DeviceSlice<f32>,
+    input: &impl DeviceRead<f32>,
+    output: &mut impl DeviceWrite<f32>,
     rows: usize,
     cols: usize,
 ) -> Result<()> {
@@ -285,8 +285,8 @@ pub fn run(
 /// 8-byte aligned buffers), else the padded 32 × 33 tile.
 pub fn transpose(
     gpu: &Gpu,
-    input: &DeviceSlice<f32>,
-    output: &mut DeviceSlice<f32>,
+    input: &impl DeviceRead<f32>,
+    output: &mut impl DeviceWrite<f32>,
     rows: usize,
     cols: usize,
 ) -> Result<()> {
@@ -294,9 +294,9 @@ pub fn transpose(
 }
 
 /// The method [`transpose`] uses for these buffers and this shape.
-pub fn choose(input: &DeviceSlice<f32>, output: &DeviceSlice<f32>, rows: usize, cols: usize) -> Method {
+pub fn choose(input: &impl DeviceRead<f32>, output: &impl DeviceRead<f32>, rows: usize, cols: usize) -> Method {
     let even = rows.is_multiple_of(2) && cols.is_multiple_of(2);
-    let aligned8 = (input.as_device_ptr().as_raw() | output.as_device_ptr().as_raw()).is_multiple_of(8);
+    let aligned8 = (input.address() | output.address()).is_multiple_of(8);
     if even && aligned8 { Method::Wide } else { Method::Padded }
 }
 
@@ -312,12 +312,14 @@ pub fn transpose_cpu(input: &[f32], output: &mut [f32], rows: usize, cols: usize
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::launch::testing::slice_at;
+    use crate::buffer::DeviceViewMut;
 
     /// Plans `method` over descriptors of `a` and `b` floats (nothing is launched).
     fn plan_for(method: Method, rows: usize, cols: usize, a: usize, b: usize) -> Result<(Launch, u32, u32)> {
         // SAFETY: descriptors only; the planned call is dropped unlaunched.
-        let (input, mut output) = unsafe { (slice_at::<f32>(0x1_0000_0000, a), slice_at::<f32>(0x9_0000_0000, b)) };
+        let (input, mut output) = unsafe {
+            (DeviceViewMut::<f32>::stand_in(0x1_0000_0000, a), DeviceViewMut::<f32>::stand_in(0x9_0000_0000, b))
+        };
         plan(method, &input, &mut output, rows, cols).map(|c| (c.launch(), c.args().2, c.args().3))
     }
 

@@ -1,7 +1,8 @@
 //! Filling device buffers with pseudo-random data on the GPU (`util_fill`), so nothing is ever
 //! measured or checked on zeros and gigabytes never cross PCIe.
-use cust::memory::{DeviceCopy, DeviceSlice};
+use cust::memory::DeviceCopy;
 
+use crate::buffer::DeviceWrite;
 use crate::error::{Result, non_empty, words};
 use crate::gpu::Gpu;
 use crate::launch::{Call, Launch, Out};
@@ -14,7 +15,7 @@ pub type FillSig = fn(*mut u32, u64, u32, u32);
 /// Validates a fill of `buffer` (any `Pod` type of whole 4-byte words, any size) and returns its
 /// grid-stride launch over the buffer's words.
 pub fn plan_fill<'a, T: DeviceCopy + bytemuck::Pod>(
-    buffer: &'a mut DeviceSlice<T>,
+    buffer: &'a mut impl DeviceWrite<T>,
     fill: Fill,
     seed: u32,
     multiprocessors: u32,
@@ -34,7 +35,7 @@ pub fn plan_fill<'a, T: DeviceCopy + bytemuck::Pod>(
 /// Queues filling `buffer` with `fill_value(i, seed, fill)` for each 32-bit word `i`.
 pub fn fill<T: DeviceCopy + bytemuck::Pod>(
     gpu: &Gpu,
-    buffer: &mut DeviceSlice<T>,
+    buffer: &mut impl DeviceWrite<T>,
     fill: Fill,
     seed: u32,
 ) -> Result<()> {
@@ -47,17 +48,17 @@ pub fn fill<T: DeviceCopy + bytemuck::Pod>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::launch::testing::slice_at;
+    use crate::buffer::DeviceViewMut;
 
     #[test]
     fn fill_covers_every_word_of_wide_elements() {
         // SAFETY: a descriptor only; nothing is launched.
-        let mut buffer = unsafe { slice_at::<[f32; 3]>(0x1000, 1000) };
+        let mut buffer = unsafe { crate::buffer::DeviceViewMut::<[f32; 3]>::stand_in(0x1000, 1000) };
         let call = plan_fill(&mut buffer, Fill::Unit, 3, 132).unwrap();
         assert_eq!(call.args().1, 3000);
         assert_eq!(call.launch(), Launch::linear(12, FILL_BLOCK));
         // SAFETY: as above.
-        let mut empty = unsafe { slice_at::<f32>(0x1000, 0) };
+        let mut empty = unsafe { DeviceViewMut::<f32>::stand_in(0x1000, 0) };
         assert!(plan_fill(&mut empty, Fill::Bits, 1, 132).is_err());
     }
 }

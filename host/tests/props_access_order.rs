@@ -6,14 +6,14 @@
 use coalesce::Error;
 use coalesce::access_order::*;
 use coalesce::kernels::launch::{MAX_ELEMENTS_32, MAX_GRID_Y};
-use coalesce::launch::testing::slice_at;
-use cust::memory::DeviceSlice;
+
+use coalesce::DeviceViewMut;
 use proptest::prelude::*;
 
 /// Two slice descriptors at made-up addresses.
-fn slices(a: usize, b: usize) -> (DeviceSlice<f32>, DeviceSlice<f32>) {
+fn slices(a: usize, b: usize) -> (DeviceViewMut<'static, f32>, DeviceViewMut<'static, f32>) {
     // SAFETY: descriptors only; no planned call is ever launched.
-    unsafe { (slice_at(0x1_0000_0000, a), slice_at(0x9_0000_0000, b)) }
+    unsafe { (DeviceViewMut::stand_in(0x1_0000_0000, a), DeviceViewMut::stand_in(0x9_0000_0000, b)) }
 }
 
 /// `(per_thread, threads)` with `threads * per_thread <= MAX_ELEMENTS_32`, often at the limit.

@@ -4,14 +4,14 @@
 //! return their documented error.
 use coalesce::Error;
 use coalesce::bank::*;
-use coalesce::launch::testing::slice_at;
-use cust::memory::DeviceSlice;
+
+use coalesce::DeviceViewMut;
 use proptest::prelude::*;
 
 /// A table and an output descriptor at made-up addresses.
-fn slices(table: usize, output: usize) -> (DeviceSlice<i32>, DeviceSlice<i32>) {
+fn slices(table: usize, output: usize) -> (DeviceViewMut<'static, i32>, DeviceViewMut<'static, i32>) {
     // SAFETY: descriptors only; no planned call is ever launched.
-    unsafe { (slice_at(0x1_0000_0000, table), slice_at(0x9_0000_0000, output)) }
+    unsafe { (DeviceViewMut::stand_in(0x1_0000_0000, table), DeviceViewMut::stand_in(0x9_0000_0000, output)) }
 }
 
 fn tile() -> impl Strategy<Value = Tile> {

@@ -4,14 +4,14 @@
 use coalesce::Error;
 use coalesce::coalescing::*;
 use coalesce::kernels::launch::MAX_ELEMENTS_32;
-use coalesce::launch::testing::slice_at;
-use cust::memory::DeviceSlice;
+
+use coalesce::DeviceViewMut;
 use proptest::prelude::*;
 
 /// Two slice descriptors 16-byte aligned at made-up addresses.
-fn slices(a: usize, b: usize) -> (DeviceSlice<f32>, DeviceSlice<f32>) {
+fn slices(a: usize, b: usize) -> (DeviceViewMut<'static, f32>, DeviceViewMut<'static, f32>) {
     // SAFETY: descriptors only; no planned call is ever launched.
-    unsafe { (slice_at(0x1_0000_0000, a), slice_at(0x9_0000_0000, b)) }
+    unsafe { (DeviceViewMut::stand_in(0x1_0000_0000, a), DeviceViewMut::stand_in(0x9_0000_0000, b)) }
 }
 
 /// Sizes from tiny to the 32-bit limit, the limit itself more often than chance would pick it.

@@ -5,14 +5,15 @@
 use coalesce::Error;
 use coalesce::distance::*;
 use coalesce::kernels::launch::MAX_ELEMENTS_32;
-use coalesce::launch::testing::slice_at;
-use cust::memory::{DeviceCopy, DeviceSlice};
+
+use coalesce::DeviceViewMut;
+use cust::memory::DeviceCopy;
 use proptest::prelude::*;
 
 /// A descriptor of `len` elements at made-up address `address`.
-fn at<T: DeviceCopy>(address: u64, len: usize) -> DeviceSlice<T> {
+fn at<T: DeviceCopy>(address: u64, len: usize) -> DeviceViewMut<'static, T> {
     // SAFETY: descriptors only; no planned call is ever launched.
-    unsafe { slice_at(address, len) }
+    unsafe { DeviceViewMut::stand_in(address, len) }
 }
 
 /// Sizes from tiny to the 32-bit limit, the limit itself more often than chance would pick it.

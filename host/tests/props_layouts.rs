@@ -4,21 +4,22 @@
 //! return their documented error.
 use coalesce::Error;
 use coalesce::kernels::launch::MAX_ELEMENTS_32;
-use coalesce::launch::testing::slice_at;
+
+use coalesce::DeviceViewMut;
 use coalesce::layouts::*;
-use cust::memory::{DeviceCopy, DeviceSlice};
+use cust::memory::DeviceCopy;
 use proptest::prelude::*;
 
 /// Two slice descriptors, 16-byte aligned, at made-up addresses.
-fn slices<T: DeviceCopy>(a: usize, b: usize) -> (DeviceSlice<T>, DeviceSlice<T>) {
+fn slices<T: DeviceCopy>(a: usize, b: usize) -> (DeviceViewMut<'static, T>, DeviceViewMut<'static, T>) {
     // SAFETY: descriptors only; no planned call is ever launched.
-    unsafe { (slice_at(0x1_0000_0000, a), slice_at(0x9_0000_0000, b)) }
+    unsafe { (DeviceViewMut::stand_in(0x1_0000_0000, a), DeviceViewMut::stand_in(0x9_0000_0000, b)) }
 }
 
 /// Six SoA array descriptors with the given lengths.
-fn arrays(lens: [usize; 6]) -> [DeviceSlice<f32>; 6] {
+fn arrays(lens: [usize; 6]) -> [DeviceViewMut<'static, f32>; 6] {
     // SAFETY: as above.
-    std::array::from_fn(|k| unsafe { slice_at(0x1_0000_0000 * (k as u64 + 1), lens[k]) })
+    std::array::from_fn(|k| unsafe { DeviceViewMut::stand_in(0x1_0000_0000 * (k as u64 + 1), lens[k]) })
 }
 
 /// Sizes from tiny to the 32-bit limit, the limit itself more often than chance would pick it.
@@ -141,7 +142,7 @@ proptest! {
         prop_assert!(u64::from(call.launch().grid.0) * u64::from(BLOCK) >= n as u64);
         let (a, b) = if output_side { (0x1_0000_0000, 0x9_0000_0000 + misalign) } else { (0x1_0000_0000 + misalign, 0x9_0000_0000) };
         // SAFETY: descriptors only.
-        let (input, mut output) = unsafe { (slice_at::<Float3A16>(a, n), slice_at::<Float3A16>(b, n)) };
+        let (input, mut output) = unsafe { (DeviceViewMut::<Float3A16>::stand_in(a, n), DeviceViewMut::<Float3A16>::stand_in(b, n)) };
         let ok = matches!(plan_aligned16(&input, &mut output), Err(Error::Misaligned { align: 16, .. }));
         prop_assert!(ok);
     }

@@ -8,17 +8,26 @@
 use std::ops::Range;
 
 use coalesce::Error;
-use coalesce::launch::testing::slice_at;
+
+use coalesce::DeviceViewMut;
 use coalesce::matmul::*;
-use cust::memory::DeviceSlice;
 use proptest::prelude::*;
 
 /// A, B and C at made-up addresses 256-byte aligned, as whole allocations are.
 const BASE: (u64, u64, u64) = (0x1_0000_0000, 0x1000_0000_0000, 0x2000_0000_0000);
 
-fn slices(lens: (usize, usize, usize), skew: u64) -> (DeviceSlice<f32>, DeviceSlice<f32>, DeviceSlice<f32>) {
+fn slices(
+    lens: (usize, usize, usize),
+    skew: u64,
+) -> (DeviceViewMut<'static, f32>, DeviceViewMut<'static, f32>, DeviceViewMut<'static, f32>) {
     // SAFETY: descriptors only; no planned call is ever launched.
-    unsafe { (slice_at(BASE.0 + skew, lens.0), slice_at(BASE.1, lens.1), slice_at(BASE.2, lens.2)) }
+    unsafe {
+        (
+            DeviceViewMut::stand_in(BASE.0 + skew, lens.0),
+            DeviceViewMut::stand_in(BASE.1, lens.1),
+            DeviceViewMut::stand_in(BASE.2, lens.2),
+        )
+    }
 }
 
 /// The kernels that take any shape.

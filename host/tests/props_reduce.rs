@@ -4,9 +4,9 @@
 //! buffer and no 32-bit index wraps; every rejected input returns its documented error.
 use coalesce::Error;
 use coalesce::kernels::launch::MAX_ELEMENTS_32;
-use coalesce::launch::testing::slice_at;
+
+use coalesce::DeviceViewMut;
 use coalesce::reduce::*;
-use cust::memory::DeviceSlice;
 use proptest::prelude::*;
 
 /// The methods whose first pass is a 32-bit lesson kernel (all but the shuffle kernel).
@@ -16,13 +16,13 @@ fn lessons() -> Vec<Method> {
 
 /// Descriptors at made-up addresses: the input and output 16-byte aligned, the partials
 /// `partials_offset` bytes past a 16-byte boundary.
-fn slices(n: usize, partials: usize, partials_offset: u64, output: usize) -> [DeviceSlice<i32>; 3] {
+fn slices(n: usize, partials: usize, partials_offset: u64, output: usize) -> [DeviceViewMut<'static, i32>; 3] {
     // SAFETY: descriptors only; no planned call is ever launched.
     unsafe {
         [
-            slice_at(0x1_0000_0000, n),
-            slice_at(0x9_0000_0000 + partials_offset, partials),
-            slice_at(0xa_0000_0000, output),
+            DeviceViewMut::stand_in(0x1_0000_0000, n),
+            DeviceViewMut::stand_in(0x9_0000_0000 + partials_offset, partials),
+            DeviceViewMut::stand_in(0xa_0000_0000, output),
         ]
     }
 }
@@ -181,7 +181,7 @@ proptest! {
         prop_assert!(plan_shuffle(&input, &mut out, sms).is_ok());
         // An input 4-12 bytes off a 16-byte boundary: only the shuffle kernel cares.
         // SAFETY: descriptors only.
-        let (input, mut out) = unsafe { (slice_at::<i32>(0x1_0000_0000 + 4 * offset, n), slice_at::<i32>(0xa_0000_0000, 1)) };
+        let (input, mut out) = unsafe { (DeviceViewMut::<i32>::stand_in(0x1_0000_0000 + 4 * offset, n), DeviceViewMut::<i32>::stand_in(0xa_0000_0000, 1)) };
         let misaligned = matches!(plan_shuffle(&input, &mut out, sms), Err(Error::Misaligned { what: "reduce input", .. }));
         prop_assert!(misaligned);
     }

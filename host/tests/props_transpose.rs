@@ -5,17 +5,17 @@
 //! shapes return their documented error.
 use coalesce::Error;
 use coalesce::kernels::launch::MAX_GRID_X;
-use coalesce::launch::testing::slice_at;
+
+use coalesce::DeviceViewMut;
 use coalesce::transpose::*;
-use cust::memory::DeviceSlice;
 use proptest::prelude::*;
 
 const METHODS: [Method; 4] = [Method::Copy, Method::Naive, Method::Shared, Method::Padded];
 
 /// Two slice descriptors at made-up addresses.
-fn slices(a: usize, b: usize) -> (DeviceSlice<f32>, DeviceSlice<f32>) {
+fn slices(a: usize, b: usize) -> (DeviceViewMut<'static, f32>, DeviceViewMut<'static, f32>) {
     // SAFETY: descriptors only; no planned call is ever launched.
-    unsafe { (slice_at(0x1_0000_0000, a), slice_at(0x9_0000_0000, b)) }
+    unsafe { (DeviceViewMut::stand_in(0x1_0000_0000, a), DeviceViewMut::stand_in(0x9_0000_0000, b)) }
 }
 
 /// A dimension: small, around a tile, or anywhere in `u32`, the extremes more often than chance.

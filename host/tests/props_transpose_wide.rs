@@ -4,14 +4,14 @@
 //! the buffers and is 8-byte aligned; odd shapes and misaligned buffers are refused with their
 //! documented errors.
 use coalesce::Error;
-use coalesce::launch::testing::slice_at;
+
+use coalesce::DeviceViewMut;
 use coalesce::transpose::*;
-use cust::memory::DeviceSlice;
 use proptest::prelude::*;
 
-fn slices(n: usize, offset: u64) -> (DeviceSlice<f32>, DeviceSlice<f32>) {
+fn slices(n: usize, offset: u64) -> (DeviceViewMut<'static, f32>, DeviceViewMut<'static, f32>) {
     // SAFETY: descriptors only; no planned call is ever launched.
-    unsafe { (slice_at(0x1_0000_0000 + offset, n), slice_at(0x9_0000_0000, n)) }
+    unsafe { (DeviceViewMut::stand_in(0x1_0000_0000 + offset, n), DeviceViewMut::stand_in(0x9_0000_0000, n)) }
 }
 
 /// The methods that move float pairs with the wide tile.

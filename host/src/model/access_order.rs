@@ -3,13 +3,13 @@
 //! SASS (sm_90): each step of a walk is one 4-byte `LDG.E` and one `STG.E` (the 1-D loop is
 //! unrolled, never widened: the compiler cannot prove a chunk 16-byte aligned), under
 //! `t < threads` (1-D) or `r < rows && c < cols` (2-D).
-use cust::memory::DeviceSlice;
 
 use super::{Counts, Model, fake_slice, lanes_where, warps};
 use crate::access_order::{
     Lanes, Order, WalkSig, access_order_block_x, access_order_block_y, access_order_chunked, along_x, along_y,
     chunked_index, interleaved_index, matrix_index, plan_walk, plan_walk_2d, walk_threads,
 };
+use crate::buffer::DeviceViewMut;
 use crate::error::Result;
 use crate::launch::Call;
 
@@ -54,12 +54,13 @@ pub fn walk(call: &Call<'_, WalkSig>) -> Counts {
 
 /// The 1-D walk of `n` elements, `per_thread` each, in `order`.
 pub fn walk_1d(order: Order, n: usize, per_thread: u32) -> Result<Counts> {
-    let (input, mut output): (DeviceSlice<f32>, _) = (fake_slice(0, n), fake_slice(1, n));
+    let (input, mut output): (DeviceViewMut<'static, f32>, _) = (fake_slice(0, n), fake_slice(1, n));
     Ok(walk(&plan_walk(order, &input, &mut output, n, per_thread)?))
 }
 
 /// The 2-D walk of a `rows × cols` matrix with `lanes`.
 pub fn walk_2d(lanes: Lanes, rows: usize, cols: usize) -> Result<Counts> {
-    let (input, mut output): (DeviceSlice<f32>, _) = (fake_slice(0, rows * cols), fake_slice(1, rows * cols));
+    let (input, mut output): (DeviceViewMut<'static, f32>, _) =
+        (fake_slice(0, rows * cols), fake_slice(1, rows * cols));
     Ok(walk(&plan_walk_2d(lanes, &input, &mut output, rows, cols)?))
 }

@@ -8,13 +8,13 @@
 //! 0..32 in every (whole) warp of the fixed launch, so all warps make the same `ITERS` shared
 //! loads. They are replayed for one warp and counted once per warp: exact, and 8448 times less
 //! work than replaying 34.6 M identical instructions.
-use cust::memory::DeviceSlice;
 
 use super::{Counts, Model, fake_slice, lanes_where, warps};
 use crate::bank::{
     ITERS, Pattern, StrideSig, Tile, TileSig, WORDS, bank_stride, lane, output_index, plan_stride, plan_tile,
     table_word,
 };
+use crate::buffer::DeviceViewMut;
 use crate::error::Result;
 use crate::launch::{Call, Launch};
 
@@ -64,7 +64,7 @@ fn replay(launch: Launch, table: u64, out: u64, pattern: Pattern) -> Counts {
 
 /// The bank kernel reading with `pattern`.
 pub fn run(pattern: Pattern) -> Result<Counts> {
-    let (table, mut out): (DeviceSlice<i32>, DeviceSlice<i32>) =
+    let (table, mut out): (DeviceViewMut<'static, i32>, DeviceViewMut<'static, i32>) =
         (fake_slice(0, WORDS as usize), fake_slice(1, crate::bank::OUTPUTS as usize));
     Ok(match pattern {
         Pattern::Tile(t) => tile(&plan_tile(t, &table, &mut out)?),

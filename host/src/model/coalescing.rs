@@ -18,9 +18,9 @@
 //!
 //! Both copy the `n % 4` tail floats with one 4-byte `LDG.E` / `STG.E` pair by the first lanes
 //! of block 0.
-use cust::memory::DeviceSlice;
 
 use super::{Counts, Model, fake_slice, lanes_below, lanes_where, warps};
+use crate::buffer::DeviceViewMut;
 use crate::coalescing::{
     AsyncCopy, CHUNK, CP_BLOCK, CopySig, Load, OffsetSig, UNROLL, coalescing_bulk, coalescing_stride, cp_chunk,
     cp_slot, cp_vector, offset_index, offset_len, plan_async_copy, plan_copy, plan_offset, plan_stride, stride_index,
@@ -90,20 +90,20 @@ pub fn copy(call: &Call<'_, CopySig>) -> Counts {
 /// floats, as the library plans it.
 pub fn offset_copy(load: Load, n: usize, offset: u32, buffer_offset: u32) -> Result<Counts> {
     let len = offset_len(n as u64, buffer_offset) as usize;
-    let (input, mut output): (DeviceSlice<f32>, _) = (fake_slice(0, len), fake_slice(1, len));
+    let (input, mut output): (DeviceViewMut<'static, f32>, _) = (fake_slice(0, len), fake_slice(1, len));
     Ok(offset_or_stride(&plan_offset(load, &input, &mut output, n, offset)?))
 }
 
 /// The stride copy of `n` elements at `stride`.
 pub fn stride_copy(n: usize, stride: u32) -> Result<Counts> {
     let len = stride_len(n as u64, stride) as usize;
-    let (input, mut output): (DeviceSlice<f32>, _) = (fake_slice(0, len), fake_slice(1, len));
+    let (input, mut output): (DeviceViewMut<'static, f32>, _) = (fake_slice(0, len), fake_slice(1, len));
     Ok(offset_or_stride(&plan_stride(&input, &mut output, n, stride)?))
 }
 
 /// The 16-byte copy of `n` floats with `blocks_per_sm` on `sms` SMs (0: one trip per thread).
 pub fn vec4_copy(n: usize, sms: u32, blocks_per_sm: u32, streaming: bool) -> Result<Counts> {
-    let (input, mut output): (DeviceSlice<f32>, _) = (fake_slice(0, n), fake_slice(1, n));
+    let (input, mut output): (DeviceViewMut<'static, f32>, _) = (fake_slice(0, n), fake_slice(1, n));
     Ok(copy(&plan_copy(&input, &mut output, sms, blocks_per_sm, streaming)?))
 }
 
@@ -149,6 +149,6 @@ pub fn async_copy(call: &Call<'_, CopySig>) -> Counts {
 /// The hardware copy `kind` of `n` floats with `blocks_per_sm` on `sms` SMs (0: one ring's
 /// worth of chunks per block).
 pub fn hardware_copy(kind: AsyncCopy, n: usize, sms: u32, blocks_per_sm: u32) -> Result<Counts> {
-    let (input, mut output): (DeviceSlice<f32>, _) = (fake_slice(0, n), fake_slice(1, n));
+    let (input, mut output): (DeviceViewMut<'static, f32>, _) = (fake_slice(0, n), fake_slice(1, n));
     Ok(async_copy(&plan_async_copy(kind, &input, &mut output, sms, blocks_per_sm)?))
 }

@@ -6,9 +6,9 @@
 //!
 //! A gather's addresses are the index values, which its `Call` does not carry (only the device
 //! address of the index buffer): the replay takes the host copy of those indices.
-use cust::memory::DeviceSlice;
 
 use super::{Counts, Model, fake_slice, lanes_where, warps};
+use crate::buffer::DeviceViewMut;
 use crate::distance::{
     AosGatherSig, AosSig, Float3, IndexSlice, SoaGatherSig, SoaSig, plan_aos, plan_aos_gather, plan_soa,
     plan_soa_gather,
@@ -99,27 +99,27 @@ pub fn soa_gather(call: &Call<'_, SoaGatherSig>, indices: &[u32]) -> Counts {
 
 /// All `n` points, AoS or SoA.
 pub fn all(soa_layout: bool, n: usize) -> Result<Counts> {
-    let mut out: DeviceSlice<f32> = fake_slice(3, n);
+    let mut out: DeviceViewMut<'static, f32> = fake_slice(3, n);
     if soa_layout {
-        let [x, y, z]: [DeviceSlice<f32>; 3] = [0, 1, 2].map(|i| fake_slice(i, n));
+        let [x, y, z]: [DeviceViewMut<'static, f32>; 3] = [0, 1, 2].map(|i| fake_slice(i, n));
         return Ok(soa(&plan_soa(Soa3::new(&x, &y, &z), &mut out)?));
     }
-    let points: DeviceSlice<Float3> = fake_slice(0, n);
+    let points: DeviceViewMut<'static, Float3> = fake_slice(0, n);
     Ok(aos(&plan_aos(&points, &mut out)?))
 }
 
 /// The gather of `indices` from `n` points, AoS or SoA.
 pub fn gather(soa_layout: bool, n: usize, indices: &[u32]) -> Result<Counts> {
     let max = *indices.iter().max().ok_or(Error::Empty("indices"))?;
-    let idx: DeviceSlice<u32> = fake_slice(4, indices.len());
+    let idx: DeviceViewMut<'static, u32> = fake_slice(4, indices.len());
     // SAFETY: `max` is the largest of `indices`, the values the replay reads in place of the
     // buffer's (nothing is launched over the fake buffer).
     let view = unsafe { IndexSlice::assume_max(&idx, max) };
-    let mut out: DeviceSlice<f32> = fake_slice(3, indices.len());
+    let mut out: DeviceViewMut<'static, f32> = fake_slice(3, indices.len());
     if soa_layout {
-        let [x, y, z]: [DeviceSlice<f32>; 3] = [0, 1, 2].map(|i| fake_slice(i, n));
+        let [x, y, z]: [DeviceViewMut<'static, f32>; 3] = [0, 1, 2].map(|i| fake_slice(i, n));
         return Ok(soa_gather(&plan_soa_gather(Soa3::new(&x, &y, &z), view, &mut out)?, indices));
     }
-    let points: DeviceSlice<Float3> = fake_slice(0, n);
+    let points: DeviceViewMut<'static, Float3> = fake_slice(0, n);
     Ok(aos_gather(&plan_aos_gather(&points, view, &mut out)?, indices))
 }

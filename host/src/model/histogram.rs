@@ -53,9 +53,9 @@
 //! Uniformity: the shared-memory part (`STS` and `LDS` of word `t`) has no guard, so it is
 //! replayed for one block and counted once per block; every global load and atomic is
 //! replayed for every warp (2^26 values take well under a second in a release build).
-use cust::memory::DeviceSlice;
 
 use super::{Buffer, Counts, Model, Warp, block_warps, blocks, fake_slice, lanes_where};
+use crate::buffer::DeviceViewMut;
 use crate::error::Result;
 use crate::histogram::{
     BINS, BINS_PER_RANK, HistogramSig, Method, VECTORS_PER_THREAD, bin, cluster_bin, plan, split, tail_index,
@@ -188,7 +188,7 @@ fn flush(m: &mut Model, bins: Buffer, w: &Warp, bin_of: impl Fn(u32) -> Option<u
 /// The histogram of `values` with `method`, planned as [`crate::histogram::run`] plans it (the
 /// input a 16-byte-aligned buffer of exactly its values, `BINS` bins).
 pub fn run(method: Method, values: &[u32]) -> Result<Counts> {
-    let input: DeviceSlice<u32> = fake_slice(0, values.len());
-    let mut bins: DeviceSlice<u32> = fake_slice(1, BINS as usize);
+    let input: DeviceViewMut<'static, u32> = fake_slice(0, values.len());
+    let mut bins: DeviceViewMut<'static, u32> = fake_slice(1, BINS as usize);
     Ok(histogram(&plan(method, &input, &mut bins)?, values))
 }

@@ -6,9 +6,9 @@
 //! is three 4-byte load/store pairs. `layouts_aos_staged`: three predicated `LDG.E` + `STS`, a
 //! barrier, three `LDS` and three `STS` of the thread's float3 (words `3t .. 3t + 3`), a barrier,
 //! three `LDS` + `STG.E`.
-use cust::memory::DeviceSlice;
 
 use super::{Counts, Model, fake_slice, lanes_where, warps};
+use crate::buffer::DeviceViewMut;
 use crate::error::Result;
 use crate::launch::Call;
 use crate::layouts::{
@@ -101,19 +101,19 @@ pub fn aligned16(call: &Call<'_, AlignedSig>) -> Counts {
 
 /// The AoS update of `n` elements with `method`.
 pub fn aos_update(method: AosMethod, n: usize) -> Result<Counts> {
-    let (input, mut output): (DeviceSlice<Float3>, _) = (fake_slice(0, n), fake_slice(1, n));
+    let (input, mut output): (DeviceViewMut<'static, Float3>, _) = (fake_slice(0, n), fake_slice(1, n));
     Ok(aos(&plan_aos(method, &input, &mut output)?))
 }
 
 /// The SoA update of `n` elements.
 pub fn soa_update(n: usize) -> Result<Counts> {
-    let [x, y, z]: [DeviceSlice<f32>; 3] = [0, 1, 2].map(|i| fake_slice(i, n));
-    let [mut ox, mut oy, mut oz]: [DeviceSlice<f32>; 3] = [3, 4, 5].map(|i| fake_slice(i, n));
+    let [x, y, z]: [DeviceViewMut<'static, f32>; 3] = [0, 1, 2].map(|i| fake_slice(i, n));
+    let [mut ox, mut oy, mut oz]: [DeviceViewMut<'static, f32>; 3] = [3, 4, 5].map(|i| fake_slice(i, n));
     Ok(soa(&plan_soa(Soa3::new(&x, &y, &z), Soa3Mut::new(&mut ox, &mut oy, &mut oz))?))
 }
 
 /// The aligned update of `n` elements.
 pub fn aligned16_update(n: usize) -> Result<Counts> {
-    let (input, mut output): (DeviceSlice<Float3A16>, _) = (fake_slice(0, n), fake_slice(1, n));
+    let (input, mut output): (DeviceViewMut<'static, Float3A16>, _) = (fake_slice(0, n), fake_slice(1, n));
     Ok(aligned16(&plan_aligned16(&input, &mut output)?))
 }

@@ -53,9 +53,8 @@
 //! `row` of A and column `col` of B over all of k and writes `C(row, col)`, so the footprint is
 //! the covered rows of A, the covered columns of B and their product in C (the warp-tiled
 //! kernels' vectors and the clamped rows and columns read inside those too).
+use crate::buffer::DeviceViewMut;
 use std::collections::BTreeMap;
-
-use cust::memory::DeviceSlice;
 
 use super::{Buffer, Counts, Model, Warp, block_warps, blocks, fake_slice, lanes_where};
 use crate::error::Result;
@@ -637,9 +636,9 @@ fn load_c_vectors(model: &mut Model, l: &Launched, w: &Warp, cfg: WarpTile, (row
 /// replayed from its SASS (module docs). Errors as [`plan`] (a whole-tiles-only method refuses
 /// other shapes).
 pub fn run(method: Method, (m, n, k): (usize, usize, usize), sms: u32) -> Result<Counts> {
-    let a: DeviceSlice<f32> = fake_slice(0, m * k);
-    let b: DeviceSlice<f32> = fake_slice(1, k * n);
-    let mut c: DeviceSlice<f32> = fake_slice(2, m * n);
+    let a: DeviceViewMut<'static, f32> = fake_slice(0, m * k);
+    let b: DeviceViewMut<'static, f32> = fake_slice(1, k * n);
+    let mut c: DeviceViewMut<'static, f32> = fake_slice(2, m * n);
     let mut total = Counts::default();
     plan(method, &a, &b, &mut c, (m, n, k), sms, |call| {
         total = total.plus(&matmul(&call));

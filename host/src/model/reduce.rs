@@ -18,9 +18,9 @@
 //! Uniformity: the shared-memory part of a block (from the `STS` of `s[t]` on) depends only on
 //! the thread index (no guard in it reads `n` or the block index), so it is replayed for one
 //! block and counted once per block, while every global access is replayed for every warp.
-use cust::memory::DeviceSlice;
 
 use super::{Counts, Model, Warp, advance, block_warps, blocks, fake_slice, lanes_where, warps};
+use crate::buffer::DeviceViewMut;
 use crate::error::Result;
 use crate::launch::{Call, Launch};
 use crate::reduce::{
@@ -230,12 +230,12 @@ pub fn shuffle(call: &Call<'_, ShuffleSig>) -> Counts {
 
 /// The first pass of `method` over `n` elements on a GPU of `sms` SMs, as `sum_into` plans it.
 pub fn first_launch(method: Method, n: usize, sms: u32) -> Result<Counts> {
-    let input: DeviceSlice<i32> = fake_slice(0, n);
+    let input: DeviceViewMut<'static, i32> = fake_slice(0, n);
     if method == Method::ShuffleVec4 {
-        let mut out: DeviceSlice<i32> = fake_slice(1, 1);
+        let mut out: DeviceViewMut<'static, i32> = fake_slice(1, 1);
         return Ok(shuffle(&plan_shuffle(&input, &mut out, sms)?));
     }
     let len = crate::reduce::partials_needed(method, n, sms).max(1);
-    let mut out: DeviceSlice<i32> = fake_slice(1, len);
+    let mut out: DeviceViewMut<'static, i32> = fake_slice(1, len);
     Ok(first_pass(&plan_first(method, &input, &mut out, sms)?))
 }

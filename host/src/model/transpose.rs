@@ -19,9 +19,9 @@
 //! boxes sit at the same offsets), so one tile is replayed and multiplied by the number of
 //! tiles; the DRAM footprint is both whole matrices (boxes past the edge read zeros and store
 //! nothing there).
-use cust::memory::DeviceSlice;
 
 use super::{Counts, FAKE_BASE, FAKE_SPACING, Model, block_warps, blocks, fake_slice, lanes_where};
+use crate::buffer::DeviceViewMut;
 use crate::error::Result;
 use crate::launch::Call;
 use crate::transpose::{
@@ -161,7 +161,8 @@ fn wide(call: &Call<'_, TransposeSig>) -> Counts {
 
 /// The `rows × cols` transpose (or copy) with `method`.
 pub fn run(method: Method, rows: usize, cols: usize) -> Result<Counts> {
-    let (input, mut output): (DeviceSlice<f32>, _) = (fake_slice(0, rows * cols), fake_slice(1, rows * cols));
+    let (input, mut output): (DeviceViewMut<'static, f32>, _) =
+        (fake_slice(0, rows * cols), fake_slice(1, rows * cols));
     Ok(transpose(&plan(method, &input, &mut output, rows, cols)?))
 }
 

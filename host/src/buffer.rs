@@ -1,0 +1,420 @@
+//! Device memory the borrow checker guards: an owned [`DeviceBuffer`] and the views borrowed
+//! from it, [`DeviceView`] (shared, `Copy`) and [`DeviceViewMut`] (exclusive).
+//!
+//! cust's `DeviceSlice` is `Copy` and its `index` returns a descriptor with no lifetime, so a
+//! safe program could keep one past the buffer's free or hold an input and an output over the
+//! same bytes. Here a view borrows its buffer: a buffer cannot be dropped while a view of it
+//! lives, `slice_mut` and `split_at_mut` hand out exclusive views of disjoint ranges, and no
+//! safe function makes a view from an address. Every plan takes views through the sealed
+//! [`DeviceRead`] and [`DeviceWrite`] traits, so only memory allocated here reaches a launch.
+//!
+//! Each buffer keeps its device's (primary) context alive and makes it current on the calling
+//! thread before every driver call, so a buffer may be used, and dropped, from any thread and
+//! after the [`crate::Gpu`] that allocated it is gone.
+use std::marker::PhantomData;
+use std::ops::{Bound, RangeBounds};
+
+use cust::context::{Context, CurrentContext};
+use cust::memory::{DeviceCopy, DevicePointer};
+
+use crate::error::{Error, Result};
+
+/// Makes `context` current on this thread (a cheap driver call: every driver-facing method
+/// calls it first, since a thread starts with no current context).
+pub(crate) fn bind(context: &Context) -> Result<()> {
+    CurrentContext::set_current(context)?;
+    Ok(())
+}
+
+/// Where a view's memory lives: the device's context, or nowhere (a view the transaction model
+/// plans over, which must never reach the driver).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Home<'a> {
+    Device { context: &'a Context, ordinal: u32 },
+    Model,
+}
+
+impl<'a> Home<'a> {
+    /// The context, or why there is none.
+    fn context(self) -> Result<&'a Context> {
+        match self {
+            Home::Device { context, .. } => Ok(context),
+            Home::Model => Err(Error::Unsupported("a modelled buffer has no device memory".into())),
+        }
+    }
+
+    /// The device ordinal (`None` for a modelled view).
+    pub(crate) fn ordinal(self) -> Option<u32> {
+        match self {
+            Home::Device { ordinal, .. } => Some(ordinal),
+            Home::Model => None,
+        }
+    }
+}
+
+/// `len` elements of `T` in device memory, owned: freed when dropped (on any thread, after the
+/// queued work that uses it, as `cuMemFree` waits for it).
+pub struct DeviceBuffer<T: DeviceCopy> {
+    address: u64,
+    len: usize,
+    context: Context,
+    ordinal: u32,
+    _owns: PhantomData<T>,
+}
+
+/// A shared view of elements of a [`DeviceBuffer`], valid while the buffer is borrowed.
+pub struct DeviceView<'a, T: DeviceCopy> {
+    address: u64,
+    len: usize,
+    home: Home<'a>,
+    _borrow: PhantomData<&'a T>,
+}
+
+/// An exclusive view of elements of a [`DeviceBuffer`]: nothing else reads or writes them while
+/// it lives.
+pub struct DeviceViewMut<'a, T: DeviceCopy> {
+    address: u64,
+    len: usize,
+    home: Home<'a>,
+    _borrow: PhantomData<&'a mut T>,
+}
+
+impl<T: DeviceCopy> Clone for DeviceView<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: DeviceCopy> Copy for DeviceView<'_, T> {}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Device memory a kernel may read: a [`DeviceBuffer`], a [`DeviceView`] or a
+/// [`DeviceViewMut`]. Sealed: only this crate's types, whose addresses come from the driver's
+/// allocator, implement it.
+pub trait DeviceRead<T: DeviceCopy>: sealed::Sealed {
+    /// The whole of it as a shared view.
+    fn view(&self) -> DeviceView<'_, T>;
+
+    /// Elements.
+    fn len(&self) -> usize {
+        self.view().len
+    }
+
+    /// Whether it holds no element.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The device address of its first element.
+    fn address(&self) -> u64 {
+        self.view().address
+    }
+
+    /// The ordinal of the device its memory is on (`None` only for the model's stand-ins).
+    fn device(&self) -> Option<u32> {
+        self.view().home.ordinal()
+    }
+
+    /// Elements `range`, or [`Error::OutOfRange`] past the end (or with start > end).
+    fn slice(&self, range: impl RangeBounds<usize>) -> Result<DeviceView<'_, T>> {
+        self.view().sub(range)
+    }
+
+    /// Its elements copied to a new host vector (waits for the work queued before it on every
+    /// blocking stream of the device, as all of coalesce's streams are).
+    fn to_vec(&self) -> Result<Vec<T>> {
+        let view = self.view();
+        let mut host = Vec::with_capacity(view.len);
+        if view.len > 0 {
+            bind(view.home.context()?)?;
+            // SAFETY: the view covers live memory of the context just made current (it borrows
+            // its buffer); `host` has capacity for `len` elements, which the copy writes in full
+            // before `set_len` exposes them, and `T: DeviceCopy` holds any bytes the device does.
+            unsafe {
+                crate::driver::copy_to_host(view.address, host.as_mut_ptr(), view.len)?;
+                host.set_len(view.len);
+            }
+        }
+        Ok(host)
+    }
+}
+
+/// Device memory a kernel may write: a [`DeviceBuffer`] (borrowed `&mut`) or a
+/// [`DeviceViewMut`].
+pub trait DeviceWrite<T: DeviceCopy>: DeviceRead<T> {
+    /// The whole of it as an exclusive view.
+    fn view_mut(&mut self) -> DeviceViewMut<'_, T>;
+
+    /// Elements `range`, exclusively, or [`Error::OutOfRange`].
+    fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<DeviceViewMut<'_, T>> {
+        let len = self.len();
+        let (start, end) = bounds(&range, len)?;
+        let whole = self.view_mut();
+        Ok(DeviceViewMut { address: offset::<T>(whole.address, start), len: end - start, ..whole })
+    }
+
+    /// Two exclusive views, of elements `..mid` and `mid..`; [`Error::OutOfRange`] if
+    /// `mid > len`.
+    fn split_at_mut(&mut self, mid: usize) -> Result<(DeviceViewMut<'_, T>, DeviceViewMut<'_, T>)> {
+        let len = self.len();
+        bounds(&(mid..len), len)?;
+        let whole = self.view_mut();
+        let head = DeviceViewMut { address: whole.address, len: mid, home: whole.home, _borrow: PhantomData };
+        let tail = DeviceViewMut { address: offset::<T>(whole.address, mid), len: len - mid, ..whole };
+        Ok((head, tail))
+    }
+
+    /// Overwrites every element with `data` (equal lengths, else [`Error::LengthMismatch`]).
+    fn copy_from_host(&mut self, data: &[T]) -> Result<()> {
+        let view = self.view_mut();
+        crate::error::exactly("host data", data.len(), view.len)?;
+        if view.len > 0 {
+            bind(view.home.context()?)?;
+            // SAFETY: the view covers live memory of the context just made current, borrowed
+            // exclusively; `data` has exactly as many elements.
+            unsafe { crate::driver::copy_to_device(data.as_ptr(), view.address, view.len)? };
+        }
+        Ok(())
+    }
+}
+
+/// `start..end` of `range` over `len` elements, checked.
+fn bounds(range: &impl RangeBounds<usize>, len: usize) -> Result<(usize, usize)> {
+    let start = match range.start_bound() {
+        Bound::Included(&s) => Some(s),
+        Bound::Excluded(&s) => s.checked_add(1),
+        Bound::Unbounded => Some(0),
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&e) => e.checked_add(1),
+        Bound::Excluded(&e) => Some(e),
+        Bound::Unbounded => Some(len),
+    };
+    match (start, end) {
+        (Some(start), Some(end)) if start <= end && end <= len => Ok((start, end)),
+        (start, end) => Err(Error::BadRange { start, end, len }),
+    }
+}
+
+/// The address `elements` elements past `address`.
+fn offset<T>(address: u64, elements: usize) -> u64 {
+    // Cannot overflow: both views lie inside one allocation, whose bytes fit the address space.
+    address + (elements * std::mem::size_of::<T>()) as u64
+}
+
+impl<'a, T: DeviceCopy> DeviceView<'a, T> {
+    /// Elements `range` of this view, borrowing the same buffer for as long.
+    pub(crate) fn sub(self, range: impl RangeBounds<usize>) -> Result<DeviceView<'a, T>> {
+        let (start, end) = bounds(&range, self.len)?;
+        Ok(DeviceView { address: offset::<T>(self.address, start), len: end - start, ..self })
+    }
+
+    /// Where its memory lives.
+    pub(crate) fn home(&self) -> Home<'a> {
+        self.home
+    }
+}
+
+impl<'a, T: DeviceCopy> DeviceViewMut<'a, T> {
+    /// Where its memory lives.
+    pub(crate) fn home(&self) -> Home<'a> {
+        self.home
+    }
+
+    /// A stand-in for `len` elements at the made-up device address `address`, for planning
+    /// launches without a GPU: the transaction model replays plans over such views, and tests
+    /// check plans' bounds with them. It belongs to no device, so [`crate::Gpu::launch`],
+    /// [`crate::Gpu::memcpy`], [`DeviceRead::to_vec`] and the other driver-facing calls refuse
+    /// it with [`Error::Unsupported`].
+    ///
+    /// # Safety
+    /// The address is made up: nothing may read or write through it. Never pass
+    /// [`DeviceRead::address`] of a stand-in to code that dereferences device addresses.
+    pub unsafe fn stand_in(address: u64, len: usize) -> DeviceViewMut<'static, T> {
+        DeviceViewMut { address, len, home: Home::Model, _borrow: PhantomData }
+    }
+}
+
+impl<T: DeviceCopy> DeviceBuffer<T> {
+    /// A buffer of `len` elements whose contents are unspecified, allocated in `context`
+    /// (current on this thread) on device `ordinal`.
+    ///
+    /// # Safety
+    /// Every element must be written before a kernel or a copy reads it, and `context` must be
+    /// current on this thread.
+    pub(crate) unsafe fn uninitialized(context: &Context, ordinal: u32, len: usize) -> Result<Self> {
+        let address = if len == 0 || std::mem::size_of::<T>() == 0 {
+            0
+        } else {
+            // SAFETY: the caller made `context` current; the allocation is owned by the buffer
+            // returned and freed by its `Drop` exactly once.
+            unsafe { cust::memory::cuda_malloc::<T>(len)?.as_raw() }
+        };
+        Ok(DeviceBuffer { address, len, context: context.clone(), ordinal, _owns: PhantomData })
+    }
+
+    /// Elements `range`, exclusively, for as long as the buffer is borrowed (the inherent form
+    /// of [`DeviceWrite::slice_mut`], so it is found without importing the trait).
+    pub fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<DeviceViewMut<'_, T>> {
+        DeviceWrite::slice_mut(self, range)
+    }
+
+    /// Elements `range`, shared (the inherent form of [`DeviceRead::slice`]).
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<DeviceView<'_, T>> {
+        DeviceRead::slice(self, range)
+    }
+}
+
+impl<T: DeviceCopy> Drop for DeviceBuffer<T> {
+    fn drop(&mut self) {
+        if self.address == 0 {
+            return;
+        }
+        // A failed free leaks the allocation rather than panicking in a destructor; the context
+        // (which this buffer still retains) is made current first, so the free works from any
+        // thread and after every `Gpu` is gone.
+        if bind(&self.context).is_ok() {
+            // SAFETY: `address` came from `cuda_malloc` in this context and is freed once, here;
+            // no view outlives the buffer (they borrow it), and cuMemFree waits for queued work.
+            let _ = unsafe { cust::memory::cuda_free(DevicePointer::<T>::from_raw(self.address)) };
+        }
+    }
+}
+
+/// The reading methods every program calls, found without importing [`DeviceRead`].
+macro_rules! inherent_reads {
+    ($($ty:ty),*) => {$(
+        impl<T: DeviceCopy> $ty {
+            /// Elements.
+            pub fn len(&self) -> usize {
+                self.len
+            }
+
+            /// Whether it holds no element.
+            pub fn is_empty(&self) -> bool {
+                self.len == 0
+            }
+
+            /// Its elements copied to a new host vector (see [`DeviceRead::to_vec`]).
+            pub fn to_vec(&self) -> Result<Vec<T>> {
+                DeviceRead::to_vec(self)
+            }
+        }
+    )*};
+}
+inherent_reads!(DeviceBuffer<T>, DeviceView<'_, T>, DeviceViewMut<'_, T>);
+
+impl<T: DeviceCopy> sealed::Sealed for DeviceBuffer<T> {}
+impl<T: DeviceCopy> sealed::Sealed for DeviceView<'_, T> {}
+impl<T: DeviceCopy> sealed::Sealed for DeviceViewMut<'_, T> {}
+
+impl<T: DeviceCopy> DeviceRead<T> for DeviceBuffer<T> {
+    fn view(&self) -> DeviceView<'_, T> {
+        let home = Home::Device { context: &self.context, ordinal: self.ordinal };
+        DeviceView { address: self.address, len: self.len, home, _borrow: PhantomData }
+    }
+}
+
+impl<T: DeviceCopy> DeviceWrite<T> for DeviceBuffer<T> {
+    fn view_mut(&mut self) -> DeviceViewMut<'_, T> {
+        let home = Home::Device { context: &self.context, ordinal: self.ordinal };
+        DeviceViewMut { address: self.address, len: self.len, home, _borrow: PhantomData }
+    }
+}
+
+impl<T: DeviceCopy> DeviceRead<T> for DeviceView<'_, T> {
+    fn view(&self) -> DeviceView<'_, T> {
+        *self
+    }
+}
+
+impl<T: DeviceCopy> DeviceRead<T> for DeviceViewMut<'_, T> {
+    fn view(&self) -> DeviceView<'_, T> {
+        DeviceView { address: self.address, len: self.len, home: self.home, _borrow: PhantomData }
+    }
+}
+
+impl<T: DeviceCopy> DeviceWrite<T> for DeviceViewMut<'_, T> {
+    fn view_mut(&mut self) -> DeviceViewMut<'_, T> {
+        DeviceViewMut { address: self.address, len: self.len, home: self.home, _borrow: PhantomData }
+    }
+}
+
+macro_rules! debug_as {
+    ($($ty:ident),*) => {$(
+        impl<T: DeviceCopy> std::fmt::Debug for $ty<'_, T> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "{}<{}>({} at {:#x}", stringify!($ty), std::any::type_name::<T>(), self.len, self.address)?;
+                match self.home.ordinal() {
+                    Some(d) => write!(f, " on device {d})"),
+                    None => f.write_str(", modelled)"),
+                }
+            }
+        }
+    )*};
+}
+debug_as!(DeviceView, DeviceViewMut);
+
+impl<T: DeviceCopy> std::fmt::Debug for DeviceBuffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = std::any::type_name::<T>();
+        write!(f, "DeviceBuffer<{name}>({} at {:#x} on device {})", self.len, self.address, self.ordinal)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(len: usize) -> DeviceViewMut<'static, f32> {
+        // SAFETY: planned over and checked only; never dereferenced.
+        unsafe { DeviceViewMut::stand_in(0x1000, len) }
+    }
+
+    #[test]
+    fn sub_slices_stay_inside() {
+        let mut m = model(12);
+        let part = m.slice(4..8).unwrap();
+        assert_eq!((part.address(), part.len()), (0x1010, 4));
+        assert_eq!(m.slice(..).unwrap().len(), 12);
+        assert_eq!(m.slice(12..).unwrap().len(), 0);
+        assert_eq!(m.slice(3..=3).unwrap().address(), 0x100c);
+        assert!(m.slice(8..13).is_err());
+        assert!(m.slice_mut(0..=12).is_err());
+        let (a, b) = m.split_at_mut(5).unwrap();
+        assert_eq!((a.address(), a.len(), b.address(), b.len()), (0x1000, 5, 0x1014, 7));
+        assert!(m.split_at_mut(13).is_err());
+        let sub = m.view().sub(2..6).unwrap().sub(1..).unwrap();
+        assert_eq!((sub.address(), sub.len()), (0x100c, 3));
+    }
+
+    #[test]
+    fn a_reversed_range_is_a_bad_range_not_a_length_mismatch() {
+        let m = model(12);
+        #[allow(clippy::reversed_empty_ranges)]
+        let err = m.slice(5..3).unwrap_err();
+        assert_eq!(err, Error::BadRange { start: Some(5), end: Some(3), len: 12 });
+        assert_eq!(err.to_string(), "range 5..3 does not lie inside 0..12");
+        let err = m.slice((Bound::Excluded(usize::MAX), Bound::Unbounded)).unwrap_err();
+        assert_eq!(err.to_string(), "range (past usize::MAX)..12 does not lie inside 0..12");
+    }
+
+    #[test]
+    fn modelled_views_never_reach_the_driver() {
+        let mut m = model(4);
+        assert_eq!(m.device(), None);
+        assert!(matches!(m.to_vec(), Err(Error::Unsupported(_))));
+        assert!(matches!(m.copy_from_host(&[0.0; 4]), Err(Error::Unsupported(_))));
+        assert!(matches!(m.copy_from_host(&[0.0; 3]), Err(Error::LengthMismatch { .. })));
+    }
+
+    #[test]
+    fn handles_and_views_cross_threads() {
+        fn send_sync<X: Send + Sync>() {}
+        send_sync::<DeviceBuffer<f32>>();
+        send_sync::<DeviceView<'static, f32>>();
+        send_sync::<DeviceViewMut<'static, f32>>();
+    }
+}
