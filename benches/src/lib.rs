@@ -7,6 +7,7 @@
 //! (`host/src/F.rs`).
 pub mod check;
 pub mod large;
+pub mod library;
 pub mod measure;
 pub mod ncu;
 pub mod predict;

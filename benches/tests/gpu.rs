@@ -1,6 +1,7 @@
 //! Every registered variant against its CPU reference on the GPU: fresh random data, poisoned
 //! outputs, every element compared, at each family's edge sizes; then the library's entry points
-//! past 2^31 elements (`library/...`).
+//! over sub-slice views and shared handles (`library/views/...`, `library/handles/...`) and past
+//! 2^31 elements (`library/...`).
 //!
 //! Without a GPU each check prints `SKIPPED` with the reason and counts as skipped, not passed.
 //! `COALESCE_REQUIRE_GPU=1` (set by the bundle's run script) turns a missing GPU into a failure.
@@ -16,7 +17,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use coalesce_benches::check::{CheckResult, Rng};
-use coalesce_benches::{large, open_gpu, registry};
+use coalesce_benches::{large, library, open_gpu, registry};
 
 type Check = Box<dyn Fn(&coalesce::Gpu, &mut Rng) -> CheckResult<String>>;
 
@@ -40,6 +41,9 @@ fn main() -> ExitCode {
         for &p in v.check_values() {
             cases.push((v.run_id(p), Box::new(move |gpu, rng| v.check(gpu, rng, p))));
         }
+    }
+    for check in library::CHECKS {
+        cases.push((check.id.to_string(), Box::new(move |gpu, rng| (check.run)(gpu, rng))));
     }
     // COALESCE_SKIP_LARGE=1 leaves them out (compute-sanitizer would take far too long over them).
     if !std::env::var("COALESCE_SKIP_LARGE").is_ok_and(|v| v == "1") {

@@ -10,7 +10,112 @@
 //!
 //! Each buffer keeps its device's (primary) context alive and makes it current on the calling
 //! thread before every driver call, so a buffer may be used, and dropped, from any thread and
-//! after the [`crate::Gpu`] that allocated it is gone.
+//! after the [`crate::Gpu`] that allocated it is gone.//!
+//! # What does not compile
+//!
+//! Each pattern that reached freed, aliased or made-up memory through cust's slices is refused
+//! by the compiler (these examples are tests: `cargo test` fails if one compiles, or fails for
+//! another reason than the error code named).
+//!
+//! A view cannot outlive its buffer (E0505: the buffer is moved while borrowed):
+//! ```compile_fail,E0505
+//! # fn main() -> coalesce::Result<()> {
+//! # use coalesce::{DeviceRead, Gpu, coalescing};
+//! let gpu = Gpu::new()?;
+//! let buf = gpu.upload(&[1.0f32; 1024])?;
+//! let mut out = gpu.poisoned::<f32>(1024, 0)?;
+//! let v = buf.view();
+//! drop(buf);
+//! coalescing::copy(&gpu, &v, &mut out)?;
+//! # Ok(()) }
+//! ```
+//! nor be copied out of it (E0614: a buffer is not a pointer to a descriptor):
+//! ```compile_fail,E0614
+//! # fn main() -> coalesce::Result<()> {
+//! # use coalesce::{Gpu, coalescing};
+//! let gpu = Gpu::new()?;
+//! let buf = gpu.upload(&[1.0f32; 1024])?;
+//! let mut out = gpu.poisoned::<f32>(1024, 0)?;
+//! let v = *buf;
+//! drop(buf);
+//! coalescing::copy(&gpu, &v, &mut out)?;
+//! # Ok(()) }
+//! ```
+//! An output cannot alias an input (E0502: borrowed as mutable while borrowed as immutable),
+//! whether the histogram's bins are part of its values:
+//! ```compile_fail,E0502
+//! # fn main() -> coalesce::Result<()> {
+//! # use coalesce::{Gpu, histogram};
+//! let gpu = Gpu::new()?;
+//! let mut values = gpu.upload(&[7u32; 4096])?;
+//! let mut bins = values.slice_mut(0..256)?;
+//! histogram::run(&gpu, histogram::Method::Global, &values, &mut bins)?;
+//! # Ok(()) }
+//! ```
+//! or a transpose writes the matrix it reads:
+//! ```compile_fail,E0502
+//! # fn main() -> coalesce::Result<()> {
+//! # use coalesce::{Gpu, transpose};
+//! let gpu = Gpu::new()?;
+//! let mut m = gpu.upload(&[1.0f32; 15])?;
+//! let mut o = m.slice_mut(..)?;
+//! transpose::transpose(&gpu, &m, &mut o, 3, 5)?;
+//! # Ok(()) }
+//! ```
+//! Two exclusive views of one buffer must be disjoint (E0499: borrowed as mutable twice):
+//! ```compile_fail,E0499
+//! # fn main() -> coalesce::Result<()> {
+//! # use coalesce::{Gpu, coalescing};
+//! let gpu = Gpu::new()?;
+//! let mut buf = gpu.upload(&[1.0f32; 1024])?;
+//! let mut a = buf.slice_mut(..512)?;
+//! let b = buf.slice_mut(256..)?;
+//! coalescing::copy(&gpu, &b, &mut a)?;
+//! # Ok(()) }
+//! ```
+//! while [`DeviceWrite::split_at_mut`] hands out two that are, and every call above compiles
+//! with memory that does not alias:
+//! ```no_run
+//! # fn main() -> coalesce::Result<()> {
+//! use coalesce::{DeviceWrite, Gpu, coalescing, histogram, transpose};
+//! let gpu = Gpu::new()?;
+//! let mut buf = gpu.upload(&[1.0f32; 1024])?;
+//! let (mut a, b) = buf.split_at_mut(512)?;
+//! coalescing::copy(&gpu, &b, &mut a)?;
+//! let values = gpu.upload(&[7u32; 4096])?;
+//! let mut bins = gpu.poisoned::<u32>(256, 0)?;
+//! histogram::run(&gpu, histogram::Method::Global, &values.slice(1..)?, &mut bins)?;
+//! let m = gpu.upload(&[1.0f32; 15])?;
+//! let mut o = gpu.poisoned::<f32>(16, 0)?;
+//! transpose::transpose(&gpu, &m, &mut o.slice_mut(1..)?, 3, 5)?;
+//! # Ok(()) }
+//! ```
+//!
+//! No safe function makes a view from an address: the model's stand-ins are private (E0603)
+//! ```compile_fail,E0603
+//! let fake = coalesce::model::fake_slice::<f32>(0, 1 << 20);
+//! ```
+//! and [`DeviceViewMut::stand_in`] is `unsafe` (E0133), as is opening a handle on PTX that is
+//! not this crate's kernels:
+//! ```compile_fail,E0133
+//! let fake = coalesce::DeviceViewMut::<f32>::stand_in(0x7000_0000, 1 << 20);
+//! ```
+//! ```compile_fail,E0133
+//! let gpu = coalesce::Gpu::open(0, ".version 8.0\n.target sm_75\n.address_size 64\n");
+//! ```
+//! Views have no public fields or constructor (rustc: "cannot construct with struct literal
+//! syntax due to private fields", which has no error code), and the traits plans take are sealed
+//! (E0277: a type outside the crate cannot implement the private supertrait):
+//! ```compile_fail
+//! let fake = coalesce::DeviceView::<f32> { address: 0x7000_0000 };
+//! ```
+//! ```compile_fail,E0277
+//! struct Forged;
+//! impl coalesce::DeviceRead<f32> for Forged {
+//!     fn view(&self) -> coalesce::DeviceView<'_, f32> { unimplemented!() }
+//! }
+//! ```
+
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 

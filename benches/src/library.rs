@@ -1,0 +1,231 @@
+//! The library as a program uses it, checked on the GPU: the entry points (`copy`, `sum`,
+//! `transpose`, `matmul`) over sub-slice views of random lengths at random element offsets,
+//! and the handle from several threads, two handles on one device, and a buffer that outlives
+//! its handle. Every output buffer is poisoned around the view written, and every element of
+//! it, inside the view and out, is compared with the CPU.
+use coalesce::{Error, Gpu, coalescing, matmul, reduce, transpose};
+
+use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, close, same_bits};
+
+/// One library check.
+pub struct LibraryCheck {
+    /// `library/...`, as the checks binary prints it.
+    pub id: &'static str,
+    /// Runs the check.
+    pub run: fn(&Gpu, &mut Rng) -> CheckResult<String>,
+}
+
+/// The checks, in order.
+pub const CHECKS: &[LibraryCheck] = &[
+    LibraryCheck { id: "library/views/copy", run: views_copy },
+    LibraryCheck { id: "library/views/sum", run: views_sum },
+    LibraryCheck { id: "library/views/transpose", run: views_transpose },
+    LibraryCheck { id: "library/views/matmul", run: views_matmul },
+    LibraryCheck { id: "library/handles/threads", run: threads },
+    LibraryCheck { id: "library/handles/two", run: two_handles },
+    LibraryCheck { id: "library/handles/buffer_after_gpu", run: buffer_after_gpu },
+];
+
+/// Calls of each view check: random shapes and offsets.
+const TRIALS: usize = 24;
+
+/// A random length: mostly small and odd (every vector and block tail), some up to 2^20.
+fn length(rng: &mut Rng) -> usize {
+    match rng.below(4) {
+        0 => 1 + rng.below(8) as usize,
+        1 | 2 => 1 + rng.below(5000) as usize,
+        _ => 1 + rng.below(1 << 20) as usize,
+    }
+}
+
+/// The poisoned `len + offset + tail` floats an output view of `len` at `offset` lives in,
+/// and what every element of it must hold afterwards: poison outside `offset..offset + len`.
+fn expected_around(offset: usize, inside: &[f32], tail: usize) -> Vec<f32> {
+    let poison = f32::from_bits(POISON_BITS);
+    let mut want = vec![poison; offset];
+    want.extend_from_slice(inside);
+    want.extend(std::iter::repeat_n(poison, tail));
+    want
+}
+
+/// An `Misaligned` refusal is what the library promises for a view off a 16-byte boundary
+/// (until the any-offset paths land); anything else is a failure, and so is a refusal of an
+/// aligned view.
+fn refused_as_promised(what: &str, result: coalesce::Result<()>, aligned: bool) -> CheckResult<bool> {
+    match result {
+        Ok(()) => Ok(false),
+        Err(Error::Misaligned { .. }) if !aligned => Ok(true),
+        Err(e) => Err(CheckError::Unexpected {
+            what: what.to_string(),
+            expected: if aligned { "Ok".into() } else { "Ok or Error::Misaligned".into() },
+            got: format!("{e:?}"),
+        }),
+    }
+}
+
+fn views_copy(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
+    let (mut ran, mut refused) = (0, 0);
+    for _ in 0..TRIALS {
+        let (n, src_at, dst_at) = (length(rng), rng.below(9) as usize, rng.below(9) as usize);
+        let what = format!("copy of {n} from element {src_at} to element {dst_at}");
+        let input = rng.f32s(src_at + n + 3);
+        let d_input = gpu.upload(&input)?;
+        let mut d_output = gpu.poisoned::<f32>(dst_at + n + 5, POISON_BITS)?;
+        let result =
+            coalescing::copy(gpu, &d_input.slice(src_at..src_at + n)?, &mut d_output.slice_mut(dst_at..dst_at + n)?);
+        let aligned = src_at % 4 == 0 && dst_at % 4 == 0;
+        let was_refused = refused_as_promised(&what, result, aligned)?;
+        gpu.synchronize()?;
+        // A refused call wrote nothing: the output is still all poison.
+        let inside =
+            if was_refused { vec![f32::from_bits(POISON_BITS); n] } else { input[src_at..src_at + n].to_vec() };
+        same_bits(&what, &d_output.to_vec()?, &expected_around(dst_at, &inside, 5))?;
+        if was_refused { refused += 1 } else { ran += 1 }
+    }
+    Ok(format!("{ran} copies exact, {refused} misaligned views refused untouched"))
+}
+
+fn views_sum(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
+    let (mut ran, mut refused) = (0, 0);
+    for _ in 0..TRIALS {
+        let (n, at) = (length(rng), rng.below(9) as usize);
+        let what = format!("sum of {n} from element {at}");
+        let input = rng.i32s(at + n + 3);
+        let d_input = gpu.upload(&input)?;
+        match reduce::sum(gpu, &d_input.slice(at..at + n)?) {
+            Ok(got) => {
+                let want = reduce::sum_cpu(&input[at..at + n]);
+                if got != want {
+                    return Err(CheckError::Mismatch { what, index: 0, got: got.to_string(), want: want.to_string() });
+                }
+                ran += 1;
+            }
+            Err(e) => {
+                refused_as_promised(&what, Err(e), at % 4 == 0)?;
+                refused += 1;
+            }
+        }
+    }
+    Ok(format!("{ran} sums exact, {refused} misaligned views refused"))
+}
+
+fn views_transpose(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
+    for _ in 0..TRIALS {
+        let (rows, cols) = (1 + rng.below(300) as usize, 1 + rng.below(300) as usize);
+        let (src_at, dst_at) = (rng.below(5) as usize, rng.below(5) as usize);
+        let what = format!("transpose of {rows}x{cols} from element {src_at} to element {dst_at}");
+        let n = rows * cols;
+        let input = rng.f32s(src_at + n + 2);
+        let d_input = gpu.upload(&input)?;
+        let mut d_output = gpu.poisoned::<f32>(dst_at + n + 3, POISON_BITS)?;
+        let src = d_input.slice(src_at..src_at + n)?;
+        transpose::transpose(gpu, &src, &mut d_output.slice_mut(dst_at..dst_at + n)?, rows, cols)?;
+        gpu.synchronize()?;
+        let mut inside = vec![0.0; n];
+        transpose::transpose_cpu(&input[src_at..src_at + n], &mut inside, rows, cols);
+        same_bits(&what, &d_output.to_vec()?, &expected_around(dst_at, &inside, 3))?;
+    }
+    Ok(format!("{TRIALS} shapes up to 300x300 at offsets 0-4, every element exact"))
+}
+
+fn views_matmul(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
+    let mut worst = 0.0f64;
+    for _ in 0..TRIALS / 2 {
+        let (m, n, k) = (1 + rng.below(200) as usize, 1 + rng.below(200) as usize, 1 + rng.below(200) as usize);
+        let (a_at, b_at, c_at) = (rng.below(5) as usize, rng.below(5) as usize, rng.below(5) as usize);
+        let what = format!("matmul {m}x{n}x{k}, A at {a_at}, B at {b_at}, C at {c_at}");
+        let (a, b) = (rng.f32s(a_at + m * k), rng.f32s(b_at + k * n));
+        let (d_a, d_b) = (gpu.upload(&a)?, gpu.upload(&b)?);
+        let mut d_c = gpu.poisoned::<f32>(c_at + m * n + 2, POISON_BITS)?;
+        let (va, vb) = (d_a.slice(a_at..)?, d_b.slice(b_at..)?);
+        matmul::matmul(gpu, &va, &vb, &mut d_c.slice_mut(c_at..c_at + m * n)?, (m, n, k))?;
+        gpu.synchronize()?;
+        let got = d_c.to_vec()?;
+        let poison = f32::from_bits(POISON_BITS).to_bits();
+        let untouched = |r: &[f32]| r.iter().all(|x| x.to_bits() == poison);
+        if !untouched(&got[..c_at]) || !untouched(&got[c_at + m * n..]) {
+            return Err(CheckError::Mismatch {
+                what,
+                index: 0,
+                got: "a write outside C".into(),
+                want: "poison".into(),
+            });
+        }
+        let want = matmul::matmul_cpu(&a[a_at..], &b[b_at..], (m, n, k));
+        worst = worst.max(close(&what, &got[c_at..c_at + m * n], &want, crate::matmul::TOLERANCE)?);
+    }
+    Ok(format!("{} shapes up to 200^3 at offsets 0-4, relative error <= {worst:.1e}", TRIALS / 2))
+}
+
+/// A copy of `n` random floats through `gpu`, checked: what each thread below runs.
+fn copy_round_trip(gpu: &Gpu, rng: &mut Rng, n: usize) -> CheckResult<()> {
+    let input = rng.f32s(n);
+    let d_input = gpu.upload(&input)?;
+    let mut d_output = gpu.poisoned::<f32>(n, POISON_BITS)?;
+    coalescing::copy(gpu, &d_input, &mut d_output)?;
+    same_bits("copy", &d_output.to_vec()?, &input)
+}
+
+fn threads(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
+    let seeds: Vec<u64> = (0..4).map(|_| rng.next_u64()).collect();
+    // The handle is shared by reference with threads that never opened it (their first driver
+    // call finds no current context), and a buffer made here is dropped on one of them.
+    let moved = gpu.upload(&rng.f32s(1 << 16))?;
+    std::thread::scope(|s| {
+        let workers: Vec<_> = seeds
+            .iter()
+            .map(|&seed| s.spawn(move || copy_round_trip(gpu, &mut Rng::new(seed), 100_000 + seed as usize % 1000)))
+            .collect();
+        let dropper = s.spawn(move || {
+            let host = moved.to_vec()?;
+            drop(moved);
+            Ok::<_, CheckError>(host.len())
+        });
+        for w in workers {
+            w.join().expect("check thread")?;
+        }
+        dropper.join().expect("check thread")?;
+        Ok::<_, CheckError>(())
+    })?;
+    copy_round_trip(gpu, rng, 12345)?;
+    Ok("4 threads copied through one shared handle, a buffer read and freed on a fifth".into())
+}
+
+fn two_handles(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
+    let other = Gpu::with_device(gpu.info().ordinal)?;
+    // Memory of one handle, launched over by the other: both hold the device's one context.
+    let input = rng.f32s(77_777);
+    let d_input = other.upload(&input)?;
+    let mut d_output = gpu.poisoned::<f32>(input.len(), POISON_BITS)?;
+    coalescing::copy(&other, &d_input, &mut d_output)?;
+    other.synchronize()?;
+    same_bits("copy on the second handle", &d_output.to_vec()?, &input)?;
+    drop(other);
+    // The first handle and the second's buffer still work after the second handle is gone.
+    let mut again = gpu.poisoned::<f32>(input.len(), POISON_BITS)?;
+    coalescing::copy(gpu, &d_input, &mut again)?;
+    same_bits("copy after the second handle closed", &again.to_vec()?, &input)?;
+    Ok("buffers of one handle launched over by the other; both outlive the other handle".into())
+}
+
+fn buffer_after_gpu(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
+    let input = rng.f32s(1 << 20);
+    let (kept, mut copied) = {
+        let short = Gpu::with_device(gpu.info().ordinal)?;
+        let kept = short.upload(&input)?;
+        let mut copied = short.poisoned::<f32>(input.len(), POISON_BITS)?;
+        coalescing::copy(&short, &kept, &mut copied)?;
+        short.synchronize()?;
+        (kept, copied)
+    };
+    // The handle is gone; its buffers keep the context alive, read back, and take new work.
+    same_bits("buffer read after its handle closed", &kept.to_vec()?, &input)?;
+    same_bits("copy read after its handle closed", &copied.to_vec()?, &input)?;
+    gpu.zero(&mut copied)?;
+    coalescing::copy(gpu, &kept, &mut copied)?;
+    same_bits("copy into it on another handle", &copied.to_vec()?, &input)?;
+    drop(kept);
+    drop(copied);
+    copy_round_trip(gpu, rng, 4096)?;
+    Ok("read, written and freed after the handle that allocated them closed".into())
+}
