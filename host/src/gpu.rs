@@ -414,6 +414,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_handle_can_be_shared_by_threads() {
+        fn send_sync<X: Send + Sync>() {}
+        send_sync::<Gpu>();
+    }
+
+    #[test]
     fn entries_are_read_from_ptx_text() {
         let ptx = ".visible .entry foo(\n.param .u64 a\n)\n.func bar()\n.visible .entry baz()\n";
         assert_eq!(ptx_entries(ptx).collect::<Vec<_>>(), ["foo", "baz"]);
