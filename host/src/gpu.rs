@@ -95,7 +95,7 @@ impl Gpu {
     /// Opens device `ordinal` with another PTX module (e.g. one built for a newer arch by
     /// `cargo xtask build-ptx`).
     pub fn open(ordinal: u32, ptx: &str) -> Result<Self> {
-        let no_gpu = |e: cust::error::CudaError| Error::NoGpu(e.to_string());
+        let no_gpu = |e: cust::error::CudaError| Error::NoGpu(crate::error::cuda_message(&e));
         cust::init(cust::CudaFlags::empty()).map_err(no_gpu)?;
         let count = Device::num_devices().map_err(no_gpu)?;
         if ordinal >= count {
