@@ -211,7 +211,7 @@ impl Gpu {
         launch.check_limits()?;
         if let Some((max_threads, _)) = call.kernel().launch_bounds() {
             // The PTX declares `.maxntid`: the driver refuses a larger block.
-            in_range("threads per block (launch bounds)", launch.block_threads().into(), 1, max_threads.into())?;
+            in_range("threads per block (launch bounds)", launch.block_threads(), 1, max_threads.into())?;
         }
         let function = self.function(call.kernel())?;
         if launch.shared_bytes > DEFAULT_SHARED_BYTES {
