@@ -44,8 +44,11 @@ pub enum Pattern {
 }
 
 impl Pattern {
-    /// The word lane `lane` reads at step `k` (the same functions the kernels call).
+    /// The word lane `lane` reads at step `k` (the same functions the kernels call), below
+    /// `WORDS` for every input: `lane` is taken within its warp (mod 32), and any stride wraps
+    /// modulo `WORDS` ([`strided`]).
     pub fn index(self, lane: u32, k: u32) -> u32 {
+        let lane = lane % coalesce_kernels::WARP_SIZE;
         match self {
             Pattern::Tile(Tile::Rows) => rows(lane, k),
             Pattern::Tile(Tile::Cols) => cols(lane, k),
@@ -143,6 +146,21 @@ mod tests {
         assert_eq!(stride(32, 2048, outputs).unwrap(), (LAUNCH, 32));
         let launch = tile(2048, outputs).unwrap();
         assert_eq!((launch.grid.0, launch.block.0, launch.shared_bytes), (1056, 256, 8192));
+    }
+
+    #[test]
+    fn every_pattern_index_is_defined_and_in_the_table() {
+        for pattern in
+            [Pattern::Stride(u32::MAX), Pattern::Stride(0), Pattern::Stride(1 << 31), Pattern::Tile(Tile::Cols)]
+        {
+            for (l, k) in [(0, 0), (31, ITERS - 1), (u32::MAX, u32::MAX)] {
+                assert!(pattern.index(l, k) < WORDS, "{pattern:?} lane {l} step {k}");
+            }
+        }
+        // Lane 31 of stride 2^32 - 1 is 31 * (2^32 - 1) = -31 (mod WORDS).
+        assert_eq!(Pattern::Stride(u32::MAX).index(31, 0), WORDS - 31);
+        // A lane is the lane within its warp: 33 is lane 1.
+        assert_eq!(Pattern::Tile(Tile::Cols).index(33, 4), Pattern::Tile(Tile::Cols).index(1, 4));
     }
 
     #[test]
