@@ -265,7 +265,9 @@ pub fn tma_transpose(
     gpu.supports(transpose_tma)?;
     let maps = TileMaps::new(gpu, input, output, rows, cols)?;
     gpu.launch(plan_tma(&maps, input, output)?)
-    // `maps` is freed here by cuMemFree, which waits for the kernel that reads it.
+    // `maps` lives on the host only: the launch passed its two maps by value (grid constants,
+    // copied into the kernel's parameters when the launch was queued), so dropping it here
+    // frees nothing on the device and cannot race the queued kernel.
 }
 
 /// `output (cols × rows) = inputᵀ` with `method` (for the [`Method::copies`], `output = input`).
