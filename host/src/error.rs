@@ -108,6 +108,20 @@ pub(crate) fn exactly(what: &'static str, got: usize, expected: usize) -> Result
     if got == expected { Ok(()) } else { Err(Error::LengthMismatch { what, expected, got }) }
 }
 
+/// `a * b`, or [`Error::OutOfRange`] naming `what` where the product passes `usize`.
+pub(crate) fn product(what: &'static str, a: usize, b: usize) -> Result<usize> {
+    a.checked_mul(b).ok_or_else(|| past_usize(what, a as u128 * b as u128))
+}
+
+/// `a + b`, or [`Error::OutOfRange`] naming `what` where the sum passes `usize`.
+pub(crate) fn sum(what: &'static str, a: usize, b: usize) -> Result<usize> {
+    a.checked_add(b).ok_or_else(|| past_usize(what, a as u128 + b as u128))
+}
+
+fn past_usize(what: &'static str, value: u128) -> Error {
+    Error::OutOfRange { what, value: u64::try_from(value).unwrap_or(u64::MAX), min: 0, max: usize::MAX as u64 }
+}
+
 /// Checks that a size is not zero.
 pub(crate) fn non_empty(what: &'static str, n: usize) -> Result<()> {
     if n == 0 { Err(Error::Empty(what)) } else { Ok(()) }
