@@ -110,11 +110,14 @@ pub fn run(gpu: &Gpu, pattern: Pattern, table: &DeviceSlice<i32>, output: &mut D
     }
 }
 
-/// CPU reference: the sum each lane computes (every warp computes the same 32 sums).
-pub fn lane_sums_cpu(pattern: Pattern, table: &[i32]) -> [i32; 32] {
-    std::array::from_fn(|lane| {
+/// CPU reference: the sum each lane computes (every warp computes the same 32 sums, wrapping
+/// as the kernel's). [`crate::Error::LengthMismatch`] ("bank table") unless `table` holds `WORDS`
+/// words, as the plans.
+pub fn lane_sums_cpu(pattern: Pattern, table: &[i32]) -> Result<[i32; 32]> {
+    exactly("bank table", table.len(), WORDS as usize)?;
+    Ok(std::array::from_fn(|lane| {
         (0..ITERS).fold(0i32, |acc, k| acc.wrapping_add(table[pattern.index(lane as u32, k) as usize]))
-    })
+    }))
 }
 
 #[cfg(test)]
@@ -164,10 +167,21 @@ mod tests {
     }
 
     #[test]
+    fn lane_sums_refuse_a_table_that_is_not_words_long() {
+        let refused = lane_sums_cpu(Pattern::Tile(Tile::Cols), &[1; 100]);
+        assert!(matches!(refused, Err(Error::LengthMismatch { what: "bank table", expected: 2048, got: 100 })));
+        assert!(lane_sums_cpu(Pattern::Stride(u32::MAX), &[1; WORDS as usize + 1]).is_err());
+        // Any stride sums ITERS words of the table (the sum wraps, as the kernel's).
+        assert_eq!(lane_sums_cpu(Pattern::Stride(u32::MAX), &[1; WORDS as usize]).unwrap(), [ITERS as i32; 32]);
+        let wraps = lane_sums_cpu(Pattern::Stride(1), &[i32::MAX; WORDS as usize]).unwrap();
+        assert_eq!(wraps[0], i32::MAX.wrapping_mul(ITERS as i32));
+    }
+
+    #[test]
     fn lane_sums_follow_the_pattern() {
         let table: Vec<i32> = (0..WORDS as i32).collect();
         // Rows: lane l reads (k % 32) * 32 + l; summed over 4096 steps.
-        let sums = lane_sums_cpu(Pattern::Tile(Tile::Rows), &table);
+        let sums = lane_sums_cpu(Pattern::Tile(Tile::Rows), &table).unwrap();
         let per_cycle: i32 = (0..32).map(|r| r * 32).sum();
         assert_eq!(sums[0], per_cycle * (ITERS as i32 / 32));
         assert_eq!(sums[5] - sums[0], 5 * ITERS as i32);
