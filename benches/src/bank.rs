@@ -69,7 +69,7 @@ impl Family for Bank {
         lib::run(gpu, pattern, &d_table, &mut d_out)?;
         gpu.synchronize()?;
         // Every warp computes the same 32 sums: thread t's is lane t % 32's.
-        let sums = lib::lane_sums_cpu(pattern, &table);
+        let sums = lib::lane_sums_cpu(pattern, &table)?;
         let want: Vec<i32> = (0..OUTPUTS).map(|t| sums[lib::lane(t) as usize]).collect();
         same_values("lane sums", &d_out.to_vec()?, &want)?;
         Ok(format!("{outputs} thread sums"))

@@ -89,14 +89,15 @@ impl Rng {
 
 /// One f32 run checked end to end: `in_len` fresh random inputs, an output of `out_len`
 /// poisoned elements, `launch` on the GPU, then every output element compared bit for bit with
-/// `reference` run on the CPU over the same input and an equally poisoned output.
+/// `reference` run on the CPU over the same input and an equally poisoned output (a reference
+/// that refuses the shape fails the check with its error).
 pub fn check_f32(
     gpu: &Gpu,
     rng: &mut Rng,
     what: &str,
     (in_len, out_len): (usize, usize),
     launch: impl FnOnce(&DeviceBuffer<f32>, &mut DeviceBuffer<f32>) -> coalesce::Result<()>,
-    reference: impl FnOnce(&[f32], &mut [f32]),
+    reference: impl FnOnce(&[f32], &mut [f32]) -> coalesce::Result<()>,
 ) -> CheckResult<()> {
     let input = rng.f32s(in_len);
     let d_input = gpu.upload(&input)?;
@@ -104,7 +105,7 @@ pub fn check_f32(
     launch(&d_input, &mut d_output)?;
     gpu.synchronize()?;
     let mut want = vec![f32::from_bits(POISON_BITS); out_len];
-    reference(&input, &mut want);
+    reference(&input, &mut want)?;
     same_bits(what, &d_output.to_vec()?, &want)
 }
 

@@ -212,12 +212,13 @@ impl Coalescing {
     }
 
     /// The CPU reference of one launch.
-    fn reference(self, input: &[f32], output: &mut [f32], n: usize, value: u32) {
+    fn reference(self, input: &[f32], output: &mut [f32], n: usize, value: u32) -> coalesce::Result<()> {
         match self {
             Coalescing::Offset | Coalescing::OffsetCg => lib::offset_copy_cpu(input, output, n, value as usize),
             Coalescing::Stride => lib::stride_copy_cpu(input, output, n, value as usize),
             Coalescing::Vec4 | Coalescing::Vec4Stream | Coalescing::CpAsync | Coalescing::Bulk => {
-                output.copy_from_slice(input)
+                output.copy_from_slice(input);
+                Ok(())
             }
         }
     }

@@ -122,7 +122,7 @@ fn views_transpose(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
         transpose::transpose(gpu, &src, &mut d_output.slice_mut(dst_at..dst_at + n)?, rows, cols)?;
         gpu.synchronize()?;
         let mut inside = vec![0.0; n];
-        transpose::transpose_cpu(&input[src_at..src_at + n], &mut inside, rows, cols);
+        transpose::transpose_cpu(&input[src_at..src_at + n], &mut inside, rows, cols)?;
         same_bits(&what, &d_output.to_vec()?, &expected_around(dst_at, &inside, 3))?;
     }
     Ok(format!("{TRIALS} shapes up to 300x300 at offsets 0-4, every element exact"))
@@ -151,7 +151,7 @@ fn views_matmul(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
                 want: "poison".into(),
             });
         }
-        let want = matmul::matmul_cpu(&a[a_at..], &b[b_at..], (m, n, k));
+        let want = matmul::matmul_cpu(&a[a_at..], &b[b_at..], (m, n, k))?;
         worst = worst.max(close(&what, &got[c_at..c_at + m * n], &want, crate::matmul::TOLERANCE)?);
     }
     Ok(format!("{} shapes up to 200^3 at offsets 0-4, relative error <= {worst:.1e}", TRIALS / 2))

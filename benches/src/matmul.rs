@@ -152,7 +152,7 @@ impl Family for Method {
             let mut dc = gpu.poisoned::<f32>(m * n, POISON_BITS)?;
             lib::run(gpu, self, &da, &db, &mut dc, shape)?;
             gpu.synchronize()?;
-            let err = close(&format!("{m}x{n}x{k}"), &dc.to_vec()?, &matmul_cpu(&a, &b, shape), TOLERANCE)?;
+            let err = close(&format!("{m}x{n}x{k}"), &dc.to_vec()?, &matmul_cpu(&a, &b, shape)?, TOLERANCE)?;
             worst = worst.max(err);
         }
         let mut extra = String::new();
@@ -249,7 +249,7 @@ fn check_unaligned(method: Method, gpu: &Gpu, rng: &mut Rng) -> CheckResult<Stri
             want: "the poison".into(),
         });
     }
-    let err = close("unaligned 256x384x160", &got[1..], &matmul_cpu(&a[1..], &b[1..], (m, n, k)), TOLERANCE)?;
+    let err = close("unaligned 256x384x160", &got[1..], &matmul_cpu(&a[1..], &b[1..], (m, n, k))?, TOLERANCE)?;
     Ok(format!("unaligned 256x384x160 through {through}, relative error {err:.1e}"))
 }
 
@@ -291,7 +291,7 @@ fn check_banded(method: Method, gpu: &Gpu, rng: &mut Rng) -> CheckResult<String>
     for rows in &windows {
         let a_rows = a.slice(rows.start * k..rows.end * k)?.to_vec()?;
         let c_rows = c.slice(rows.start * n..rows.end * n)?.to_vec()?;
-        let want = matmul_cpu(&a_rows, &b_host, (rows.len(), n, k));
+        let want = matmul_cpu(&a_rows, &b_host, (rows.len(), n, k))?;
         worst = worst.max(close(&format!("banded {m}x{n}x{k} rows {rows:?}"), &c_rows, &want, TOLERANCE)?);
     }
     Ok(format!("banded {m}x{n}x{k} (2 bands) rows {windows:?}, worst {worst:.1e}"))

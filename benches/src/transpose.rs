@@ -201,9 +201,12 @@ impl Transpose {
     }
 
     /// The CPU reference of one launch.
-    fn reference(self, input: &[f32], output: &mut [f32], r: usize, c: usize) {
+    fn reference(self, input: &[f32], output: &mut [f32], r: usize, c: usize) -> coalesce::Result<()> {
         match self.method() {
-            Some(method) if method.copies() => output.copy_from_slice(input),
+            Some(method) if method.copies() => {
+                output.copy_from_slice(input);
+                Ok(())
+            }
             _ => lib::transpose_cpu(input, output, r, c),
         }
     }

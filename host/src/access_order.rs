@@ -141,11 +141,14 @@ pub fn walk_2d(
     gpu.launch(plan_walk_2d(lanes, input, output, rows, cols)?)
 }
 
-/// CPU reference of every variant: `out = in + 1`.
-pub fn plus_one_cpu(input: &[f32], output: &mut [f32]) {
+/// CPU reference of every variant: `out = in + 1`. [`Error::LengthMismatch`] unless `output`
+/// is as long as `input`.
+pub fn plus_one_cpu(input: &[f32], output: &mut [f32]) -> Result<()> {
+    exactly("plus-one output", output.len(), input.len())?;
     for (o, &i) in output.iter_mut().zip(input) {
         *o = i + 1.0;
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -167,6 +170,16 @@ mod tests {
     fn plan_2d(rows: usize, cols: usize, lanes: Lanes, a: usize, b: usize) -> Result<Launch> {
         let (i, mut o) = slices(a, b);
         plan_walk_2d(lanes, &i, &mut o, rows, cols).map(|c| c.launch())
+    }
+
+    #[test]
+    fn plus_one_reference_refuses_unequal_lengths() {
+        let mut out = [0.0f32; 2];
+        let refused = plus_one_cpu(&[1.0; 4], &mut out);
+        assert!(matches!(refused, Err(Error::LengthMismatch { what: "plus-one output", expected: 4, got: 2 })));
+        assert_eq!(out, [0.0; 2]);
+        plus_one_cpu(&[1.0, 2.5], &mut out).unwrap();
+        assert_eq!(out, [2.0, 3.5]);
     }
 
     #[test]

@@ -44,8 +44,11 @@ pub enum Pattern {
 }
 
 impl Pattern {
-    /// The word lane `lane` reads at step `k` (the same functions the kernels call).
+    /// The word lane `lane` reads at step `k` (the same functions the kernels call), below
+    /// `WORDS` for every input: `lane` is taken within its warp (mod 32), and any stride wraps
+    /// modulo `WORDS` ([`strided`]).
     pub fn index(self, lane: u32, k: u32) -> u32 {
+        let lane = lane % coalesce_kernels::WARP_SIZE;
         match self {
             Pattern::Tile(Tile::Rows) => rows(lane, k),
             Pattern::Tile(Tile::Cols) => cols(lane, k),
@@ -112,11 +115,14 @@ pub fn run(
     }
 }
 
-/// CPU reference: the sum each lane computes (every warp computes the same 32 sums).
-pub fn lane_sums_cpu(pattern: Pattern, table: &[i32]) -> [i32; 32] {
-    std::array::from_fn(|lane| {
+/// CPU reference: the sum each lane computes (every warp computes the same 32 sums, wrapping
+/// as the kernel's). [`crate::Error::LengthMismatch`] ("bank table") unless `table` holds `WORDS`
+/// words, as the plans.
+pub fn lane_sums_cpu(pattern: Pattern, table: &[i32]) -> Result<[i32; 32]> {
+    exactly("bank table", table.len(), WORDS as usize)?;
+    Ok(std::array::from_fn(|lane| {
         (0..ITERS).fold(0i32, |acc, k| acc.wrapping_add(table[pattern.index(lane as u32, k) as usize]))
-    })
+    }))
 }
 
 #[cfg(test)]
@@ -151,10 +157,36 @@ mod tests {
     }
 
     #[test]
+    fn every_pattern_index_is_defined_and_in_the_table() {
+        for pattern in
+            [Pattern::Stride(u32::MAX), Pattern::Stride(0), Pattern::Stride(1 << 31), Pattern::Tile(Tile::Cols)]
+        {
+            for (l, k) in [(0, 0), (31, ITERS - 1), (u32::MAX, u32::MAX)] {
+                assert!(pattern.index(l, k) < WORDS, "{pattern:?} lane {l} step {k}");
+            }
+        }
+        // Lane 31 of stride 2^32 - 1 is 31 * (2^32 - 1) = -31 (mod WORDS).
+        assert_eq!(Pattern::Stride(u32::MAX).index(31, 0), WORDS - 31);
+        // A lane is the lane within its warp: 33 is lane 1.
+        assert_eq!(Pattern::Tile(Tile::Cols).index(33, 4), Pattern::Tile(Tile::Cols).index(1, 4));
+    }
+
+    #[test]
+    fn lane_sums_refuse_a_table_that_is_not_words_long() {
+        let refused = lane_sums_cpu(Pattern::Tile(Tile::Cols), &[1; 100]);
+        assert!(matches!(refused, Err(Error::LengthMismatch { what: "bank table", expected: 2048, got: 100 })));
+        assert!(lane_sums_cpu(Pattern::Stride(u32::MAX), &[1; WORDS as usize + 1]).is_err());
+        // Any stride sums ITERS words of the table (the sum wraps, as the kernel's).
+        assert_eq!(lane_sums_cpu(Pattern::Stride(u32::MAX), &[1; WORDS as usize]).unwrap(), [ITERS as i32; 32]);
+        let wraps = lane_sums_cpu(Pattern::Stride(1), &[i32::MAX; WORDS as usize]).unwrap();
+        assert_eq!(wraps[0], i32::MAX.wrapping_mul(ITERS as i32));
+    }
+
+    #[test]
     fn lane_sums_follow_the_pattern() {
         let table: Vec<i32> = (0..WORDS as i32).collect();
         // Rows: lane l reads (k % 32) * 32 + l; summed over 4096 steps.
-        let sums = lane_sums_cpu(Pattern::Tile(Tile::Rows), &table);
+        let sums = lane_sums_cpu(Pattern::Tile(Tile::Rows), &table).unwrap();
         let per_cycle: i32 = (0..32).map(|r| r * 32).sum();
         assert_eq!(sums[0], per_cycle * (ITERS as i32 / 32));
         assert_eq!(sums[5] - sums[0], 5 * ITERS as i32);

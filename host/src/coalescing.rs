@@ -3,7 +3,7 @@
 //! the library's fast copy).
 
 use crate::buffer::{DeviceRead, DeviceWrite};
-use crate::error::{Result, aligned16, at_least, elements32, exactly, in_range, non_empty};
+use crate::error::{Result, aligned16, at_least, elements32, exactly, in_range, non_empty, product, sum};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Launch, Out};
 pub use coalesce_kernels::coalescing::*;
@@ -228,16 +228,31 @@ pub fn copy_tuned(
     gpu.launch(plan_copy(input, output, gpu.multiprocessors(), blocks_per_sm, streaming)?)
 }
 
-/// CPU reference of the offset copy.
-pub fn offset_copy_cpu(input: &[f32], output: &mut [f32], n: usize, offset: usize) {
-    output[offset..offset + n].copy_from_slice(&input[offset..offset + n]);
+/// CPU reference of the offset copy: elements `offset..offset + n` of `input` into `output`.
+/// Errors: [`crate::Error::OutOfRange`] if `offset + n` passes `usize`, [`crate::Error::LengthMismatch`] if
+/// either slice is shorter than `offset + n`.
+pub fn offset_copy_cpu(input: &[f32], output: &mut [f32], n: usize, offset: usize) -> Result<()> {
+    let end = sum("offset copy end", offset, n)?;
+    at_least("copy input", input.len(), end as u64)?;
+    at_least("copy output", output.len(), end as u64)?;
+    output[offset..end].copy_from_slice(&input[offset..end]);
+    Ok(())
 }
 
-/// CPU reference of the stride copy.
-pub fn stride_copy_cpu(input: &[f32], output: &mut [f32], n: usize, stride: usize) {
+/// CPU reference of the stride copy: elements `i * stride` for `i < n`. Errors:
+/// [`crate::Error::OutOfRange`] if `(n - 1) * stride + 1` passes `usize`,
+/// [`crate::Error::LengthMismatch`] if either slice is shorter than that.
+pub fn stride_copy_cpu(input: &[f32], output: &mut [f32], n: usize, stride: usize) -> Result<()> {
+    let needed = match n {
+        0 => 0,
+        n => sum("stride copy end", product("stride copy end", n - 1, stride)?, 1)?,
+    };
+    at_least("copy input", input.len(), needed as u64)?;
+    at_least("copy output", output.len(), needed as u64)?;
     for i in 0..n {
         output[i * stride] = input[i * stride];
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -334,11 +349,30 @@ mod tests {
     fn cpu_references_touch_exactly_their_elements() {
         let input: Vec<f32> = (0..20).map(|i| i as f32).collect();
         let mut out = vec![-1.0; 20];
-        offset_copy_cpu(&input, &mut out, 3, 2);
+        offset_copy_cpu(&input, &mut out, 3, 2).unwrap();
         assert_eq!(&out[..6], &[-1.0, -1.0, 2.0, 3.0, 4.0, -1.0]);
         let mut out = vec![-1.0; 20];
-        stride_copy_cpu(&input, &mut out, 3, 4);
+        stride_copy_cpu(&input, &mut out, 3, 4).unwrap();
         let touched: Vec<usize> = (0..20).filter(|&i| out[i] != -1.0).collect();
         assert_eq!(touched, [0, 4, 8]);
+    }
+
+    #[test]
+    fn cpu_references_refuse_what_their_slices_do_not_hold() {
+        let (input, mut out) = ([1.0f32; 9], [0.0f32; 9]);
+        // offset + n = 10 > 9 (and past usize); (n - 1) * stride + 1 = 10 > 9 (and past usize).
+        let short = |r: Result<()>| matches!(r, Err(Error::LengthMismatch { expected: 10, got: 9, .. }));
+        assert!(short(offset_copy_cpu(&input, &mut out, 8, 2)));
+        assert!(short(stride_copy_cpu(&input, &mut out, 4, 3)));
+        assert!(matches!(offset_copy_cpu(&input, &mut out, usize::MAX, 2), Err(Error::OutOfRange { .. })));
+        assert!(matches!(stride_copy_cpu(&input, &mut out, 3, usize::MAX), Err(Error::OutOfRange { .. })));
+        assert!(matches!(
+            offset_copy_cpu(&input, &mut [0.0; 4], 3, 2),
+            Err(Error::LengthMismatch { what: "copy output", .. })
+        ));
+        // Exactly enough, and nothing at all, are fine; the output is untouched on a refusal.
+        assert_eq!(out, [0.0; 9]);
+        assert!(offset_copy_cpu(&input, &mut out, 7, 2).is_ok() && stride_copy_cpu(&input, &mut out, 0, 5).is_ok());
+        assert!(stride_copy_cpu(&input, &mut out, 3, 4).is_ok() && stride_copy_cpu(&input, &mut out, 5, 0).is_ok());
     }
 }

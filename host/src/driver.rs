@@ -170,13 +170,17 @@ pub unsafe fn allow_shared_bytes(function: CUfunction, bytes: u32) -> Result<()>
 
 /// A 2-D tiled tensor map over a row-major `rows × cols` f32 matrix at device address
 /// `address`, moving `box_rows × box_cols` boxes with the 128-byte swizzle; elements outside
-/// the matrix load as zero and are not stored. The driver checks the rest (16-byte aligned
-/// address and row pitch, box sizes) and refuses with `CUDA_ERROR_INVALID_VALUE`.
+/// the matrix load as zero and are not stored.
+///
+/// Errors, before the driver is called, for what `cuTensorMapEncodeTiled` cannot encode:
+/// [`Error::Empty`] for a dimension or box side of 0, [`Error::OutOfRange`] for `rows` or
+/// `cols` past 2^32 or `box_rows` past 256, [`Error::Unsupported`] for a row pitch (`cols * 4`
+/// bytes) that is not a multiple of 16 or a box row (`box_cols * 4` bytes) that is not 16 to
+/// 128 bytes in steps of 16 (the swizzle's span), [`Error::Misaligned`] for an address off a
+/// 16-byte boundary; [`Error::Driver`] if the driver refuses anyway.
 pub fn encode_tiled_f32(address: u64, rows: u64, cols: u64, box_rows: u32, box_cols: u32) -> Result<TensorMap> {
+    let (dims, strides, box_dims) = tiled_f32_layout(address, rows, cols, box_rows, box_cols)?;
     let mut map = TensorMap::default();
-    let dims = [cols, rows];
-    let strides = [cols * 4];
-    let box_dims = [box_cols, box_rows];
     let element_strides = [1u32, 1];
     // SAFETY: every pointer is to a live local of the length the rank (2) implies (rank - 1
     // strides); the driver only encodes the address, it does not access the memory.
@@ -253,4 +257,84 @@ pub(crate) unsafe fn set_words(dst: u64, value: u32, words: usize, stream: Optio
         }
     };
     check("cuMemsetD32", code as u32)
+}
+
+/// Largest dimension of a tensor map (2^32 elements).
+const MAX_TENSOR_DIM: u64 = 1 << 32;
+/// Largest box side of a tensor map.
+const MAX_BOX_DIM: u32 = 256;
+/// Widest box row the 128-byte swizzle takes, in bytes.
+const MAX_SWIZZLED_BOX_ROW_BYTES: u32 = 128;
+
+/// [`encode_tiled_f32`]'s checks, and the dimensions, row pitch and box it passes the driver
+/// (innermost first).
+fn tiled_f32_layout(
+    address: u64,
+    rows: u64,
+    cols: u64,
+    box_rows: u32,
+    box_cols: u32,
+) -> Result<([u64; 2], [u64; 1], [u32; 2])> {
+    use crate::error::{aligned16, in_range};
+    let nonzero = |what, n: u64| if n == 0 { Err(Error::Empty(what)) } else { Ok(()) };
+    nonzero("tensor map rows", rows)?;
+    nonzero("tensor map cols", cols)?;
+    nonzero("tensor map box rows", box_rows.into())?;
+    nonzero("tensor map box cols", box_cols.into())?;
+    in_range("tensor map rows", rows, 1, MAX_TENSOR_DIM)?;
+    in_range("tensor map cols", cols, 1, MAX_TENSOR_DIM)?;
+    in_range("tensor map box rows", box_rows.into(), 1, MAX_BOX_DIM.into())?;
+    // cols <= 2^32: the pitch is at most 2^34 bytes, below the driver's 2^40.
+    let pitch = cols * 4;
+    if !pitch.is_multiple_of(16) {
+        return Err(Error::Unsupported(format!("tensor map row pitch of {pitch} bytes is not a multiple of 16")));
+    }
+    let box_row = u64::from(box_cols) * 4;
+    if box_row > MAX_SWIZZLED_BOX_ROW_BYTES.into() || !box_row.is_multiple_of(16) {
+        return Err(Error::Unsupported(format!(
+            "tensor map box row of {box_row} bytes: the 128-byte swizzle takes 16 to \
+             {MAX_SWIZZLED_BOX_ROW_BYTES} in steps of 16"
+        )));
+    }
+    aligned16("tensor map address", address)?;
+    Ok(([cols, rows], [pitch], [box_cols, box_rows]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiled_maps_refuse_what_the_driver_cannot_encode() {
+        let refused = |address, rows, cols, box_rows, box_cols| {
+            let result = encode_tiled_f32(address, rows, cols, box_rows, box_cols);
+            assert!(
+                matches!(
+                    result,
+                    Err(Error::Empty(_) | Error::OutOfRange { .. } | Error::Misaligned { .. } | Error::Unsupported(_))
+                ),
+                "{address:#x} {rows} x {cols}, box {box_rows} x {box_cols}: {result:?}"
+            );
+        };
+        // The row pitch cols * 4 overflowed u64 here.
+        refused(0x1000, 4, 1 << 62, 64, 32);
+        refused(0x1000, 4, u64::MAX, 64, 32);
+        // Dimensions: at least 1, at most 2^32.
+        refused(0x1000, 0, 4, 64, 32);
+        refused(0x1000, 4, 0, 64, 32);
+        refused(0x1000, (1 << 32) + 1, 4, 64, 32);
+        // Row pitch a multiple of 16 bytes; address on a 16-byte boundary.
+        refused(0x1000, 4, 6, 64, 32);
+        refused(0x1004, 4, 4, 64, 32);
+        // Boxes: 1..=256 rows; a row of 16..=128 bytes (the 128-byte swizzle) in 16-byte steps.
+        refused(0x1000, 4, 4, 0, 32);
+        refused(0x1000, 4, 4, 257, 32);
+        refused(0x1000, 4, 4, 64, 0);
+        refused(0x1000, 4, 4, 64, 33);
+        refused(0x1000, 4, 4, 64, 6);
+        // What the TMA transpose encodes passes unchanged.
+        assert_eq!(tiled_f32_layout(0x1000, 4096, 1000, 64, 32), Ok(([1000, 4096], [4000], [32, 64])));
+        let largest = tiled_f32_layout(0x1000, 1 << 32, 1 << 32, 256, 32);
+        assert_eq!(largest, Ok(([1 << 32, 1 << 32], [1 << 34], [32, 256])));
+    }
 }

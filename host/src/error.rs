@@ -3,14 +3,16 @@ use cust::error::CudaError;
 
 use coalesce_kernels::launch::MAX_ELEMENTS_32;
 
-/// Everything a coalesce call can fail with.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Everything a coalesce call can fail with. More variants may come: match with a wildcard arm.
+/// `Debug` prints the same sentence as `Display` (what `main` returning the error shows).
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// No CUDA driver, no device, or no device with that ordinal.
     #[error("no usable CUDA GPU: {0}")]
     NoGpu(String),
     /// The driver rejected a call (allocation, launch, copy, module load...).
-    #[error("CUDA driver error: {0}")]
+    #[error("CUDA driver error: {}", cuda_message(.0))]
     Cuda(#[from] CudaError),
     /// A buffer is shorter (or longer) than the operation needs.
     #[error("{what}: expected {expected} elements, got {got}")]
@@ -42,6 +44,44 @@ pub enum Error {
     /// refused the module (e.g. a driver older than the module's PTX ISA).
     #[error("kernel {kernel} needs {needs}; {why}")]
     ModuleUnavailable { kernel: &'static str, needs: String, why: String },
+}
+
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+/// The driver's message for `error`. cust's `Display` writes the driver's C string in its debug
+/// form (`"\"no CUDA-capable device is detected\""`); this is the text itself, or the variant's
+/// name where the driver gives no message.
+pub(crate) fn cuda_message(error: &CudaError) -> String {
+    use std::fmt::Write;
+    let mut shown = String::new();
+    if write!(shown, "{error}").is_err() {
+        return format!("{error:?}");
+    }
+    unquote(&shown)
+}
+
+/// `text` without the quotes and escapes of a string's debug form (`"a \"b\""` is `a "b"`);
+/// any other text as it is.
+fn unquote(text: &str) -> String {
+    let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) else {
+        return text.to_owned();
+    };
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        match (c, chars.clone().next()) {
+            ('\\', Some(next @ ('"' | '\\' | '\''))) => {
+                out.push(next);
+                chars.next();
+            }
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 impl Error {
@@ -79,6 +119,20 @@ pub(crate) fn at_least(what: &'static str, got: usize, expected: u64) -> Result<
 /// Checks that a buffer holds exactly `expected` elements.
 pub(crate) fn exactly(what: &'static str, got: usize, expected: usize) -> Result<()> {
     if got == expected { Ok(()) } else { Err(Error::LengthMismatch { what, expected, got }) }
+}
+
+/// `a * b`, or [`Error::OutOfRange`] naming `what` where the product passes `usize`.
+pub(crate) fn product(what: &'static str, a: usize, b: usize) -> Result<usize> {
+    a.checked_mul(b).ok_or_else(|| past_usize(what, a as u128 * b as u128))
+}
+
+/// `a + b`, or [`Error::OutOfRange`] naming `what` where the sum passes `usize`.
+pub(crate) fn sum(what: &'static str, a: usize, b: usize) -> Result<usize> {
+    a.checked_add(b).ok_or_else(|| past_usize(what, a as u128 + b as u128))
+}
+
+fn past_usize(what: &'static str, value: u128) -> Error {
+    Error::OutOfRange { what, value: u64::try_from(value).unwrap_or(u64::MAX), min: 0, max: usize::MAX as u64 }
 }
 
 /// Checks that a size is not zero.
@@ -141,5 +195,22 @@ mod tests {
         assert!(at_least("x", 3, 4).is_err() && at_least("x", 4, 4).is_ok());
         let msg = Error::Misaligned { what: "reduce partials", address: 0x1004, align: 16 }.to_string();
         assert_eq!(msg, "reduce partials must start on a 16-byte boundary (address 0x1004)");
+    }
+
+    #[test]
+    fn no_gpu_reads_cleanly_in_display_and_debug() {
+        let clean = "no usable CUDA GPU: no CUDA-capable device is detected";
+        let e = Error::NoGpu("no CUDA-capable device is detected".into());
+        assert_eq!(e.to_string(), clean);
+        assert_eq!(format!("{e:?}"), clean);
+        assert_eq!(unquote(r#""no CUDA-capable device is detected""#), "no CUDA-capable device is detected");
+        assert_eq!(unquote(r#""a \"b\" \\ c""#), r#"a "b" \ c"#);
+        assert_eq!(unquote("plain"), "plain");
+        // What `Gpu::new` reports without a device: the driver's message, not its debug form.
+        if let Err(e) = crate::Gpu::new() {
+            for shown in [e.to_string(), format!("{e:?}")] {
+                assert!(!shown.contains('"') && !shown.contains('\\'), "{shown}");
+            }
+        }
     }
 }

@@ -120,7 +120,7 @@ impl Gpu {
     /// the name, parameters and index math the launchers assume. Foreign PTX can read and write
     /// any device memory.
     pub unsafe fn open(ordinal: u32, ptx: &str) -> Result<Self> {
-        let no_gpu = |e: cust::error::CudaError| Error::NoGpu(e.to_string());
+        let no_gpu = |e: cust::error::CudaError| Error::NoGpu(crate::error::cuda_message(&e));
         cust::init(cust::CudaFlags::empty()).map_err(no_gpu)?;
         let count = Device::num_devices().map_err(no_gpu)?;
         if ordinal >= count {
@@ -253,7 +253,7 @@ impl Gpu {
         launch.check_limits()?;
         if let Some((max_threads, _)) = call.kernel().launch_bounds() {
             // The PTX declares `.maxntid`: the driver refuses a larger block.
-            in_range("threads per block (launch bounds)", launch.block_threads().into(), 1, max_threads.into())?;
+            in_range("threads per block (launch bounds)", launch.block_threads(), 1, max_threads.into())?;
         }
         for device in Sig::devices(call.args()) {
             self.check_device("a kernel argument", device)?;

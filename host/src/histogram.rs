@@ -2,7 +2,7 @@
 //! `kernels-gpu/src/histogram.rs` (global atomics, per-block shared histograms, and the Hopper
 //! module's cluster histogram combined through distributed shared memory).
 
-use crate::buffer::{DeviceRead, DeviceWrite};
+use crate::buffer::{DeviceRead, DeviceViewMut, DeviceWrite};
 use crate::error::{Result, aligned16, exactly, in_range, non_empty};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Kernel, Launch, Out};
@@ -56,12 +56,7 @@ pub fn plan<'a>(
     input: &'a impl DeviceRead<u32>,
     bins: &'a mut impl DeviceWrite<u32>,
 ) -> Result<Call<'a, HistogramSig>> {
-    non_empty("histogram input", input.len())?;
-    exactly("histogram bins", bins.len(), BINS as usize)?;
-    aligned16("histogram input", input.address())?;
-    let n = input.len() as u64;
-    let grid = blocks(n);
-    in_range("histogram blocks", grid, 1, (MAX_GRID_X - MAX_GRID_X % CLUSTER).into())?;
+    let (n, grid) = check(input, bins.len())?;
     // SAFETY: block b reads vector `vector_index(b, k, t)` only below n / 4 and the tail values
     // 4 * (n / 4) + t < n, from an input of exactly n values on a 16-byte boundary (checked);
     // it adds only to bins bin(v) < BINS of a `bins` of exactly BINS counters, and to shared
@@ -71,14 +66,36 @@ pub fn plan<'a>(
     Ok(unsafe { Call::new(method.kernel(), method.launch(grid as u32), (In::of(input), Out::of(bins), n)) })
 }
 
+/// [`plan`]'s validation of `input` and a `bins` of `bins_len` counters: the value count and
+/// the grid.
+fn check(input: &impl DeviceRead<u32>, bins_len: usize) -> Result<(u64, u64)> {
+    non_empty("histogram input", input.len())?;
+    exactly("histogram bins", bins_len, BINS as usize)?;
+    aligned16("histogram input", input.address())?;
+    let n = input.len() as u64;
+    let grid = blocks(n);
+    in_range("histogram blocks", grid, 1, (MAX_GRID_X - MAX_GRID_X % CLUSTER).into())?;
+    Ok((n, grid))
+}
+
 /// `bins[b]` = how many values of `input` have `value % 256 == b`: clears `bins` and queues the
 /// count with `method`. Errors as [`plan`], before anything is queued.
 pub fn run(gpu: &Gpu, method: Method, input: &impl DeviceRead<u32>, bins: &mut impl DeviceWrite<u32>) -> Result<()> {
     gpu.supports(method.kernel())?;
-    non_empty("histogram input", input.len())?;
-    exactly("histogram bins", bins.len(), BINS as usize)?;
-    gpu.zero(bins)?;
-    gpu.launch(plan(method, input, bins)?)
+    gpu.launch(clear_then_plan(method, input, bins, |bins| gpu.zero(bins))?)
+}
+
+/// [`plan`], with `bins` cleared by `zero` once the input is validated and before the call
+/// borrows them: a refused input leaves `bins` as they were.
+fn clear_then_plan<'a>(
+    method: Method,
+    input: &'a impl DeviceRead<u32>,
+    bins: &'a mut impl DeviceWrite<u32>,
+    zero: impl FnOnce(&mut DeviceViewMut<'_, u32>) -> Result<()>,
+) -> Result<Call<'a, HistogramSig>> {
+    check(input, bins.len())?;
+    zero(&mut bins.view_mut())?;
+    plan(method, input, bins)
 }
 
 /// CPU reference: the 256 counts (wrapping, as the GPU's 32-bit counters).
@@ -116,6 +133,35 @@ mod tests {
         let l = plan_for(Method::Global, 5, 256, 0x1000).unwrap();
         assert_eq!((l.grid.0, l.shared_bytes, l.cluster), (8, 0, 1));
         assert_eq!(plan_for(Method::Shared, 5, 256, 0x1000).unwrap().shared_bytes, 1024);
+    }
+
+    #[test]
+    fn refused_input_leaves_bins_uncleared() {
+        // (input length, input address, bins length): misaligned, empty, wrong bins, too many
+        // blocks for gridDim.x.
+        let refused = [(10, 0x1004, 256), (0, 0x1000, 256), (10, 0x1000, 255), (1 << 44, 0x1000, 256)];
+        for (n, address, bins) in refused {
+            // SAFETY: descriptors only; nothing is launched.
+            let (input, mut out) = unsafe {
+                (DeviceViewMut::<u32>::stand_in(address, n), DeviceViewMut::<u32>::stand_in(0x9_0000_0000, bins))
+            };
+            let mut cleared = false;
+            let result = clear_then_plan(Method::Shared, &input, &mut out, |_| {
+                cleared = true;
+                Ok(())
+            });
+            assert!(result.is_err() && !cleared, "n {n} at {address:#x}, {bins} bins: {result:?}, cleared {cleared}");
+        }
+        // SAFETY: as above.
+        let (input, mut out) =
+            unsafe { (DeviceViewMut::<u32>::stand_in(0x1000, 10), DeviceViewMut::<u32>::stand_in(0x9_0000_0000, 256)) };
+        let mut cleared = 0;
+        let call = clear_then_plan(Method::Global, &input, &mut out, |_| {
+            cleared += 1;
+            Ok(())
+        });
+        assert_eq!(call.unwrap().launch(), Method::Global.launch(8));
+        assert_eq!(cleared, 1);
     }
 
     #[test]

@@ -56,9 +56,10 @@ impl Launch {
         self
     }
 
-    /// Threads in one block.
-    pub const fn block_threads(&self) -> u32 {
-        self.block.0 * self.block.1
+    /// Threads in one block (in 64 bits: any `block` a caller writes, not only the at most
+    /// [`MAX_BLOCK_THREADS`] that [`Launch::check_limits`] lets through).
+    pub const fn block_threads(&self) -> u64 {
+        self.block.0 as u64 * self.block.1 as u64
     }
 
     /// Blocks in the grid.
@@ -77,7 +78,7 @@ impl Launch {
         if gy == 0 || gy > MAX_GRID_Y {
             return bad("grid y", gy.into(), MAX_GRID_Y.into());
         }
-        let threads = u64::from(bx) * u64::from(by);
+        let threads = self.block_threads();
         if bx == 0 || by == 0 || threads > MAX_BLOCK_THREADS.into() {
             return bad("threads per block", threads, MAX_BLOCK_THREADS.into());
         }
@@ -424,6 +425,22 @@ impl<'a, Sig: Signature<'a>> std::fmt::Debug for Call<'a, Sig> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn block_threads_do_not_overflow() {
+        let huge = Launch { grid: (1, 1), block: (65_536, 65_536), shared_bytes: 0, cluster: 1 };
+        assert_eq!(huge.block_threads(), 1 << 32);
+        let max = Launch { block: (u32::MAX, u32::MAX), ..huge };
+        assert_eq!(max.block_threads(), u64::from(u32::MAX) * u64::from(u32::MAX));
+        for launch in [huge, max] {
+            let refused = launch.check_limits();
+            assert!(
+                matches!(refused, Err(Error::OutOfRange { what: "threads per block", value, .. }) if value == launch.block_threads()),
+                "{refused:?}"
+            );
+        }
+        assert_eq!(Launch { block: (32, 8), ..huge }.block_threads(), 256);
+    }
 
     #[test]
     fn limits_are_checked() {

@@ -456,9 +456,14 @@ pub fn matmul(
     run(gpu, choose(a, b, c, shape, gpu.multiprocessors(), sm90), a, b, c, shape)
 }
 
-/// Float64 CPU reference (row-major, i-k-j order so the inner loop streams rows of B).
-pub fn matmul_cpu(a: &[f32], b: &[f32], (m, n, k): (usize, usize, usize)) -> Vec<f64> {
-    let mut c = vec![0.0f64; m * n];
+/// Float64 CPU reference (row-major, i-k-j order so the inner loop streams rows of B). Errors:
+/// [`Error::OutOfRange`] if `m * k`, `k * n` or `m * n` passes `usize`,
+/// [`Error::LengthMismatch`] unless `a` holds exactly `m * k` floats and `b` `k * n`.
+pub fn matmul_cpu(a: &[f32], b: &[f32], (m, n, k): (usize, usize, usize)) -> Result<Vec<f64>> {
+    use crate::error::product;
+    exactly("matmul A", a.len(), product("matmul m * k", m, k)?)?;
+    exactly("matmul B", b.len(), product("matmul k * n", k, n)?)?;
+    let mut c = vec![0.0f64; product("matmul m * n", m, n)?];
     for i in 0..m {
         let row = &mut c[i * n..(i + 1) * n];
         for p in 0..k {
@@ -468,7 +473,7 @@ pub fn matmul_cpu(a: &[f32], b: &[f32], (m, n, k): (usize, usize, usize)) -> Vec
             }
         }
     }
-    c
+    Ok(c)
 }
 
 #[cfg(test)]
@@ -725,8 +730,22 @@ mod tests {
     #[test]
     fn cpu_reference_multiplies() {
         // [1 2; 3 4] · [5 6; 7 8] = [19 22; 43 50]
-        assert_eq!(matmul_cpu(&[1.0, 2.0, 3.0, 4.0], &[5.0, 6.0, 7.0, 8.0], (2, 2, 2)), [19.0, 22.0, 43.0, 50.0]);
+        assert_eq!(
+            matmul_cpu(&[1.0, 2.0, 3.0, 4.0], &[5.0, 6.0, 7.0, 8.0], (2, 2, 2)).unwrap(),
+            [19.0, 22.0, 43.0, 50.0]
+        );
         // 1 x 3 times 3 x 1.
-        assert_eq!(matmul_cpu(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0], (1, 1, 3)), [32.0]);
+        assert_eq!(matmul_cpu(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0], (1, 1, 3)).unwrap(), [32.0]);
+    }
+
+    #[test]
+    fn cpu_reference_refuses_slices_that_do_not_match_the_shape() {
+        let refused = matmul_cpu(&[1.0; 3], &[1.0; 4], (2, 2, 2));
+        assert!(matches!(refused, Err(Error::LengthMismatch { what: "matmul A", expected: 4, got: 3 })));
+        let refused = matmul_cpu(&[1.0; 4], &[1.0; 5], (2, 2, 2));
+        assert!(matches!(refused, Err(Error::LengthMismatch { what: "matmul B", expected: 4, got: 5 })));
+        assert!(matches!(matmul_cpu(&[], &[], (1 << 33, 1 << 33, 0)), Err(Error::OutOfRange { .. })));
+        assert!(matches!(matmul_cpu(&[], &[1.0], (1 << 33, 1, 0)), Err(Error::LengthMismatch { .. })));
+        assert_eq!(matmul_cpu(&[], &[], (2, 3, 0)).unwrap(), [0.0; 6]);
     }
 }

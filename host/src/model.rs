@@ -562,9 +562,10 @@ impl Warp {
     }
 }
 
-/// The warps of one block of `launch`.
+/// The warps of one block of `launch` (a block is at most `u32::MAX` threads here; past
+/// [`coalesce_kernels::launch::MAX_BLOCK_THREADS`] the driver refuses it anyway).
 pub fn block_warps(launch: &Launch, block: (u32, u32)) -> impl Iterator<Item = Warp> {
-    let threads = launch.block_threads();
+    let threads = u32::try_from(launch.block_threads()).unwrap_or(u32::MAX);
     let block_dim = launch.block;
     (0..threads.div_ceil(32)).map(move |index| Warp {
         block,

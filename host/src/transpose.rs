@@ -265,7 +265,9 @@ pub fn tma_transpose(
     gpu.supports(transpose_tma)?;
     let maps = TileMaps::new(gpu, input, output, rows, cols)?;
     gpu.launch(plan_tma(&maps, input, output)?)
-    // `maps` is freed here by cuMemFree, which waits for the kernel that reads it.
+    // `maps` lives on the host only: the launch passed its two maps by value (grid constants,
+    // copied into the kernel's parameters when the launch was queued), so dropping it here
+    // frees nothing on the device and cannot race the queued kernel.
 }
 
 /// `output (cols × rows) = inputᵀ` with `method` (for the [`Method::copies`], `output = input`).
@@ -300,13 +302,18 @@ pub fn choose(input: &impl DeviceRead<f32>, output: &impl DeviceRead<f32>, rows:
     if even && aligned8 { Method::Wide } else { Method::Padded }
 }
 
-/// CPU reference: `output[c][r] = input[r][c]`.
-pub fn transpose_cpu(input: &[f32], output: &mut [f32], rows: usize, cols: usize) {
+/// CPU reference: `output[c][r] = input[r][c]`. Errors: [`Error::OutOfRange`] if `rows * cols`
+/// passes `usize`, [`Error::LengthMismatch`] unless both slices hold exactly `rows * cols`.
+pub fn transpose_cpu(input: &[f32], output: &mut [f32], rows: usize, cols: usize) -> Result<()> {
+    let n = crate::error::product("transpose rows * cols", rows, cols)?;
+    exactly("transpose input", input.len(), n)?;
+    exactly("transpose output", output.len(), n)?;
     for r in 0..rows {
         for c in 0..cols {
             output[c * rows + r] = input[r * cols + c];
         }
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -365,7 +372,19 @@ mod tests {
     fn cpu_transpose_of_a_non_square_matrix() {
         let input = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]; // 2 x 3
         let mut out = [0.0; 6];
-        transpose_cpu(&input, &mut out, 2, 3);
+        transpose_cpu(&input, &mut out, 2, 3).unwrap();
         assert_eq!(out, [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+    }
+
+    #[test]
+    fn cpu_transpose_refuses_slices_that_do_not_match_the_shape() {
+        let mut out = [0.0; 6];
+        let refused = transpose_cpu(&[1.0; 5], &mut out, 2, 3);
+        assert!(matches!(refused, Err(Error::LengthMismatch { what: "transpose input", expected: 6, got: 5 })));
+        let refused = transpose_cpu(&[1.0; 6], &mut out[..4], 2, 3);
+        assert!(matches!(refused, Err(Error::LengthMismatch { what: "transpose output", expected: 6, got: 4 })));
+        assert!(matches!(transpose_cpu(&[], &mut [], 1 << 33, 1 << 33), Err(Error::OutOfRange { .. })));
+        assert_eq!(out, [0.0; 6]);
+        assert!(transpose_cpu(&[], &mut [], 0, 7).is_ok());
     }
 }

@@ -68,10 +68,13 @@ pub const fn cols_padded(lane: u32, k: u32) -> u32 {
 }
 
 /// Lane `l` reads word `l * stride` (shifted by `k`): `gcd(stride, 32)` lanes share a bank.
+/// Defined for every lane, step and stride: the product and sum wrap modulo 2^32, a multiple of
+/// `WORDS`, so the word is exactly `(l * stride + k) mod WORDS`.
 #[inline(always)]
 pub const fn strided(lane: u32, k: u32, stride: u32) -> u32 {
-    (lane * stride + k) % WORDS
+    lane.wrapping_mul(stride).wrapping_add(k) % WORDS
 }
+const _: () = assert!((1u64 << 32).is_multiple_of(WORDS as u64), "wrapping modulo 2^32 keeps the word modulo WORDS");
 
 /// The n-way conflict a stride causes: lanes per bank, `gcd(stride, 32)`.
 pub const fn conflict_degree(stride: u32) -> u32 {
@@ -205,6 +208,18 @@ mod tests {
         }
         assert!(copied.iter().all(|&c| c == 1));
         assert_eq!((lane(0), lane(33), lane(BLOCK - 1)), (0, 1, 31));
+    }
+
+    #[test]
+    fn strided_is_defined_for_every_stride() {
+        // The word is `(lane * stride + k) mod WORDS` exactly, with no overflow, for any stride
+        // (the stride kernel and `Pattern::Stride` take a whole u32).
+        for stride in [0, 33, 1 << 16, (1 << 31) + 1, u32::MAX - 1, u32::MAX] {
+            for (l, k) in [(0, 0), (1, 0), (31, 7), (31, ITERS - 1), (u32::MAX, u32::MAX)] {
+                let exact = (u64::from(l) * u64::from(stride) + u64::from(k)) % u64::from(WORDS);
+                assert_eq!(u64::from(strided(l, k, stride)), exact, "lane {l} step {k} stride {stride}");
+            }
+        }
     }
 
     #[test]

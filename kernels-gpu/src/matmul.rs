@@ -624,14 +624,18 @@ pub struct StreamK {
 
 impl StreamK {
     /// The schedule of an `m × n × k` multiply that `WARPTILE_ASYNC.supports`, `wave` blocks at
-    /// a time, at least one (the host's `matmul::stream_k` picks `wave` for a GPU; the row
-    /// kernel reads it from its grid). Its divisions are plain: no divisor is 0 for a shape the plan
-    /// takes, and with `checked_div` (no panic path) ptxas made the row kernel 6% slower
-    /// (4096³: 691 against 650 µs).
+    /// a time (the host's `matmul::stream_k` picks `wave` for a GPU; the row kernel reads it
+    /// from its grid). Defined for any input: a `wave` of 0 is taken as 1 (a grid has at least
+    /// one block), and a tile count past `u32::MAX` (m and n near 2^32, which no plan takes)
+    /// saturates at `u32::MAX`. Its divisions are plain (the divisor `wave` is at least 1), with
+    /// `checked_div` (no panic path) ptxas made the row kernel 6% slower (4096³: 691 against
+    /// 650 µs).
     #[inline(always)]
     pub const fn new(m: u32, n: u32, k: u32, wave: u32) -> StreamK {
+        let wave = if wave == 0 { 1 } else { wave };
         let tiles_n = n / WARPTILE_ASYNC.bn;
-        let tiles = (m / WARPTILE_ASYNC.bm) * tiles_n;
+        let tiles = (m / WARPTILE_ASYNC.bm) as u64 * tiles_n as u64;
+        let tiles = if tiles > u32::MAX as u64 { u32::MAX } else { tiles as u32 };
         StreamK { tiles_n, tiles, iters: k / WARPTILE_ASYNC.bk, wave, waves: tiles / wave }
     }
     /// The grid of the whole tiles (`matmul_warptile_streamk_waves`): `(wave, waves)`.
@@ -1743,6 +1747,22 @@ mod device {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stream_k_schedule_is_defined_for_any_input() {
+        // A wave of 0 blocks is one block (no division by zero): every tile a whole wave.
+        let sk = StreamK::new(4096, 4096, 4096, 0);
+        assert_eq!((sk.wave, sk.tiles, sk.waves, sk.sk_tiles()), (1, 512, 512, 0));
+        assert_eq!(sk.range(0), (0, 0));
+        assert_eq!(sk.segment(0, 0), None);
+        // A tile count past u32 (m and n near 2^32) saturates instead of overflowing.
+        let huge = StreamK::new(u32::MAX, u32::MAX, 16, 132);
+        assert_eq!((huge.tiles_n, huge.tiles), (u32::MAX / WARPTILE_ASYNC.bn, u32::MAX));
+        assert_eq!(huge.waves, u32::MAX / 132);
+        // Valid shapes are unchanged: 4096² on 132 blocks, 3 whole waves and 116 shared tiles.
+        let sk = StreamK::new(4096, 4096, 4096, 132);
+        assert_eq!((sk.tiles_n, sk.tiles, sk.iters, sk.waves, sk.sk_tiles()), (16, 512, 256, 3, 116));
+    }
 
     #[test]
     fn register_blocking_shape_is_consistent() {

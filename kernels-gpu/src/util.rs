@@ -37,6 +37,24 @@ pub const fn fill_value(index: u64, seed: u32, fill: Fill) -> u32 {
     }
 }
 
+/// The first element thread `thread` of block `block` (of `block_dim` threads) fills, in 64
+/// bits: exact for every grid (at most 2^31 - 1 blocks of 1024 threads, past u32).
+#[inline(always)]
+pub const fn fill_start(block: u32, block_dim: u32, thread: u32) -> u64 {
+    block as u64 * block_dim as u64 + thread as u64
+}
+
+/// The grid-stride step of a grid of `grid_dim` blocks of `block_dim` threads, in 64 bits: never
+/// wraps (to 0, an endless loop, or to a short step that writes words twice).
+#[inline(always)]
+pub const fn fill_step(block_dim: u32, grid_dim: u32) -> u64 {
+    block_dim as u64 * grid_dim as u64
+}
+
+/// Most 4-byte words a fill takes: a buffer of at most `u64::MAX` bytes. Below it, `i + step`
+/// of the grid-stride loop cannot overflow (a step is below 2^41).
+pub const MAX_FILL_WORDS: u64 = u64::MAX / 4;
+
 /// Threads per block of the fill.
 pub const FILL_BLOCK: u32 = 256;
 /// Resident blocks per multiprocessor of the fill's grid-stride launch.
@@ -44,11 +62,11 @@ pub const FILL_BLOCKS_PER_SM: u32 = 8;
 
 kernel! {
     /// Grid-stride fill: `out[i] = fill_value(i, seed, fill)` for `i < n` (coalesced 4-byte
-    /// stores, 64-bit indices: any size).
+    /// stores, 64-bit indices and step: any size, any grid; `n <= MAX_FILL_WORDS`).
     pub unsafe fn util_fill(out: *mut u32, n: u64, seed: u32, fill: u32) {
         let fill = if fill == Fill::Unit as u32 { Fill::Unit } else { Fill::Bits };
-        let step = thread::grid_size_1d() as u64;
-        let mut i = thread::index_1d() as u64;
+        let step = fill_step(thread::block_dim_x(), thread::grid_dim_x());
+        let mut i = fill_start(thread::block_idx_x(), thread::block_dim_x(), thread::thread_idx_x());
         while i < n {
             // SAFETY: the plan passes the buffer's exact length (in 4-byte words) as `n`.
             unsafe { *out.add(i as usize) = fill_value(i, seed, fill) };
@@ -60,6 +78,19 @@ kernel! {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fill_indices_never_wrap() {
+        use crate::launch::{MAX_BLOCK_THREADS, MAX_GRID_X};
+        // The largest grid the driver takes: the step and the last thread's start are exact.
+        let threads = u64::from(MAX_GRID_X) * u64::from(MAX_BLOCK_THREADS);
+        assert_eq!(fill_step(MAX_BLOCK_THREADS, MAX_GRID_X), threads);
+        assert_eq!(fill_start(MAX_GRID_X - 1, MAX_BLOCK_THREADS, MAX_BLOCK_THREADS - 1), threads - 1);
+        // A grid of exactly 2^32 threads: a u32 step would be 0 and the loop endless.
+        assert_eq!(fill_step(FILL_BLOCK, 1 << 24), 1 << 32);
+        assert_eq!(fill_start((1 << 24) - 1, FILL_BLOCK, FILL_BLOCK - 1), (1 << 32) - 1);
+        assert_eq!((fill_start(2, FILL_BLOCK, 5), fill_step(FILL_BLOCK, 12)), (517, 3072));
+    }
 
     #[test]
     fn unit_fill_is_in_range_and_varied() {
