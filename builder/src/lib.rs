@@ -16,6 +16,10 @@ pub const DEFAULT_ARCH: &str = "sm_75";
 /// The rustc target the kernels are compiled for.
 pub const TARGET: &str = "nvptx64-nvidia-cuda";
 
+/// The cargo profile of the nvptx build, defined in the workspace's `Cargo.toml`: release with
+/// fat LTO, `panic = "abort"` and one codegen unit, so the kernels come out as one module.
+pub const PROFILE: &str = "ptx";
+
 /// The architecture of the Hopper module: the kernels that need sm_90 (cp.async pipelines, TMA
 /// bulk and tensor copies, mbarriers, thread-block clusters) are compiled only into PTX built
 /// for it (see `kernels-gpu/src/kernel.rs`'s `hopper_kernel!`).
@@ -174,7 +178,7 @@ impl PtxBuilder {
             }
         }
         cmd.arg("rustc")
-            .arg("--release")
+            .args(["--profile", PROFILE])
             .arg("--quiet")
             .args(["--target", TARGET])
             .arg("-Zbuild-std=core")
@@ -193,7 +197,7 @@ impl PtxBuilder {
         if !output.status.success() {
             return Err(BuildError::Cargo(String::from_utf8_lossy(&output.stderr).into_owned()));
         }
-        let deps = target_dir.join(TARGET).join("release").join("deps");
+        let deps = target_dir.join(TARGET).join(PROFILE).join("deps");
         let raw = newest_ptx(&deps)?;
         let text = std::fs::read_to_string(&raw).map_err(|e| BuildError::Io(raw.clone(), e))?;
         let ptx = apply_launch_bounds(&text).map_err(BuildError::LaunchBounds)?;
