@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use coalesce_benches::registry;
-use coalesce_builder::{PtxBuilder, find_ptxas, ptx_entries, ptxas_report};
+use coalesce_builder::{EMBEDDED, EMBEDDED_DIR, PtxBuilder, REFRESH_COMMAND, find_ptxas, ptx_entries, ptxas_report};
 
 /// Kernels that are helpers, not lessons, and so are not in the registry.
 fn helpers() -> [&'static str; 1] {
@@ -158,13 +158,37 @@ fn builder_builds_sm90_ptx_with_every_kernel() {
     let kernels = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../kernels-gpu");
     let ptx_path = PtxBuilder::new(&kernels).arch("sm_90").build().expect("PTX build for sm_90");
     let ptx = std::fs::read_to_string(&ptx_path).unwrap();
-    // `--arch sm_90` is the Hopper module: the embedded one is this very build.
+    // `--arch sm_90` is the Hopper module (that the embedded one is this very build is
+    // `committed_ptx_is_what_the_kernels_build_to`'s check).
     assert!(ptx.contains(".target sm_90") && ptx.contains(".version 8.3"));
-    assert_eq!(ptx, coalesce::PTX_SM90);
     assert_entries_match_registry(&ptx);
     match find_ptxas() {
         Some(ptxas) => assemble(&ptxas, &ptx_path, "sm_90"),
         None => skipped("builder_builds_sm90_ptx_with_every_kernel (ptxas part)", "ptxas is not on PATH"),
+    }
+}
+
+/// The library embeds the PTX committed in `host/ptx/` (so that it builds on stable Rust, without
+/// the builder): each module must be exactly what the kernels build to now.
+#[test]
+fn committed_ptx_is_what_the_kernels_build_to() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    for ((arch, file), embedded) in EMBEDDED.into_iter().zip([coalesce::PTX, coalesce::PTX_SM90]) {
+        let committed_path = root.join(EMBEDDED_DIR).join(file);
+        let committed = std::fs::read_to_string(&committed_path).unwrap();
+        assert!(committed == embedded, "{}: not the module the library embeds", committed_path.display());
+        let built_path = PtxBuilder::new(root.join("kernels-gpu")).arch(arch).build().expect("PTX build");
+        let built = std::fs::read_to_string(&built_path).unwrap();
+        if built != committed {
+            let line = built.lines().zip(committed.lines()).position(|(b, c)| b != c);
+            let line = line.unwrap_or(built.lines().count().min(committed.lines().count())) + 1;
+            panic!(
+                "{EMBEDDED_DIR}/{file} is stale: the kernels build to different PTX for {arch} (first \
+                 difference at line {line}; freshly built: {}).\nRefresh it on the pinned nightly with \
+                 `{REFRESH_COMMAND}` and commit {EMBEDDED_DIR}/.",
+                built_path.display()
+            );
+        }
     }
 }
 

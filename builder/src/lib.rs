@@ -1,13 +1,14 @@
 //! A small cuda_builder: compiles the `coalesce-kernels` crate to one PTX module with rustc's own
 //! `nvptx64-nvidia-cuda` target, and asks `ptxas` (when present) for its resource report.
 //!
-//! Used by the host crate's `build.rs` (so `cargo bench` on a fresh NVIDIA box just works) and by
-//! `cargo xtask build-ptx`.
+//! Used by `cargo xtask build-ptx`, which writes the modules the host library embeds
+//! ([`EMBEDDED`], committed in `host/ptx/`), and by the test that checks they are up to date.
 
 use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The default PTX target: the oldest architecture CUDA 13's ptxas accepts (Turing). The driver
 /// compiles this PTX for newer GPUs (Ampere, Hopper, ...) when the module is loaded.
@@ -15,6 +16,10 @@ pub const DEFAULT_ARCH: &str = "sm_75";
 
 /// The rustc target the kernels are compiled for.
 pub const TARGET: &str = "nvptx64-nvidia-cuda";
+
+/// The cargo profile of the nvptx build, defined in the workspace's `Cargo.toml`: release with
+/// fat LTO, `panic = "abort"` and one codegen unit, so the kernels come out as one module.
+pub const PROFILE: &str = "ptx";
 
 /// The architecture of the Hopper module: the kernels that need sm_90 (cp.async pipelines, TMA
 /// bulk and tensor copies, mbarriers, thread-block clusters) are compiled only into PTX built
@@ -27,6 +32,17 @@ pub const HOPPER_ARCH: &str = "sm_90";
 /// (`target_feature = "ptx83"`) still name it. rustc's nvptx target defaults to PTX 7.8 for
 /// sm_90.
 pub const HOPPER_FEATURES: &[&str] = &["+ptx83"];
+
+/// The modules the host library embeds, as `(arch, file)`: committed in `host/ptx/`, so the
+/// library builds on stable Rust without this builder. The base module for [`DEFAULT_ARCH`], which
+/// every GPU loads, and the Hopper module for [`HOPPER_ARCH`] with [`HOPPER_FEATURES`].
+pub const EMBEDDED: [(&str, &str); 2] = [(DEFAULT_ARCH, "coalesce-sm_75.ptx"), (HOPPER_ARCH, "coalesce-sm_90.ptx")];
+
+/// The command that rebuilds the [`EMBEDDED`] modules into `host/ptx/` (on the pinned nightly).
+pub const REFRESH_COMMAND: &str = "cargo xtask build-ptx --refresh";
+
+/// Where the [`EMBEDDED`] modules are committed, relative to the workspace root.
+pub const EMBEDDED_DIR: &str = "host/ptx";
 
 /// The target features a build for `arch` gets unless told otherwise: [`HOPPER_FEATURES`] from
 /// sm_90 on (so `--arch sm_90` yields the Hopper module), none before.
@@ -174,7 +190,7 @@ impl PtxBuilder {
             }
         }
         cmd.arg("rustc")
-            .arg("--release")
+            .args(["--profile", PROFILE])
             .arg("--quiet")
             .args(["--target", TARGET])
             .arg("-Zbuild-std=core")
@@ -193,13 +209,19 @@ impl PtxBuilder {
         if !output.status.success() {
             return Err(BuildError::Cargo(String::from_utf8_lossy(&output.stderr).into_owned()));
         }
-        let deps = target_dir.join(TARGET).join("release").join("deps");
+        let deps = target_dir.join(TARGET).join(PROFILE).join("deps");
         let raw = newest_ptx(&deps)?;
         let text = std::fs::read_to_string(&raw).map_err(|e| BuildError::Io(raw.clone(), e))?;
         let ptx = apply_launch_bounds(&text).map_err(BuildError::LaunchBounds)?;
         let ptx = apply_grid_constants(&ptx).map_err(BuildError::GridConstant)?;
+        // Written aside and renamed into place, so that a build running beside this one (two
+        // tests, say) never reads the file half-written.
+        static WRITES: AtomicUsize = AtomicUsize::new(0);
+        let n = WRITES.fetch_add(1, Ordering::Relaxed);
+        let tmp = target_dir.join(format!("coalesce-kernels.ptx.{}-{n}", std::process::id()));
+        std::fs::write(&tmp, ptx).map_err(|e| BuildError::Io(tmp.clone(), e))?;
         let out = target_dir.join("coalesce-kernels.ptx");
-        std::fs::write(&out, ptx).map_err(|e| BuildError::Io(out.clone(), e))?;
+        std::fs::rename(&tmp, &out).map_err(|e| BuildError::Io(out.clone(), e))?;
         Ok(out)
     }
 }

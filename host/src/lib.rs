@@ -3,9 +3,9 @@
 //! Each family module (`coalescing`, ...) holds the plans that validate a launch and return a
 //! typed [`Call`], the safe launchers built on them, and the CPU references the kernels are
 //! checked against. The kernels live in the `coalesce-kernels` crate (`kernels-gpu/`), declared
-//! once each with `kernel!`, compiled to PTX at build time and embedded here as [`PTX`]. The
-//! lesson harness (registry, checks, workloads, report) is a separate crate that depends on this
-//! one, never the other way round.
+//! once each with `kernel!`, compiled to PTX (committed in `host/ptx/`) and embedded here as
+//! [`PTX`]. The lesson harness (registry, checks, workloads, report) is a separate crate that
+//! depends on this one, never the other way round.
 //!
 //! ```no_run
 //! use coalesce::{Gpu, coalescing};
@@ -42,14 +42,16 @@ pub use error::{Error, Result};
 pub use gpu::{DeviceInfo, Gpu};
 pub use launch::{Call, In, Kernel, Launch, MapIn, MapOut, Out};
 
-/// The kernels as PTX, built from `kernels-gpu/` by `build.rs` for [`PTX_ARCH`].
-pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels.ptx"));
+/// The kernels as PTX for [`PTX_ARCH`]: `host/ptx/coalesce-sm_75.ptx`, built from `kernels-gpu/`
+/// on the pinned nightly by `cargo xtask build-ptx --refresh` and committed, so that the library
+/// itself builds on stable Rust.
+pub const PTX: &str = include_str!("../ptx/coalesce-sm_75.ptx");
 
 /// The Hopper module: every kernel built for sm_90 with PTX ISA 8.3, the kernels declared with
 /// `hopper_kernel!` among them (they exist in no other module). [`Gpu`] loads it on first use of
 /// one of them, on devices of compute capability 9.0 or newer.
-pub const PTX_SM90: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels-sm_90.ptx"));
+/// Committed beside [`PTX`] as `host/ptx/coalesce-sm_90.ptx`.
+pub const PTX_SM90: &str = include_str!("../ptx/coalesce-sm_90.ptx");
 
-/// The architecture the embedded PTX targets (`COALESCE_PTX_ARCH` at build time, default sm_75);
-/// the driver compiles it for the GPU it runs on.
-pub const PTX_ARCH: &str = env!("COALESCE_PTX_ARCH");
+/// The architecture [`PTX`] targets; the driver compiles it for the GPU it runs on.
+pub const PTX_ARCH: &str = "sm_75";

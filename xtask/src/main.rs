@@ -2,11 +2,13 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-use coalesce_builder::{DEFAULT_ARCH, PtxBuilder, find_ptxas, ptxas_report};
+use coalesce_builder::{DEFAULT_ARCH, EMBEDDED, EMBEDDED_DIR, PtxBuilder, find_ptxas, ptxas_report};
 
 const USAGE: &str = "usage:
   cargo xtask build-ptx [--arch sm_XX] [--out PATH]   build the kernels to PTX (default arch sm_75)
                                                       and print ptxas's resource report if ptxas is on PATH
+  cargo xtask build-ptx --refresh                     rebuild the modules the library embeds (host/ptx/:
+                                                      sm_75, and sm_90 +ptx83); commit them after a kernel change
   cargo xtask list                                    every registered variant, one line each
   cargo xtask report [--out DIR] [FILTER]             measure every variant on this GPU against its memcpy and
                                                       write DIR/report.md, report.json and SVG plots
@@ -64,6 +66,12 @@ fn check_options(args: &[String], known: &[&str]) -> Result<(), String> {
 }
 
 fn build_ptx(args: &[String]) -> Result<(), String> {
+    if args.first().map(String::as_str) == Some("--refresh") {
+        return match args.len() {
+            1 => refresh_ptx(),
+            _ => Err(format!("--refresh takes no other argument\n{USAGE}")),
+        };
+    }
     check_options(args, &["--arch", "--out"])?;
     let arch = option(args, "--arch")?.unwrap_or_else(|| DEFAULT_ARCH.to_string());
     let out = option(args, "--out")?
@@ -79,6 +87,27 @@ fn build_ptx(args: &[String]) -> Result<(), String> {
     match find_ptxas() {
         Some(ptxas) => print!("{}", ptxas_report(&ptxas, &out, &arch)?),
         None => println!("ptxas not on PATH: no resource report"),
+    }
+    Ok(())
+}
+
+/// Rebuilds the modules the host library embeds and writes them into `host/ptx/`.
+fn refresh_ptx() -> Result<(), String> {
+    let dir = root().join(EMBEDDED_DIR);
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for (arch, file) in EMBEDDED {
+        let ptx = PtxBuilder::new(root().join("kernels-gpu")).arch(arch).build().map_err(|e| e.to_string())?;
+        let text = std::fs::read_to_string(&ptx).map_err(|e| format!("{}: {e}", ptx.display()))?;
+        let out = dir.join(file);
+        let old = std::fs::read_to_string(&out).ok();
+        let what = match old {
+            Some(old) if old == text => "unchanged",
+            Some(_) => "updated",
+            None => "written",
+        };
+        std::fs::write(&out, &text).map_err(|e| format!("{}: {e}", out.display()))?;
+        let entries = coalesce_builder::ptx_entries(&text).len();
+        println!("{EMBEDDED_DIR}/{file}: {what} ({entries} entries, {} bytes)", text.len());
     }
     Ok(())
 }
@@ -162,9 +191,8 @@ fn bundle(args: &[String]) -> Result<(), String> {
     for d in [&bin, &ptx_dir] {
         std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
     }
-    for arch in [DEFAULT_ARCH, "sm_90"] {
-        let ptx = PtxBuilder::new(root().join("kernels-gpu")).arch(arch).build().map_err(|e| e.to_string())?;
-        copy_into(&ptx_dir, &ptx, &format!("coalesce-{arch}.ptx"))?;
+    for (_, file) in EMBEDDED {
+        copy_into(&ptx_dir, &root().join(EMBEDDED_DIR).join(file), file)?;
     }
     let mut executables = cargo_executables(&["test", "--release", "--no-run", "--workspace"])?;
     executables.extend(cargo_executables(&["bench", "--no-run", "-p", "coalesce-benches"])?);
