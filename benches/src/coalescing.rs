@@ -37,6 +37,10 @@ pub enum Coalescing {
     CpAsync,
     /// TMA bulk copies of 16 KiB chunks (Hopper module).
     Bulk,
+    /// The library's any-offset copy, over source and destination element offsets 0-3.
+    AnyOffset,
+    /// The driver's device-to-device memcpy over the same views: what `any_offset` must match.
+    MemcpyAt,
 }
 
 const OFFSETS: [u32; MAX_OFFSET as usize + 1] = range(0);
@@ -50,6 +54,46 @@ const CP_GRID: Param = Param { name: "blocks_per_sm", sweep: &[2, 8, 0], check: 
 const BULK_GRID: Param = Param { name: "blocks_per_sm", sweep: &[1, 2, 3, 0], check: &[1, 3, 0] };
 /// Blocks per SM of the 16-byte copies; 0 = one unrolled trip per thread (no loop).
 const GRID: Param = Param { name: "blocks_per_sm", sweep: &[1, 2, 4, 8, 16, 32, 64, 0], check: &[0, 1, 8, 64] };
+/// Source and destination element offsets of the any-offset copies, as `10 * source +
+/// destination` (`offsets=12`: the source view starts 1 float past a 16-byte boundary, the
+/// destination 2): every pair of 0-3.
+const PAIRS: [u32; 16] = [0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23, 30, 31, 32, 33];
+const OFFSET_PAIRS: Param = Param { name: "offsets", sweep: &PAIRS, check: &PAIRS };
+/// Sizes the any-offset copy is checked at: every head and tail length, around the first
+/// vectors and a block's 8 KiB chunk (2048 floats), and large.
+const ANY_CHECK_SIZES: [usize; 26] = [
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+    7,
+    8,
+    9,
+    10,
+    11,
+    12,
+    13,
+    14,
+    15,
+    16,
+    17,
+    31,
+    33,
+    2047,
+    2048,
+    2049,
+    4097,
+    6151,
+    1_000_003,
+    1 << 24,
+];
+
+/// The element offsets `(source, destination)` of an `offsets` value.
+const fn offset_pair(value: u32) -> (usize, usize) {
+    ((value / 10) as usize, (value % 10) as usize)
+}
 
 impl Family for Coalescing {
     const NAME: &'static str = "coalescing";
@@ -61,6 +105,8 @@ impl Family for Coalescing {
         Coalescing::Vec4Stream,
         Coalescing::CpAsync,
         Coalescing::Bulk,
+        Coalescing::AnyOffset,
+        Coalescing::MemcpyAt,
     ];
 
     fn name(self) -> &'static str {
@@ -72,6 +118,8 @@ impl Family for Coalescing {
             Coalescing::Vec4Stream => "vec4_stream",
             Coalescing::CpAsync => "cp_async",
             Coalescing::Bulk => "bulk",
+            Coalescing::AnyOffset => "any_offset",
+            Coalescing::MemcpyAt => "memcpy_at",
         }
     }
 
@@ -88,6 +136,12 @@ impl Family for Coalescing {
             Coalescing::Bulk => {
                 "TMA cp.async.bulk: one thread moves 16 KiB chunks via shared, mbarrier-completed (sm_90)"
             }
+            Coalescing::AnyOffset => {
+                "vec4 with a peeled head and tail; unequal alignments shift words between lanes (shfl.down): still 16-byte loads and stores"
+            }
+            Coalescing::MemcpyAt => {
+                "cuMemcpyDtoD over the same views as any_offset: the driver's copy at those offsets"
+            }
         }
     }
 
@@ -101,6 +155,8 @@ impl Family for Coalescing {
             Coalescing::Vec4Stream => const { &[coalescing_vec4_stream.name()] },
             Coalescing::CpAsync => const { &[coalescing_cp_async.name()] },
             Coalescing::Bulk => const { &[coalescing_bulk.name()] },
+            Coalescing::AnyOffset => const { &[coalescing_copy_any.name()] },
+            Coalescing::MemcpyAt => &[],
         }
     }
 
@@ -111,6 +167,7 @@ impl Family for Coalescing {
             Coalescing::Vec4 | Coalescing::Vec4Stream => Some(GRID),
             Coalescing::CpAsync => Some(CP_GRID),
             Coalescing::Bulk => Some(BULK_GRID),
+            Coalescing::AnyOffset | Coalescing::MemcpyAt => Some(OFFSET_PAIRS),
         }
     }
 
@@ -126,6 +183,7 @@ impl Family for Coalescing {
             Coalescing::Vec4 | Coalescing::Vec4Stream | Coalescing::CpAsync | Coalescing::Bulk => {
                 COPY_CHECK_SIZES.to_vec()
             }
+            Coalescing::AnyOffset | Coalescing::MemcpyAt => ANY_CHECK_SIZES.to_vec(),
             _ => CHECK_SIZES.to_vec(),
         };
         for &n in &sizes {
@@ -167,6 +225,11 @@ impl Family for Coalescing {
             Coalescing::Vec4Stream => model::vec4_copy(BENCH_N, sms, value, true),
             Coalescing::CpAsync => model::hardware_copy(AsyncCopy::CpAsync, BENCH_N, sms, value),
             Coalescing::Bulk => model::hardware_copy(AsyncCopy::Bulk, BENCH_N, sms, value),
+            Coalescing::AnyOffset => {
+                let (src, dst) = offset_pair(value);
+                model::any_offset_copy(BENCH_N, src, dst)
+            }
+            Coalescing::MemcpyAt => return Ok(None),
         })
         .transpose()
     }
@@ -188,6 +251,7 @@ impl Coalescing {
             Coalescing::Offset | Coalescing::OffsetCg => offset_len(n as u64, value) as usize,
             Coalescing::Stride => stride_len(n as u64, value) as usize,
             Coalescing::Vec4 | Coalescing::Vec4Stream | Coalescing::CpAsync | Coalescing::Bulk => n,
+            Coalescing::AnyOffset | Coalescing::MemcpyAt => n + 3,
         }
     }
 
@@ -208,6 +272,16 @@ impl Coalescing {
             Coalescing::Vec4Stream => lib::copy_tuned(gpu, input, output, value, true),
             Coalescing::CpAsync => lib::copy_async(gpu, AsyncCopy::CpAsync, input, output, value),
             Coalescing::Bulk => lib::copy_async(gpu, AsyncCopy::Bulk, input, output, value),
+            Coalescing::AnyOffset | Coalescing::MemcpyAt => {
+                // Views `src..` and `dst..` of buffers 3 floats longer than the copy.
+                let (src, dst) = offset_pair(value);
+                let input = input.slice(src..src + n)?;
+                let mut output = output.slice_mut(dst..dst + n)?;
+                match self {
+                    Coalescing::MemcpyAt => gpu.memcpy(&input, &mut output),
+                    _ => gpu.launch(lib::plan_copy_any(&input, &mut output)?),
+                }
+            }
         }
     }
 
@@ -218,6 +292,11 @@ impl Coalescing {
             Coalescing::Stride => lib::stride_copy_cpu(input, output, n, value as usize),
             Coalescing::Vec4 | Coalescing::Vec4Stream | Coalescing::CpAsync | Coalescing::Bulk => {
                 output.copy_from_slice(input);
+                Ok(())
+            }
+            Coalescing::AnyOffset | Coalescing::MemcpyAt => {
+                let (src, dst) = offset_pair(value);
+                output[dst..dst + n].copy_from_slice(&input[src..src + n]);
                 Ok(())
             }
         }

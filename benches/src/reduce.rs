@@ -3,9 +3,9 @@
 use coalesce::model::Counts;
 use coalesce::reduce::{self as lib, Method};
 use coalesce::util::{Fill, fill_value};
-use coalesce::{DeviceBuffer, Error, Gpu, Result};
+use coalesce::{DeviceBuffer, Gpu, Result};
 
-use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, same_values};
+use crate::check::{CheckResult, POISON_BITS, Rng, same_values};
 use crate::large::LARGE_N;
 use crate::registry::Family;
 use crate::workload::{Workload, random_buffer};
@@ -162,30 +162,19 @@ fn check_gpu(gpu: &Gpu, rng: &mut Rng, method: Method) -> CheckResult<String> {
         gpu.synchronize()?;
         same_values(&format!("sum of n={n}"), &out.to_vec()?, &[lib::sum_cpu(&input)])?;
     }
-    if matches!(method, Method::Seed | Method::SeedFilled) {
-        // The seed kernel makes only 4-byte accesses: no alignment to refuse.
-        return Ok(format!("n in {CHECK_SIZES:?}"));
-    }
+    // Sub-slices at element offsets 1-3 (4-12 bytes past a 16-byte boundary): the input for
+    // every method, the partials too for the trees.
     let n = 1000;
-    let input = gpu.upload(&rng.i32s(n + 1))?;
-    let mut partials = gpu.poisoned::<i32>(lib::partials_needed(method, n, sms) + 1, POISON_BITS)?;
-    let mut out = gpu.poisoned::<i32>(1, POISON_BITS)?;
-    // Elements 1..: 4 bytes past the allocation's 256-byte boundary.
-    let (what, refused) = if method == Method::ShuffleVec4 {
-        ("reduce input", lib::sum_into(gpu, method, &input.slice(1..)?, &mut partials, &mut out))
-    } else {
-        ("reduce partials", lib::sum_into(gpu, method, &input.slice(..n)?, &mut partials.slice_mut(1..)?, &mut out))
-    };
-    if !matches!(refused, Err(Error::Misaligned { what: w, .. }) if w == what) {
-        return Err(CheckError::Unexpected {
-            what: format!("sum with misaligned {what}"),
-            expected: "Error::Misaligned before any launch".into(),
-            got: format!("{refused:?}"),
-        });
+    let host = rng.i32s(n + 3);
+    let input = gpu.upload(&host)?;
+    let mut partials = gpu.poisoned::<i32>(lib::partials_needed(method, n, sms) + 3, POISON_BITS)?;
+    for at in 1..4 {
+        let mut out = gpu.poisoned::<i32>(1, POISON_BITS)?;
+        lib::sum_into(gpu, method, &input.slice(at..at + n)?, &mut partials.slice_mut(at..)?, &mut out)?;
+        gpu.synchronize()?;
+        same_values(&format!("sum of n={n} at element {at}"), &out.to_vec()?, &[lib::sum_cpu(&host[at..at + n])])?;
     }
-    gpu.synchronize()?;
-    same_values("output after a refused sum", &out.to_vec()?, &[POISON_BITS as i32])?;
-    Ok(format!("n in {CHECK_SIZES:?}; misaligned {what} refused, output untouched"))
+    Ok(format!("n in {CHECK_SIZES:?}; input and partials at element offsets 1-3"))
 }
 
 /// The CPU references: one thread against a 64-bit sum truncated to 32 bits (the wrapping sum

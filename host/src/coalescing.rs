@@ -210,10 +210,38 @@ pub fn stride_copy(
     gpu.launch(plan_stride(input, output, n, stride)?)
 }
 
-/// Copies all of `input` into `output` (equal lengths, any size) with 16-byte loads and stores:
-/// the library's fast copy.
+/// Validates a copy of all of `input` into `output` (equal lengths, any size, any element offsets)
+/// by `coalescing_copy_any` and returns its launch: one block per 8 KiB chunk of its body.
+pub fn plan_copy_any<'a>(
+    input: &'a impl DeviceRead<f32>,
+    output: &'a mut impl DeviceWrite<f32>,
+) -> Result<Call<'a, CopySig>> {
+    non_empty("copy input", input.len())?;
+    exactly("copy output", output.len(), input.len())?;
+    let n = input.len() as u64;
+    let split = shifted_split(input.address(), output.address(), n);
+    let blocks = one_trip_blocks(split.vectors);
+    in_range("copy blocks", blocks, 1, MAX_GRID_X.into())?;
+    // SAFETY: both views hold exactly n floats, 4-byte aligned as every f32 view is, and the
+    // kernel derives the same `shifted_split` from the same addresses: it copies floats
+    // `shifted_scalar(..) < n` one by one and the body's vectors, which lie inside both views
+    // and on 16-byte boundaries (`shifted_split`'s contract, tested over every alignment pair).
+    // The launch has the `BLOCK` threads a block the body's chunks and shuffles assume.
+    Ok(unsafe {
+        Call::new(coalescing_copy_any, Launch::linear(blocks as u32, BLOCK), (In::of(input), Out::of(output), n))
+    })
+}
+
+/// Copies all of `input` into `output` (equal lengths, any size, any element offsets) with
+/// 16-byte loads and stores: the library's fast copy. Views on 16-byte boundaries take the
+/// 16-byte copy (`coalescing_vec4`, one trip per thread); others the same chunks with a peeled
+/// head and tail, shifting words between lanes where the two differ in alignment.
 pub fn copy(gpu: &Gpu, input: &impl DeviceRead<f32>, output: &mut impl DeviceWrite<f32>) -> Result<()> {
-    copy_tuned(gpu, input, output, COPY_BLOCKS_PER_SM, false)
+    if (input.address() | output.address()).is_multiple_of(16) {
+        copy_tuned(gpu, input, output, COPY_BLOCKS_PER_SM, false)
+    } else {
+        gpu.launch(plan_copy_any(input, output)?)
+    }
 }
 
 /// [`copy`] with `blocks_per_sm` resident blocks per SM (0: one trip per thread) and the plain or

@@ -6,7 +6,7 @@
 //! point for real use: the shuffle kernel, 64-bit indices, any size.
 
 use crate::buffer::{DeviceRead, DeviceWrite};
-use crate::error::{Error, Result, aligned16, at_least, elements32, non_empty};
+use crate::error::{Error, Result, at_least, elements32, non_empty};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Kernel, Launch, Out, Signature};
 use coalesce_kernels::launch::MAX_ELEMENTS_32;
@@ -101,12 +101,12 @@ pub fn partials_needed(method: Method, n: usize, sms: u32) -> usize {
 /// and returns its launch. `output` is what the kernel writes:
 /// - `Seed`, `SeedFilled`: `output[0]` (at least one element), which the kernel adds into, so
 ///   the caller zeroes it first;
-/// - the trees: the partial sums, one per block: at least [`partials_needed`] elements, on a
-///   16-byte boundary because the second pass ([`plan_second`]) reads them with 16-byte loads.
+/// - the trees: the partial sums, one per block: at least [`partials_needed`] elements, at any
+///   offset (the second pass, [`plan_second`], adds the ones before its first 16-byte boundary
+///   one by one).
 ///
 /// Errors: `Unsupported` for `ShuffleVec4`; `Empty` or `OutOfRange` (above `MAX_ELEMENTS_32`)
-/// for the input's length; `LengthMismatch` for a short output or partials; `Misaligned` for
-/// partials off a 16-byte boundary.
+/// for the input's length; `LengthMismatch` for a short output or partials.
 pub fn plan_first<'a>(
     method: Method,
     input: &'a impl DeviceRead<i32>,
@@ -122,7 +122,6 @@ pub fn plan_first<'a>(
         at_least("reduce output", output.len(), 1)?;
     } else {
         at_least("reduce partials", output.len(), blocks.into())?;
-        aligned16("reduce partials", output.address())?;
     }
     let launch = Launch::linear(blocks, BLOCK).with_shared(SHARED_BYTES);
     // SAFETY: the launch has the `BLOCK` threads and `BLOCK` words of shared memory the kernels
@@ -140,21 +139,22 @@ pub fn plan_first<'a>(
 /// Validates `reduce_shuffle_vec4` over all of `input` (any length from 1, 64-bit) adding into
 /// `output[0]` (which the caller zeroes) and returns its launch.
 ///
-/// Errors: `Empty` for an empty input, `Misaligned` for an input off a 16-byte boundary (a
-/// sub-slice; whole allocations are aligned), `LengthMismatch` for an empty output.
+/// Errors: `Empty` for an empty input, `LengthMismatch` for an empty output. Any start: the
+/// kernel adds the elements before the first 16-byte boundary one by one.
 pub fn plan_shuffle<'a>(
     input: &'a impl DeviceRead<i32>,
     output: &'a mut impl DeviceWrite<i32>,
     sms: u32,
 ) -> Result<Call<'a, ShuffleSig>> {
     non_empty("reduce input", input.len())?;
-    aligned16("reduce input", input.address())?;
     at_least("reduce output", output.len(), 1)?;
     let n = input.len() as u64;
     let launch = Launch::linear(shuffle_blocks(n, sms), SHUFFLE_BLOCK).with_shared(SHARED_BYTES);
-    // SAFETY: the kernel loads vector `i` (16 bytes) only for `i < n / 4` and element
-    // `tail_index(..)` only below `n`, the input's exact length, from a 16-byte aligned start
-    // (checked above); 64-bit indices never wrap below 2^62 elements. It adds into `output[0]`
+    // SAFETY: the kernel adds elements `g < shuffle_head(address, n) <= n` one by one, loads
+    // vector `i` (16 bytes) only for `i < (n - head) / 4` from the 16-byte boundary at `head`
+    // (4-byte aligned i32 views reach one within 3 elements), and element `head +
+    // tail_index(..)` only below `n`, the input's exact length; 64-bit indices never wrap below
+    // 2^62 elements. It adds into `output[0]`
     // (at least one element, checked) and indexes `WARPS <= BLOCK` words of the `BLOCK` words
     // of shared memory; the launch has the `BLOCK` threads it assumes.
     Ok(unsafe { Call::new(reduce_shuffle_vec4, launch, (In::of(input), Out::of(output), n)) })
@@ -164,8 +164,7 @@ pub fn plan_shuffle<'a>(
 /// partial sums (the first pass's block count), adding into `output[0]`, and returns its launch.
 ///
 /// Errors: `Empty` for `count == 0`, `LengthMismatch` for fewer than `count` partials or an
-/// empty output, `Misaligned` for partials off a 16-byte boundary (its vector loads would fault
-/// and kill the context).
+/// empty output. Partials may start anywhere, as [`plan_shuffle`]'s input.
 pub fn plan_second<'a>(
     partials: &'a impl DeviceRead<i32>,
     count: usize,
@@ -174,12 +173,11 @@ pub fn plan_second<'a>(
 ) -> Result<Call<'a, ShuffleSig>> {
     non_empty("reduce partials count", count)?;
     at_least("reduce partials", partials.len(), count as u64)?;
-    aligned16("reduce partials", partials.address())?;
     at_least("reduce output", output.len(), 1)?;
     let n = count as u64;
     let launch = Launch::linear(shuffle_blocks(n, sms), SHUFFLE_BLOCK).with_shared(SHARED_BYTES);
     // SAFETY: as in `plan_shuffle` with `n = count`: the kernel reads partials below `count`,
-    // which the slice holds (checked), from a 16-byte aligned start (checked), and adds into
+    // which the slice holds (checked), from any 4-byte aligned start, and adds into
     // `output[0]` (checked non-empty).
     Ok(unsafe { Call::new(reduce_shuffle_vec4, launch, (In::of(partials), Out::of(output), n)) })
 }
@@ -248,7 +246,8 @@ pub fn sum_into(
 }
 
 /// The wrapping sum of `input` (any length from 1: 64-bit indices), with the fastest kernel.
-/// Errors: `Empty` for an empty input, `Misaligned` for a sub-slice off a 16-byte boundary.
+/// Errors: `Empty` for an empty input. Any sub-slice: the elements before its first 16-byte
+/// boundary are added one by one.
 pub fn sum(gpu: &Gpu, input: &impl DeviceRead<i32>) -> Result<i32> {
     let mut total = gpu.poisoned::<i32>(1, 0)?;
     gpu.launch(plan_shuffle(input, &mut total, gpu.multiprocessors())?)?;
@@ -314,15 +313,14 @@ mod tests {
         );
     }
 
-    /// The defect: the second pass reads the partials with 16-byte loads, but only the input's
-    /// alignment was checked, so `partials.index(1..)` faulted on the GPU (a sticky error that
-    /// kills the context). The old plan accepted these partials; now every plan that hands them
-    /// to a kernel refuses them before anything is queued.
+    /// Partials and inputs off a 16-byte boundary: the second pass adds the elements before its
+    /// first boundary one by one, so every plan takes them (the old plans refused them, since
+    /// the kernel's vector loads would have faulted there).
     #[test]
-    fn misaligned_partials_are_refused_before_any_launch() {
+    fn partials_at_any_offset_are_planned() {
         let n = 100_000;
         let need = partials_needed(Method::Sequential, n, 132);
-        // SAFETY: descriptors only; nothing is launched.
+        // SAFETY: stand-ins; nothing is launched.
         let (input, mut partials, mut output) = unsafe {
             (
                 DeviceViewMut::<i32>::stand_in(0x1000_0000, n),
@@ -330,22 +328,16 @@ mod tests {
                 DeviceViewMut::<i32>::stand_in(0x3000_0000, 1),
             )
         };
-        let misaligned = Error::Misaligned { what: "reduce partials", address: 0x2000_0004, align: 16 };
         for method in Method::ALL.into_iter().filter(|m| !m.atomic()) {
-            assert_eq!(plan_first(method, &input, &mut partials, 132).err(), Some(misaligned.clone()), "{method:?}");
-            assert_eq!(
-                validate(method, &input, &mut partials, &mut output, 132),
-                Err(misaligned.clone()),
-                "{method:?}"
-            );
+            assert!(plan_first(method, &input, &mut partials, 132).is_ok(), "{method:?}");
+            assert_eq!(validate(method, &input, &mut partials, &mut output, 132), Ok(()), "{method:?}");
         }
-        assert_eq!(plan_second(&partials, need, &mut output, 132).err(), Some(misaligned));
-        // The atomic methods never read partials: any scratch is fine for them.
+        assert!(plan_second(&partials, need, &mut output, 132).is_ok());
         assert_eq!(validate(Method::Seed, &input, &mut partials, &mut output, 132), Ok(()));
     }
 
     #[test]
-    fn shuffle_plans_take_any_size_and_check_alignment_and_output() {
+    fn shuffle_plans_take_any_size_and_start_and_check_output() {
         let plan = |n, out_len| {
             let (input, _, mut out) = slices(n, 0, out_len);
             plan_shuffle(&input, &mut out, 132).map(|c| (c.launch(), c.args().2))
@@ -359,7 +351,7 @@ mod tests {
         let (input, mut out) = unsafe {
             (DeviceViewMut::<i32>::stand_in(0x1000_0008, 64), DeviceViewMut::<i32>::stand_in(0x2000_0000, 1))
         };
-        assert!(matches!(plan_shuffle(&input, &mut out, 132), Err(Error::Misaligned { what: "reduce input", .. })));
+        assert!(plan_shuffle(&input, &mut out, 132).is_ok());
         // The second pass: n is the partials count, not the slice's length.
         let (_, partials, mut out) = slices(0, 4000, 1);
         assert_eq!(plan_second(&partials, 1056, &mut out, 132).unwrap().args().2, 1056);

@@ -60,6 +60,35 @@ fn the_16_byte_copy_moves_16_full_sectors_a_request() {
 }
 
 #[test]
+fn the_any_offset_copy_keeps_16_byte_stores_and_pays_up_to_two_sectors_a_warp_step_to_shift() {
+    let n = 1 << 16;
+    let aligned = model::coalescing::vec4_copy(n, 132, 0, false).unwrap();
+    for src in 0..4 {
+        for dst in 0..4 {
+            let c = model::coalescing::any_offset_copy(n, src, dst).unwrap();
+            // Every body store is a full 16-sector request; the 4-byte head and tail add at most
+            // two requests of one or two sectors each way.
+            assert!(c.st_requests <= aligned.st_requests + 2, "{src} {dst}: {c:?}");
+            assert!(c.st_sectors <= aligned.st_sectors + 4, "{src} {dst}: {c:?}");
+            // The DRAM footprint is the copy's bytes, whichever the alignment (to a sector each end).
+            assert!(c.dram_read_bytes.abs_diff(4 * n as u64) <= 64, "{src} {dst}: {c:?}");
+            assert!(c.dram_write_bytes.abs_diff(4 * n as u64) <= 64, "{src} {dst}: {c:?}");
+            if (4 + src - dst) % 4 == 0 {
+                // The same alignment once the head is peeled: the aligned copy's loads.
+                assert!(c.ld_requests <= aligned.ld_requests + 2, "{src} {dst}: {c:?}");
+            } else {
+                // Lane 31 loads the next warp's first vector: one more request of one sector
+                // for every 32 vectors. A warp's 512 bytes starting 16 bytes into a sector
+                // touch 17 sectors, not 16: at most one more a request either way.
+                let warp_steps = aligned.ld_requests;
+                assert!(c.ld_requests <= 2 * warp_steps + 2, "{src} {dst}: {c:?}");
+                assert!(c.ld_sectors <= aligned.ld_sectors + 2 * warp_steps + 4, "{src} {dst}: {c:?}");
+            }
+        }
+    }
+}
+
+#[test]
 fn float3_aos_costs_12_sectors_a_request_staged_soa_4_aligned_16() {
     let warps = WARPS;
     let aos = model::layouts::aos_update(AosMethod::Element, N).unwrap();

@@ -153,15 +153,11 @@ proptest! {
     fn rejected_inputs_return_their_error(method in lesson(), n in size32(), sms in prop_oneof![1u32..=4096, 1u32..=u32::MAX], short in 1usize..40,
                                           offset in 1u64..4) {
         let need = partials_needed(method, n, sms);
-        // Partials 4, 8 or 12 bytes past a 16-byte boundary: the second pass's vector loads
-        // would fault there.
+        // Partials 4, 8 or 12 bytes past a 16-byte boundary: planned (the second pass adds the
+        // ones before its first boundary one by one).
         let [input, mut partials, mut out] = slices(n, need.max(1), 4 * offset, 1);
-        let got = validate(method, &input, &mut partials, &mut out, sms);
-        if method.atomic() {
-            prop_assert_eq!(got, Ok(()));
-        } else {
-            let misaligned = matches!(got, Err(Error::Misaligned { what: "reduce partials", .. }));
-            prop_assert!(misaligned);
+        prop_assert_eq!(validate(method, &input, &mut partials, &mut out, sms), Ok(()));
+        if !method.atomic() {
             // Too few partials.
             let [input, mut partials, mut out] = slices(n, need.saturating_sub(short), 0, 1);
             let short = matches!(validate(method, &input, &mut partials, &mut out, sms),
@@ -179,10 +175,9 @@ proptest! {
         let refused = matches!(plan_first(method, &input, &mut partials, sms), Err(Error::OutOfRange { .. }));
         prop_assert!(refused);
         prop_assert!(plan_shuffle(&input, &mut out, sms).is_ok());
-        // An input 4-12 bytes off a 16-byte boundary: only the shuffle kernel cares.
-        // SAFETY: descriptors only.
+        // An input 4-12 bytes off a 16-byte boundary: planned too.
+        // SAFETY: stand-ins; nothing is launched.
         let (input, mut out) = unsafe { (DeviceViewMut::<i32>::stand_in(0x1_0000_0000 + 4 * offset, n), DeviceViewMut::<i32>::stand_in(0xa_0000_0000, 1)) };
-        let misaligned = matches!(plan_shuffle(&input, &mut out, sms), Err(Error::Misaligned { what: "reduce input", .. }));
-        prop_assert!(misaligned);
+        prop_assert!(plan_shuffle(&input, &mut out, sms).is_ok());
     }
 }

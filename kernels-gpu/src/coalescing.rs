@@ -103,6 +103,68 @@ pub const fn one_trip_blocks(vectors: u64) -> u64 {
     if blocks == 0 { 1 } else { blocks }
 }
 
+/// How [`coalescing_copy_any`] splits a copy of `n` floats from byte address `src` to byte
+/// address `dst` (both multiples of 4): a head copied float by float, a body of 16-byte stores,
+/// and a tail of at most 7 floats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShiftedSplit {
+    /// Floats before the body: up to the destination's next 32-byte boundary, and 8 more when the
+    /// body's first source vector would start before the copy (at most 15); all `n` when there
+    /// is no body (at most 22).
+    pub head: u64,
+    /// Words the source is past a 16-byte boundary where the body starts (0: both aligned).
+    pub shift: u32,
+    /// 16-byte destination vectors of the body.
+    pub vectors: u64,
+}
+
+impl ShiftedSplit {
+    /// First float of the tail, which runs to `n`.
+    pub const fn tail_start(&self) -> u64 {
+        self.head + 4 * self.vectors
+    }
+}
+
+/// The split of an any-offset copy. With `shift == 0` the body is a plain vector copy from
+/// `src + 4 * head`. Otherwise destination vector `q` of the body is made of the last
+/// `4 - shift` words of source vector `q` and the first `shift` of vector `q + 1`, counting
+/// 16-byte source vectors from `src + 4 * (head - shift)`; both lie inside the copy's source,
+/// since the body only holds the `q` for which vector `q + 1` still does.
+pub const fn shifted_split(src: u64, dst: u64, n: u64) -> ShiftedSplit {
+    // The body's stores start on a 32-byte boundary: every warp store is 16 whole sectors.
+    let to_boundary = (8 - (dst / 4) % 8) % 8;
+    let aligned_head = if to_boundary < n { to_boundary } else { n };
+    let shift = ((src / 4 + aligned_head) % 4) as u32;
+    if shift == 0 {
+        return ShiftedSplit { head: aligned_head, shift, vectors: (n - aligned_head) / 4 };
+    }
+    // The first source vector starts `shift` floats before the body: inside the copy only if
+    // the head is at least that long; else the body starts one 32-byte step later.
+    let head = if aligned_head >= shift as u64 { aligned_head } else { aligned_head + 8 };
+    let head = if head < n { head } else { n };
+    // Source vector q + 1 ends at float head - shift + 4q + 7, which must be below n.
+    let reach = n + shift as u64;
+    if reach < head + 8 {
+        // No body: fewer than 23 floats, all copied one by one.
+        return ShiftedSplit { head: n, shift: 0, vectors: 0 };
+    }
+    ShiftedSplit { head, shift, vectors: (reach - head - 8) / 4 + 1 }
+}
+
+/// The float thread `t` of block 0 of [`coalescing_copy_any`] copies alone, if any: the head's
+/// floats by threads `0..head` (at most 22), the tail's (at most 7) by threads `32..`.
+#[inline(always)]
+pub const fn shifted_scalar(split: ShiftedSplit, n: u64, t: u32) -> Option<u64> {
+    let t = t as u64;
+    if t < split.head {
+        Some(t)
+    } else if t >= 32 && split.tail_start() + (t - 32) < n {
+        Some(split.tail_start() + (t - 32))
+    } else {
+        None
+    }
+}
+
 /// Chunks of `CP_BLOCK` vectors the `cp.async` copy splits `vectors` into (the last may be
 /// partial).
 pub const fn cp_chunks(vectors: u64) -> u64 {
@@ -209,6 +271,18 @@ kernel! {
     pub unsafe fn coalescing_vec4_stream(input: *const f32, output: *mut f32, n: u64) {
         // SAFETY: forwarded plan guarantees (see `vec4_copy`), and `input` is not written.
         unsafe { device::vec4_copy::<true>(input, output, n) }
+    }
+}
+
+kernel! {
+    /// The library's copy at any element offsets: the 16-byte copy's chunks with a head and tail
+    /// copied float by float. Where the source and destination differ in alignment, each lane
+    /// still loads one aligned 16-byte vector and stores one, taking the words it lacks from the
+    /// next lane's vector by `shfl.down` (lane 31 loads one more): 16 full sectors a warp
+    /// instruction each way, as the aligned copy, plus one sector a warp.
+    pub unsafe fn coalescing_copy_any(input: *const f32, output: *mut f32, n: u64) {
+        // SAFETY: forwarded plan guarantees (see `copy_any`).
+        unsafe { device::copy_any(input, output, n) }
     }
 }
 
@@ -381,6 +455,107 @@ mod hopper_device {
 #[cfg(target_arch = "nvptx64")]
 mod device {
     use super::*;
+    use crate::prelude::warp;
+
+    /// # Safety
+    /// Both buffers hold `n` floats at 4-byte aligned addresses; the launch has `BLOCK` threads
+    /// a block and at least `one_trip_blocks(split.vectors)` blocks... or any grid: the chunks
+    /// are grid-strided (the plan checks the rest). Every index below stays inside the copy: see
+    /// `shifted_split`.
+    #[inline(always)]
+    pub(super) unsafe fn copy_any(input: *const f32, output: *mut f32, n: u64) {
+        let split = shifted_split(input as u64, output as u64, n);
+        let t = thread::thread_idx_x();
+        if thread::block_idx_x() == 0
+            && let Some(j) = shifted_scalar(split, n, t)
+        {
+            // SAFETY: j < n.
+            unsafe { *output.add(j as usize) = *input.add(j as usize) };
+        }
+        // SAFETY (the four arms): `head <= n` and the body's vectors lie inside both buffers
+        // (`shifted_split`); the destination body starts on a 16-byte boundary, and so does the
+        // source body: at `head` when `shift == 0`, else at `head - shift`.
+        unsafe {
+            let dst = output.add(split.head as usize) as *mut [f32; 4];
+            let src = |shift: u32| input.add((split.head - shift as u64) as usize) as *const [f32; 4];
+            match split.shift {
+                0 => shifted_body::<0>(src(0), dst, split.vectors, t),
+                1 => shifted_body::<1>(src(1), dst, split.vectors, t),
+                2 => shifted_body::<2>(src(2), dst, split.vectors, t),
+                _ => shifted_body::<3>(src(3), dst, split.vectors, t),
+            }
+        }
+    }
+
+    /// Destination vector `q` of the body, from source vectors `q` and `q + 1` shifted by `S`
+    /// words.
+    #[inline(always)]
+    fn shifted<const S: u32>(lo: [f32; 4], hi: [f32; 4]) -> [f32; 4] {
+        match S {
+            0 => lo,
+            1 => [lo[1], lo[2], lo[3], hi[0]],
+            2 => [lo[2], lo[3], hi[0], hi[1]],
+            _ => [lo[3], hi[0], hi[1], hi[2]],
+        }
+    }
+
+    /// The body: `vectors` destination vectors at `dst`, from source vectors `src[q]` (and
+    /// `src[q + 1]` when `S > 0`), in the aligned copy's 8 KiB chunks, `UNROLL` loads in flight.
+    ///
+    /// # Safety
+    /// `dst[..vectors]` and `src[..vectors + (S > 0) as u64]` are 16-byte aligned and inside
+    /// the copy; every thread of the block calls it (the shuffles need whole warps).
+    #[inline(always)]
+    unsafe fn shifted_body<const S: u32>(src: *const [f32; 4], dst: *mut [f32; 4], vectors: u64, t: u32) {
+        // Source vectors the body may read: one past the last destination vector when shifted.
+        let readable = if S == 0 { vectors } else { vectors + 1 };
+        let lane = t % crate::WARP_SIZE;
+        let mut chunk = thread::block_idx_x() as u64;
+        let step = thread::grid_dim_x() as u64;
+        // Whole chunks, then the one partial chunk; the loop condition is uniform per block, so
+        // every lane of a warp reaches the shuffles.
+        while chunk * (CHUNK as u64) < vectors {
+            let mut lo = [[0.0f32; 4]; UNROLL as usize];
+            let mut next = [[0.0f32; 4]; UNROLL as usize];
+            let mut k = 0;
+            while k < UNROLL {
+                let q = vec4_index(chunk, k, t);
+                // SAFETY: q < readable (checked); lane 31's q + 1 likewise.
+                unsafe {
+                    if q < readable {
+                        lo[k as usize] = mem::load_v4_f32(src.add(q as usize));
+                    }
+                    if S > 0 && lane == crate::WARP_SIZE - 1 && q + 1 < readable {
+                        next[k as usize] = mem::load_v4_f32(src.add(q as usize + 1));
+                    }
+                }
+                k += 1;
+            }
+            k = 0;
+            while k < UNROLL {
+                let q = vec4_index(chunk, k, t);
+                let v = lo[k as usize];
+                let mut hi = next[k as usize];
+                if S > 0 {
+                    let mut w = 0;
+                    while w < 4 {
+                        // SAFETY: reached by every lane of the warp (see the loop).
+                        let from_next_lane = unsafe { warp::shfl_down_f32(v[w], 1) };
+                        if lane != crate::WARP_SIZE - 1 {
+                            hi[w] = from_next_lane;
+                        }
+                        w += 1;
+                    }
+                }
+                if q < vectors {
+                    // SAFETY: q < vectors.
+                    unsafe { mem::store_v4_f32(dst.add(q as usize), shifted::<S>(v, hi)) };
+                }
+                k += 1;
+            }
+            chunk += step;
+        }
+    }
 
     /// # Safety
     /// Both buffers hold `n` floats and start on 16-byte boundaries; the launch has `BLOCK`
@@ -441,6 +616,50 @@ mod device {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every float of a copy of `n` from word `src_word` to word `dst_word` is copied exactly once,
+    /// by the scalar threads or by the body, and every access lies inside both ranges.
+    fn covers_once(src_word: u64, dst_word: u64, n: u64) {
+        let split = shifted_split(4 * src_word, 4 * dst_word, n);
+        let mut seen = std::vec![0u8; n as usize];
+        for t in 0..BLOCK {
+            if let Some(j) = shifted_scalar(split, n, t) {
+                seen[j as usize] += 1;
+            }
+        }
+        assert!(split.head <= 22 && split.tail_start() <= n && n - split.tail_start() <= 7, "{split:?}");
+        let first_src = split.head - split.shift as u64;
+        if split.vectors > 0 {
+            assert_eq!((dst_word + split.head) % 8, 0, "{split:?}");
+            assert_eq!((src_word + first_src) % 4, 0, "{split:?}");
+        }
+        for q in 0..split.vectors {
+            // Destination floats head + 4q .. + 4, from source vectors q (and q + 1).
+            for w in 0..4 {
+                seen[(split.head + 4 * q + w) as usize] += 1;
+            }
+            let last_read = first_src + 4 * (q + if split.shift > 0 { 1 } else { 0 }) + 3;
+            assert!(last_read < n, "{src_word} {dst_word} {n}: {split:?} reads {last_read}");
+        }
+        assert!(seen.iter().all(|&c| c == 1), "{src_word} {dst_word} {n}: {split:?} {seen:?}");
+    }
+
+    #[test]
+    fn any_offset_copy_covers_every_float_once() {
+        for src in 0..8 {
+            for dst in 0..8 {
+                for n in (1..90).chain([1021, 4096, 4099]) {
+                    covers_once(src, dst, n);
+                }
+            }
+        }
+        let aligned = shifted_split(0x1000, 0x2000, 1027);
+        assert_eq!(aligned, ShiftedSplit { head: 0, shift: 0, vectors: 256 });
+        let shifted = shifted_split(0x1004, 0x2000, 1027);
+        assert_eq!((shifted.head, shifted.shift), (8, 1));
+        let shifted = shifted_split(0x1004, 0x2010, 1027);
+        assert_eq!((shifted.head, shifted.shift), (4, 1));
+    }
 
     #[test]
     fn offset_index_shifts_every_thread() {

@@ -178,6 +178,14 @@ pub const fn whole_trip(i: u64, step: u64, vectors: u64) -> bool {
     unrolled_vector(i, UNROLL - 1, step) < vectors
 }
 
+/// Elements of `reduce_shuffle_vec4`'s input at byte address `address` (a multiple of 4) added
+/// one by one before its 16-byte loads, which start on the next 16-byte boundary (at most 3, and
+/// at most `n`).
+pub const fn shuffle_head(address: u64, n: u64) -> u64 {
+    let to_boundary = (4 - (address / 4) % 4) % 4;
+    if to_boundary < n { to_boundary } else { n }
+}
+
 /// The element past the last whole vector that thread number `g < n % 4` adds.
 #[inline(always)]
 pub const fn tail_index(vectors: u64, g: u64) -> u64 {
@@ -355,12 +363,16 @@ kernel! {
     /// in flight (`ld.global.nc.v4`: a warp instruction reads 512 contiguous bytes, 16 full
     /// sectors), warps reduce in registers with `shfl.down`, the `SHUFFLE_WARPS` warp sums of a
     /// 1024-thread block meet in shared memory, one atomic per block into `output[0]`. Changes the tree kernels' loads
-    /// (4× wider) and drops the partials pass. 64-bit `n` and indices: any size (the library's
-    /// `sum`, and the second pass of the tree methods over their partials).
+    /// (4× wider) and drops the partials pass. 64-bit `n` and indices: any size, any start (up
+    /// to 3 elements before the first 16-byte boundary are added one by one): the library's
+    /// `sum`, and the second pass of the tree methods over their partials.
     pub unsafe fn reduce_shuffle_vec4(input: *const i32, output: *mut i32, n: u64) {
         let s = shared::dynamic::<i32>();
-        let (vectors, tail) = vec4_split(n);
-        let src = input as *const [i32; 4];
+        // Any start: threads 0..head add the floats before the first 16-byte boundary.
+        let head = shuffle_head(input as u64, n);
+        let (vectors, tail) = vec4_split(n - head);
+        // SAFETY: head <= n, and input + head is on a 16-byte boundary (`shuffle_head`).
+        let src = unsafe { input.add(head as usize) } as *const [i32; 4];
         let t = thread::thread_idx_x();
         let g = thread_index64(thread::block_idx_x(), t);
         let step = grid_threads64(thread::grid_dim_x());
@@ -370,8 +382,9 @@ kernel! {
         // 8 blocks (2048 threads) resident per SM.
         let mut sum = 0i32;
         let add4 = |x: [i32; 4]| x[0].wrapping_add(x[1]).wrapping_add(x[2].wrapping_add(x[3]));
-        // SAFETY (whole body): vector indices < n / 4 and the tail index < n, `input` 16-byte
-        // aligned and `output` at least one i32 (the plan checked all three); shared indices
+        // SAFETY (whole body): head indices < head, vector indices < (n - head) / 4 from the
+        // 16-byte boundary at `head`, tail indices < n, and `output` at least one i32 (the plan
+        // checked n and the output); shared indices
         // < SHUFFLE_WARPS words, within the launch's shared memory (asserted at compile time).
         unsafe {
             while whole_trip(i, step, vectors) {
@@ -393,8 +406,11 @@ kernel! {
                 sum = sum.wrapping_add(add4(mem::load_v4_i32(src.add(i as usize))));
                 i += step;
             }
+            if g < head {
+                sum = sum.wrapping_add(*input.add(g as usize));
+            }
             if g < tail as u64 {
-                sum = sum.wrapping_add(*input.add(tail_index(vectors, g) as usize));
+                sum = sum.wrapping_add(*input.add((head + tail_index(vectors, g)) as usize));
             }
             // SAFETY: every thread of the block reaches this line (no thread returns early and
             // the loops and the tail branch above have all ended), and the block is whole warps

@@ -18,16 +18,23 @@
 //!
 //! Both copy the `n % 4` tail floats with one 4-byte `LDG.E` / `STG.E` pair by the first lanes
 //! of block 0.
+//!
+//! `coalescing_copy_any`: block 0's head lanes (warp 0) and tail lanes (warp 1) copy their
+//! floats with one 4-byte pair each; the body is the vec4 copy's chunk loop, each step one
+//! `LDG.E.128` per lane below the readable vectors, lane 31 one more for the next lane's
+//! words, then the shuffles and one `STG.E.128` per lane below the body's vectors.
 
 use super::{Counts, Model, fake_slice, lanes_below, lanes_where, warps};
 use crate::buffer::DeviceViewMut;
+use crate::buffer::{DeviceRead, DeviceWrite};
 use crate::coalescing::{
     AsyncCopy, CHUNK, CP_BLOCK, CopySig, Load, OffsetSig, UNROLL, coalescing_bulk, coalescing_stride, cp_chunk,
-    cp_slot, cp_vector, offset_index, offset_len, plan_async_copy, plan_copy, plan_offset, plan_stride, stride_index,
-    stride_len, vec4_index, vec4_split, vec4_tail_index,
+    cp_slot, cp_vector, offset_index, offset_len, plan_async_copy, plan_copy, plan_copy_any, plan_offset, plan_stride,
+    shifted_scalar, shifted_split, stride_index, stride_len, vec4_index, vec4_split, vec4_tail_index,
 };
 use crate::error::Result;
 use crate::launch::Call;
+use coalesce_kernels::WARP_SIZE;
 
 /// Counts of a planned offset, L2-only offset or stride copy.
 pub fn offset_or_stride(call: &Call<'_, OffsetSig>) -> Counts {
@@ -84,6 +91,56 @@ pub fn copy(call: &Call<'_, CopySig>) -> Counts {
         m.store(dst, 4, active, at);
     }
     m.counts()
+}
+
+/// Counts of a planned any-offset copy.
+pub fn copy_any(call: &Call<'_, CopySig>) -> Counts {
+    let launch = call.launch();
+    let &(input, ref output, n) = call.args();
+    let mut m = Model::new();
+    let (src, dst) = (m.buffer(input.address()), m.buffer(output.address()));
+    let split = shifted_split(input.address(), output.address(), n);
+    let shifted = split.shift > 0;
+    let readable = split.vectors + u64::from(shifted);
+    let (lo, body) = (4 * (split.head - u64::from(split.shift)), 4 * split.head);
+    let step = u64::from(launch.grid.0);
+    for w in warps(&launch) {
+        let b = w.block.0;
+        let t = |l| w.thread(l).0;
+        if b == 0 {
+            let scalar = |l| shifted_scalar(split, n, t(l));
+            let active = lanes_where(w.lanes, |l| scalar(l).is_some());
+            let at = |l| 4 * scalar(l).unwrap_or(0);
+            m.load(src, 4, active, at);
+            m.store(dst, 4, active, at);
+        }
+        let mut chunk = u64::from(b);
+        while chunk * u64::from(CHUNK) < split.vectors {
+            let q = |k, l| vec4_index(chunk, k, t(l));
+            for k in 0..UNROLL {
+                m.load(src, 16, lanes_where(w.lanes, |l| q(k, l) < readable), |l| lo + 16 * q(k, l));
+                if shifted {
+                    let last = lanes_where(w.lanes, |l| l == WARP_SIZE - 1 && q(k, l) + 1 < readable);
+                    m.load(src, 16, last, |l| lo + 16 * (q(k, l) + 1));
+                }
+            }
+            for k in 0..UNROLL {
+                m.store(dst, 16, lanes_where(w.lanes, |l| q(k, l) < split.vectors), |l| body + 16 * q(k, l));
+            }
+            chunk += step;
+        }
+    }
+    m.counts()
+}
+
+/// The any-offset copy of `n` floats from element `src` of one buffer of `n + 3` to element
+/// `dst` of another, as the library plans it.
+pub fn any_offset_copy(n: usize, src: usize, dst: usize) -> Result<Counts> {
+    let (input, mut output): (DeviceViewMut<'static, f32>, DeviceViewMut<'static, f32>) =
+        (fake_slice(0, n + 3), fake_slice(1, n + 3));
+    let input = input.slice(src..src + n)?;
+    let mut output = output.slice_mut(dst..dst + n)?;
+    Ok(copy_any(&plan_copy_any(&input, &mut output)?))
 }
 
 /// The offset copy of `n` elements at `offset` over buffers of `offset_len(n, buffer_offset)`

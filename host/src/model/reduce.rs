@@ -25,8 +25,8 @@ use crate::error::Result;
 use crate::launch::{Call, Launch};
 use crate::reduce::{
     BLOCK, LessonSig, Method, ShuffleSig, UNROLL, WARPS, conflict_pair, divergent_pair, grid_threads, grid_threads64,
-    last_warp_pair, pair_index, pair_partner, pair_step, plan_first, plan_shuffle, sequential_pair, tail_index,
-    thread_index, thread_index64, unrolled_vector, vec4_split, warp_lane, whole_trip,
+    last_warp_pair, pair_index, pair_partner, pair_step, plan_first, plan_shuffle, sequential_pair, shuffle_head,
+    tail_index, thread_index, thread_index64, unrolled_vector, vec4_split, warp_lane, whole_trip,
 };
 use coalesce_kernels::WARP_SIZE;
 
@@ -179,7 +179,8 @@ pub fn shuffle(call: &Call<'_, ShuffleSig>) -> Counts {
     let &(input, ref output, n) = call.args();
     let mut m = Model::new();
     let (src, out) = (m.buffer(input.address()), m.buffer(output.address()));
-    let (vectors, tail) = vec4_split(n);
+    let head = shuffle_head(input.address(), n);
+    let (vectors, tail) = vec4_split(n - head);
     let step = grid_threads64(launch.grid.0);
     let mut blocks_seen = 0u64;
     for w in warps(&launch) {
@@ -195,7 +196,7 @@ pub fn shuffle(call: &Call<'_, ShuffleSig>) -> Counts {
                 break;
             }
             for k in 0..UNROLL {
-                m.load(src, 16, active, |l| 16 * unrolled_vector(i[l as usize], k, step));
+                m.load(src, 16, active, |l| 4 * head + 16 * unrolled_vector(i[l as usize], k, step));
             }
             advance(&mut i, active, u64::from(UNROLL) * step);
         }
@@ -204,11 +205,13 @@ pub fn shuffle(call: &Call<'_, ShuffleSig>) -> Counts {
             if active == 0 {
                 break;
             }
-            m.load(src, 16, active, |l| 16 * i[l as usize]);
+            m.load(src, 16, active, |l| 4 * head + 16 * i[l as usize]);
             advance(&mut i, active, step);
         }
+        let head_lanes = lanes_where(w.lanes, |l| g[l as usize] < head);
+        m.load(src, 4, head_lanes, |l| 4 * g[l as usize]);
         let tail_lanes = lanes_where(w.lanes, |l| g[l as usize] < u64::from(tail));
-        m.load(src, 4, tail_lanes, |l| 4 * tail_index(vectors, g[l as usize]));
+        m.load(src, 4, tail_lanes, |l| 4 * (head + tail_index(vectors, g[l as usize])));
         if w.index == 0 {
             m.atomic(out, 0);
         }
