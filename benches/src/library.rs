@@ -19,6 +19,7 @@ pub struct LibraryCheck {
 pub const CHECKS: &[LibraryCheck] = &[
     LibraryCheck { id: "library/views/copy", run: views_copy },
     LibraryCheck { id: "library/views/sum", run: views_sum },
+    LibraryCheck { id: "library/views/sum_to", run: views_sum_to },
     LibraryCheck { id: "library/views/transpose", run: views_transpose },
     LibraryCheck { id: "library/views/matmul", run: views_matmul },
     LibraryCheck { id: "library/handles/threads", run: threads },
@@ -75,6 +76,57 @@ fn views_sum(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
         }
     }
     Ok(format!("{TRIALS} sums at element offsets 0-8, exact"))
+}
+
+fn views_sum_to(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
+    for _ in 0..TRIALS {
+        let (n, at, total_at) = (length(rng), rng.below(9) as usize, rng.below(5) as usize);
+        let what = format!("sum_to of {n} from element {at} into element {total_at}");
+        let input = rng.i32s(at + n + 3);
+        let d_input = gpu.upload(&input)?;
+        // The total lands in a poisoned buffer at a random element; everything around it stays.
+        let mut d_total = gpu.poisoned::<i32>(total_at + 3, POISON_BITS)?;
+        let src = d_input.slice(at..at + n)?;
+        reduce::sum_to(gpu, &src, &mut d_total.slice_mut(total_at..)?)?;
+        gpu.synchronize()?;
+        let got = d_total.to_vec()?;
+        let want = reduce::sum_cpu(&input[at..at + n]);
+        let poison = POISON_BITS as i32;
+        for (index, &g) in got.iter().enumerate() {
+            let w = if index == total_at { want } else { poison };
+            if g != w {
+                return Err(CheckError::Mismatch { what, index, got: g.to_string(), want: w.to_string() });
+            }
+        }
+    }
+    // Refused before anything is queued: an empty total.
+    let d_input = gpu.upload(&rng.i32s(100))?;
+    let mut d_total = gpu.poisoned::<i32>(1, POISON_BITS)?;
+    match reduce::sum_to(gpu, &d_input, &mut d_total.slice_mut(1..)?) {
+        Err(coalesce::Error::LengthMismatch { .. }) => {}
+        other => {
+            return Err(CheckError::Unexpected {
+                what: "sum_to into an empty total".into(),
+                expected: "LengthMismatch".into(),
+                got: format!("{other:?}"),
+            });
+        }
+    }
+    same_bits_i32("sum_to's refused call", &d_total.to_vec()?, &[POISON_BITS as i32])?;
+    Ok(format!("{TRIALS} sums left on the device at element offsets 0-8, exact, the poison around intact"))
+}
+
+/// `got == want`, element for element.
+fn same_bits_i32(what: &str, got: &[i32], want: &[i32]) -> CheckResult<()> {
+    match got.iter().zip(want).position(|(g, w)| g != w) {
+        Some(index) => Err(CheckError::Mismatch {
+            what: what.into(),
+            index,
+            got: got[index].to_string(),
+            want: want[index].to_string(),
+        }),
+        None => Ok(()),
+    }
 }
 
 fn views_transpose(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {

@@ -254,6 +254,20 @@ pub fn sum(gpu: &Gpu, input: &impl DeviceRead<i32>) -> Result<i32> {
     Ok(total.to_vec()?[0])
 }
 
+/// Queues the wrapping sum of `input` into `total[0]`, on the device: zeroes `total[0]` and
+/// launches the shuffle kernel, which adds into it. Nothing is allocated and the host does not
+/// wait (unlike [`sum`], which allocates the result and reads it back), so back-to-back calls
+/// queue as fast as the host can launch; read `total` (or synchronize) when the value is needed.
+/// Errors: `Empty` for an empty input, `LengthMismatch` for an empty `total`, both before
+/// anything is queued. Any sub-slice, as [`sum`].
+pub fn sum_to(gpu: &Gpu, input: &impl DeviceRead<i32>, total: &mut impl DeviceWrite<i32>) -> Result<()> {
+    let sms = gpu.multiprocessors();
+    // Checked before the zeroing is queued, so a refused call leaves `total` untouched.
+    let _checked = plan_shuffle(input, total, sms)?;
+    gpu.zero(&mut total.slice_mut(..1)?)?;
+    gpu.launch(plan_shuffle(input, total, sms)?)
+}
+
 /// CPU reference, one thread: the wrapping sum.
 pub fn sum_cpu(input: &[i32]) -> i32 {
     input.iter().fold(0i32, |a, &b| a.wrapping_add(b))
@@ -385,6 +399,21 @@ mod tests {
         assert_eq!(partials_needed(Method::ShuffleVec4, 1000, 132), 0);
         assert_eq!(partials_needed(Method::Sequential, 0, 132), 0);
         assert_eq!(partials_needed(Method::FirstAdd, 1025, 132), 3);
+    }
+
+    /// `sum_to`'s plan: the shuffle kernel over the whole input into `total[0]`; an empty
+    /// `total` (or input) is refused before anything is queued.
+    #[test]
+    fn sum_to_refuses_an_empty_total() {
+        let (input, _, mut empty) = slices(1000, 0, 0);
+        assert!(matches!(
+            plan_shuffle(&input, &mut empty, 132),
+            Err(Error::LengthMismatch { what: "reduce output", expected: 1, got: 0 })
+        ));
+        let (input, _, mut total) = slices(1000, 0, 1);
+        assert_eq!(plan_shuffle(&input, &mut total, 132).unwrap().args().2, 1000);
+        let (empty_input, _, mut total) = slices(0, 0, 1);
+        assert!(matches!(plan_shuffle(&empty_input, &mut total, 132), Err(Error::Empty(_))));
     }
 
     #[test]
