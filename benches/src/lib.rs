@@ -13,6 +13,7 @@ pub mod ncu;
 pub mod predict;
 pub mod registry;
 pub mod report;
+pub mod sweep;
 pub mod workload;
 
 pub mod access_order;

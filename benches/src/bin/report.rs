@@ -1,11 +1,16 @@
 //! The lesson report: measures every registered variant on this machine's GPU against the device
 //! memcpy of the same run and writes `DIR/report.md`, `DIR/report.json` and the plots.
 //!
-//!   report [--out DIR] [FILTER]          measure (needs a GPU), then render (default DIR: target/report)
-//!   report --from FILE.json [--out DIR]  re-render a saved run, no GPU needed
+//!   report [--out DIR] [--no-sweep] [--peers PEERS.json] [FILTER]
+//!                                        measure (needs a GPU), then render (default DIR: target/report)
+//!   report --from FILE.json [--out DIR] [--peers PEERS.json]
+//!                                        re-render a saved run, no GPU needed
 //!
-//! FILTER is a substring of `family/variant/param=value`. A progress line (run k of n, time left)
-//! goes to stderr while it measures.
+//! FILTER is a substring of `family/variant/param=value`, or of `sweep/ENTRY` for the cost curve
+//! (the library's entry points over sizes, `coalesce_benches::sweep`), which `--no-sweep` leaves
+//! out. `--peers` puts `peers.py`'s timings (PyTorch, CuPy, cuBLAS on the same GPU) beside the
+//! cost curve; re-rendering with it keeps them in the written report.json. A progress line (run k
+//! of n, time left) goes to stderr while it measures.
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -16,20 +21,26 @@ use coalesce_benches::predict::predict;
 use coalesce_benches::report::{Device, Measurement, Model, Param, Report, render};
 use coalesce_benches::{open_gpu, registry};
 
-const USAGE: &str = "usage: report [--out DIR] [FILTER] | report --from FILE.json [--out DIR]";
+const USAGE: &str = "usage: report [--out DIR] [--no-sweep] [--peers PEERS.json] [FILTER] | \
+                     report --from FILE.json [--out DIR] [--peers PEERS.json]";
 
 struct Args {
     out: PathBuf,
     from: Option<PathBuf>,
+    peers: Option<PathBuf>,
+    sweep: bool,
     filter: String,
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
-    let mut parsed = Args { out: PathBuf::from("target/report"), from: None, filter: String::new() };
+    let mut parsed =
+        Args { out: PathBuf::from("target/report"), from: None, peers: None, sweep: true, filter: String::new() };
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--out" => parsed.out = args.next().ok_or(USAGE)?.into(),
             "--from" => parsed.from = Some(args.next().ok_or(USAGE)?.into()),
+            "--peers" => parsed.peers = Some(args.next().ok_or(USAGE)?.into()),
+            "--no-sweep" => parsed.sweep = false,
             "-h" | "--help" => return Err(USAGE.into()),
             flag if flag.starts_with('-') => return Err(format!("unknown option {flag}\n{USAGE}")),
             filter => parsed.filter = filter.to_string(),
@@ -62,7 +73,7 @@ fn measurement(m: &Measured, v: Option<(&dyn registry::Variant, u32)>) -> Measur
     }
 }
 
-fn measure(filter: &str) -> Result<Report, String> {
+fn measure(filter: &str, with_sweep: bool) -> Result<Report, String> {
     let gpu = open_gpu().map_err(|e| format!("report needs a GPU: {e}"))?;
     let runs = coalesce_benches::predict::runs(filter);
     let fail = |e: coalesce::Error| e.to_string();
@@ -91,6 +102,14 @@ fn measure(filter: &str) -> Result<Report, String> {
             Err(e) => eprintln!("{run}: no model ({e})"),
         }
     }
+    let sweep = if with_sweep {
+        let start = Instant::now();
+        let rows = coalesce_benches::sweep::run(&gpu, filter).map_err(|e| format!("sweep: {e}"))?;
+        eprintln!("sweep: {} points in {:.0} s", rows.len(), start.elapsed().as_secs_f64());
+        rows
+    } else {
+        Vec::new()
+    };
     let info = gpu.info();
     Ok(Report {
         device: Device {
@@ -105,6 +124,8 @@ fn measure(filter: &str) -> Result<Report, String> {
         ptx_arch: coalesce::PTX_ARCH.to_string(),
         memcpy,
         runs: measured,
+        sweep,
+        peers: None,
     })
 }
 
@@ -137,8 +158,15 @@ fn main() -> ExitCode {
         Some(file) => std::fs::read_to_string(file)
             .map_err(|e| format!("{}: {e}", file.display()))
             .and_then(|text| Report::from_json(&text).map_err(|e| format!("{}: {e}", file.display()))),
-        None => measure(&args.filter),
+        None => measure(&args.filter, args.sweep),
     };
+    let report = report.and_then(|mut r| {
+        if let Some(file) = &args.peers {
+            let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+            r.peers = Some(serde_json::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?);
+        }
+        Ok(r)
+    });
     let report = match report {
         Ok(r) => r,
         Err(e) => {
@@ -168,6 +196,10 @@ mod tests {
     fn arguments() {
         let a = parse(["--out", "x", "coalescing"].map(String::from).into_iter()).unwrap();
         assert_eq!((a.out, a.from, a.filter), (PathBuf::from("x"), None, "coalescing".to_string()));
+        assert!(a.sweep && a.peers.is_none());
+        let a = parse(["--from", "r.json", "--peers", "p.json", "--no-sweep"].map(String::from).into_iter()).unwrap();
+        assert_eq!((a.from, a.peers, a.sweep), (Some("r.json".into()), Some("p.json".into()), false));
+        assert!(parse(["--peers"].map(String::from).into_iter()).is_err());
         assert!(parse(["--bogus"].map(String::from).into_iter()).is_err());
         assert!(parse(["--out"].map(String::from).into_iter()).is_err());
     }

@@ -15,7 +15,7 @@ mod plots;
 mod readings;
 
 pub use markdown::markdown;
-pub use model::{Device, Measurement, Model, Param, Report};
+pub use model::{Device, Measurement, Model, Param, PeerRow, Peers, PeersInfo, Report, SweepRow};
 pub use plots::{PLOT_FILES, Plot, plots};
 pub use readings::readings;
 

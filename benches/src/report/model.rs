@@ -20,6 +20,89 @@ pub struct Report {
     pub memcpy: Measurement,
     /// Every variant at every swept parameter value, in registry order.
     pub runs: Vec<Measurement>,
+    /// The cost curve: the library's entry points (and the device memcpy) timed over a range of
+    /// sizes ([`crate::sweep`]). Empty in records made before it existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sweep: Vec<SweepRow>,
+    /// Other libraries timed on the same GPU over the same sizes (`peers.py`: PyTorch, CuPy,
+    /// cuBLAS through PyTorch), attached with `report --peers peers.json`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peers: Option<Peers>,
+}
+
+/// One entry point at one size in the cost curve.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepRow {
+    /// The curve: `copy`, `sum`, `transpose` (square), `transpose_1x4` (rows:cols = 1:4) or
+    /// `matmul` (square).
+    pub entry: String,
+    /// What was timed, e.g. `coalescing::copy`, `gpu.memcpy`, `reduce::sum`, `reduce::sum_to`.
+    pub implementation: String,
+    /// The shape: elements (`1048576`), `ROWSxCOLS` for the transposes, `MxNxK` for matmul.
+    pub shape: String,
+    /// The size on the curve's x axis: elements of the input, or the side of the matmul.
+    pub n: u64,
+    /// Median time of one call, microseconds (host launch cost included: back-to-back calls).
+    pub median_us: f64,
+    /// Bytes the call must move, counted once (copy 8n, sum 4n, transpose 8n; matmul 0).
+    pub bytes: u64,
+    /// Floating-point operations (matmul 2mnk, else 0).
+    pub flops: u64,
+}
+
+impl SweepRow {
+    /// Effective bandwidth in GB/s of the bytes counted once.
+    pub fn gbps(&self) -> f64 {
+        self.bytes as f64 / (self.median_us * 1e-6) / 1e9
+    }
+
+    /// TFLOP/s; 0 for memory-bound entries.
+    pub fn tflops(&self) -> f64 {
+        self.flops as f64 / (self.median_us * 1e-6) / 1e12
+    }
+}
+
+/// `peers.json`, as `peers.py` writes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Peers {
+    /// Where and with what the peers were timed.
+    pub info: PeersInfo,
+    /// One row per peer, entry and size.
+    pub rows: Vec<PeerRow>,
+}
+
+/// The machine and libraries of a `peers.py` run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PeersInfo {
+    /// The GPU, as PyTorch names it.
+    pub device: String,
+    /// PyTorch's version, e.g. `2.9.0+cu130`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub torch: Option<String>,
+    /// CuPy's version, absent where CuPy could not be imported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cupy: Option<String>,
+    /// The CUDA version PyTorch was built with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda: Option<String>,
+    /// When the peers were timed, RFC 3339 UTC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
+}
+
+/// One peer at one size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PeerRow {
+    /// The curve, as [`SweepRow::entry`].
+    pub entry: String,
+    /// The shape, as [`SweepRow::shape`].
+    pub shape: String,
+    /// The size, as [`SweepRow::n`].
+    pub n: u64,
+    /// `torch`, `cupy` or `cublas` (SGEMM through `torch.matmul`, TF32 off).
+    pub peer: String,
+    /// Median time of one call, microseconds, timed as the harness times its own.
+    pub median_us: f64,
 }
 
 /// The GPU a report was measured on.

@@ -1,0 +1,214 @@
+//! The cost curve: the library's entry points timed over a range of sizes, beside the device
+//! memcpy of the same run, so the report can show where a call costs its launch and where it
+//! costs its bytes (or flops).
+//!
+//! Each point is timed as every other run is ([`coalesce::Gpu::median_time`]): back-to-back
+//! calls between CUDA events, so at small sizes the time is the host's cost of one call (launch,
+//! and for [`coalesce::reduce::sum`] an allocation and a wait for the result), not the kernel's.
+//! The same sizes are what `peers.py` times PyTorch and CuPy over.
+use std::io::Write;
+
+use coalesce::util::Fill;
+use coalesce::{DeviceBuffer, Gpu, Result, coalescing, matmul, reduce, transpose};
+
+use crate::report::SweepRow;
+use crate::workload::random_buffer;
+
+/// log2 of the element counts of the memory-bound entries: 2^10, 2^12, ..., 2^30 (even powers,
+/// so the square transpose's side and the 1:4 transpose's rows are whole powers of two).
+pub const ELEMENT_LOG2: [u32; 11] = [10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30];
+/// The sides of the square matmuls.
+pub const MATMUL_SIDES: [u64; 8] = [64, 128, 256, 512, 1024, 2048, 4096, 8192];
+/// The curves, in the report's order.
+pub const ENTRIES: [&str; 5] = ["copy", "sum", "transpose", "transpose_1x4", "matmul"];
+
+/// Samples per point; points of more than [`BIG`] bytes (or flops) take [`REPS_BIG`].
+pub const REPS: u32 = 21;
+pub const REPS_BIG: u32 = 9;
+const BIG: u64 = 1 << 33;
+/// Device memory left free beside a point's buffers.
+const HEADROOM: u64 = 512 << 20;
+
+/// `(rows, cols)` of a transpose curve's point of `n` elements: square (side √n, rounded to a
+/// power of two), or 1:4 (rows √(n/4)); `None` for other entries.
+pub fn transpose_shape(entry: &str, n: u64) -> Option<(u64, u64)> {
+    // log2 of √x, rounded down to a whole power of two.
+    let half_log2 = |x: u64| x.max(1).ilog2() / 2;
+    match entry {
+        "transpose" => {
+            let side = 1u64 << half_log2(n);
+            Some((side, n / side))
+        }
+        "transpose_1x4" => {
+            let rows = 1u64 << half_log2(n / 4);
+            Some((rows, n / rows))
+        }
+        _ => None,
+    }
+}
+
+/// The sizes of `entry`'s curve (elements, or matmul sides).
+pub fn sizes(entry: &str) -> Vec<u64> {
+    match entry {
+        "matmul" => MATMUL_SIDES.to_vec(),
+        _ => ELEMENT_LOG2.iter().map(|&k| 1u64 << k).collect(),
+    }
+}
+
+/// The shape label of `entry` at size `n`: elements, `ROWSxCOLS`, or `MxNxK`.
+pub fn shape(entry: &str, n: u64) -> String {
+    match (entry, transpose_shape(entry, n)) {
+        (_, Some((r, c))) => format!("{r}x{c}"),
+        ("matmul", _) => format!("{n}x{n}x{n}"),
+        _ => n.to_string(),
+    }
+}
+
+/// `(bytes, flops)` one call of `entry` at size `n` must do, counted once: copy 8n, sum 4n,
+/// transpose 8n, matmul 2n³ flops.
+pub fn work(entry: &str, n: u64) -> (u64, u64) {
+    match entry {
+        "copy" | "transpose" | "transpose_1x4" => (8 * n, 0),
+        "sum" => (4 * n, 0),
+        "matmul" => (0, 2 * n * n * n),
+        _ => (0, 0),
+    }
+}
+
+/// Device bytes a point's buffers take.
+fn footprint(entry: &str, n: u64) -> u64 {
+    match entry {
+        "sum" => 4 * n + 4,
+        "matmul" => 12 * n * n,
+        _ => 8 * n,
+    }
+}
+
+/// Free device memory, or the whole of it where the driver will not say.
+fn free_bytes(gpu: &Gpu) -> u64 {
+    // `synchronize` makes the handle's context current on this thread, which the query needs.
+    match gpu.synchronize().ok().and_then(|()| cust::memory::mem_get_info().ok()) {
+        Some((free, _)) => free as u64,
+        None => gpu.info().memory_bytes,
+    }
+}
+
+/// One point's median time of `f`, in microseconds.
+fn time(gpu: &Gpu, reps: u32, f: impl FnMut() -> Result<()>) -> Result<f64> {
+    Ok(gpu.median_time(crate::measure::WARMUP, reps, f)?.as_secs_f64() * 1e6)
+}
+
+/// Every curve whose id `sweep/ENTRY` contains `filter`, timed on `gpu`, in [`ENTRIES`] order
+/// and size order. Points that do not fit in the free device memory are skipped, with a line on
+/// stderr saying so; a progress line goes to stderr while it runs.
+pub fn run(gpu: &Gpu, filter: &str) -> Result<Vec<SweepRow>> {
+    let mut rows = Vec::new();
+    for entry in ENTRIES.into_iter().filter(|e| format!("sweep/{e}").contains(filter)) {
+        for n in sizes(entry) {
+            let (bytes, flops) = work(entry, n);
+            let need = footprint(entry, n);
+            let free = free_bytes(gpu);
+            if need + HEADROOM > free {
+                eprintln!(
+                    "\r\x1b[Ksweep: skipped {entry} at {} ({:.1} GiB needed, {:.1} GiB free)",
+                    shape(entry, n),
+                    need as f64 / (1u64 << 30) as f64,
+                    free as f64 / (1u64 << 30) as f64
+                );
+                continue;
+            }
+            eprint!("\r\x1b[Ksweep/{entry} {}", shape(entry, n));
+            let _ = std::io::stderr().flush();
+            let reps = if bytes.max(flops) > BIG { REPS_BIG } else { REPS };
+            match point(gpu, entry, n, reps) {
+                Ok(times) => {
+                    for (implementation, median_us) in times {
+                        rows.push(SweepRow {
+                            entry: entry.into(),
+                            implementation: implementation.into(),
+                            shape: shape(entry, n),
+                            n,
+                            median_us,
+                            bytes,
+                            flops,
+                        });
+                    }
+                }
+                Err(e) if e.is_unavailable() => {
+                    eprintln!("\r\x1b[Ksweep: skipped {entry} at {}: {e}", shape(entry, n));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    eprint!("\r\x1b[K");
+    Ok(rows)
+}
+
+/// The implementations of `entry` at size `n`, each with its median time in µs.
+fn point(gpu: &Gpu, entry: &str, n: u64, reps: u32) -> Result<Vec<(&'static str, f64)>> {
+    let len = n as usize;
+    let f32s = |len: usize, seed| random_buffer::<f32>(gpu, len, Fill::Unit, seed);
+    Ok(match entry {
+        "copy" => {
+            let (input, mut output) = (f32s(len, 1)?, f32s(len, 2)?);
+            let lib = time(gpu, reps, || coalescing::copy(gpu, &input, &mut output))?;
+            let memcpy = time(gpu, reps, || gpu.memcpy(&input, &mut output))?;
+            vec![("coalescing::copy", lib), ("gpu.memcpy", memcpy)]
+        }
+        "sum" => {
+            let input = random_buffer::<i32>(gpu, len, Fill::Bits, 5)?;
+            let mut total: DeviceBuffer<i32> = random_buffer(gpu, 1, Fill::Bits, 7)?;
+            let sum = time(gpu, reps, || reduce::sum(gpu, &input).map(drop))?;
+            let sum_to = time(gpu, reps, || reduce::sum_to(gpu, &input, &mut total))?;
+            vec![("reduce::sum", sum), ("reduce::sum_to", sum_to)]
+        }
+        "transpose" | "transpose_1x4" => {
+            let (rows, cols) = transpose_shape(entry, n).expect("a transpose curve");
+            let (input, mut output) = (f32s(len, 1)?, f32s(len, 2)?);
+            let (rows, cols) = (rows as usize, cols as usize);
+            vec![(
+                "transpose::transpose",
+                time(gpu, reps, || transpose::transpose(gpu, &input, &mut output, rows, cols))?,
+            )]
+        }
+        "matmul" => {
+            let (a, b, mut c) = (f32s(len * len, 3)?, f32s(len * len, 4)?, f32s(len * len, 5)?);
+            let shape = (len, len, len);
+            vec![("matmul::matmul", time(gpu, reps, || matmul::matmul(gpu, &a, &b, &mut c, shape))?)]
+        }
+        _ => Vec::new(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_are_whole_powers_of_two() {
+        for k in ELEMENT_LOG2 {
+            let n = 1u64 << k;
+            let (r, c) = transpose_shape("transpose", n).unwrap();
+            assert_eq!((r, c), (1 << (k / 2), 1 << (k / 2)));
+            let (r, c) = transpose_shape("transpose_1x4", n).unwrap();
+            assert_eq!((r * 4, r * c), (c, n), "1:4 at 2^{k}");
+        }
+        assert_eq!(shape("transpose_1x4", 1 << 10), "16x64");
+        assert_eq!(shape("transpose", 1 << 30), "32768x32768");
+        assert_eq!(shape("matmul", 64), "64x64x64");
+        assert_eq!(shape("copy", 1024), "1024");
+        assert_eq!(transpose_shape("copy", 1024), None);
+    }
+
+    #[test]
+    fn work_is_counted_once() {
+        assert_eq!(work("copy", 1 << 20), (8 << 20, 0));
+        assert_eq!(work("sum", 1 << 20), (4 << 20, 0));
+        assert_eq!(work("transpose_1x4", 1 << 20), (8 << 20, 0));
+        assert_eq!(work("matmul", 8192), (0, 2 * 8192u64.pow(3)));
+        assert_eq!(sizes("matmul").len(), 8);
+        assert_eq!(sizes("sum").first().copied(), Some(1 << 10));
+        assert_eq!(sizes("sum").last().copied(), Some(1 << 30));
+    }
+}
