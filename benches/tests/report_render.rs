@@ -463,3 +463,164 @@ fn partial_and_odd_reports_render_without_panicking() {
         svg_texts(&dir.join(file));
     }
 }
+
+/// A small cost curve: three sizes of every entry, the library's implementations and memcpy
+/// (`sweep`), torch and CuPy for the memory-bound entries and cuBLAS for matmul (`peers`), with
+/// made-up times: a flat launch floor, then time growing with the size.
+fn with_sweep(mut r: Report, peers: bool) -> Report {
+    use coalesce_benches::report::{PeerRow, Peers, PeersInfo, SweepRow};
+    use coalesce_benches::sweep::{shape, work};
+    let sizes = |entry: &str| -> Vec<u64> {
+        if entry == "matmul" { vec![64, 256, 8192] } else { vec![1 << 10, 1 << 18, 1 << 30] }
+    };
+    let implementations = [
+        ("copy", vec!["coalescing::copy", "gpu.memcpy"]),
+        ("sum", vec!["reduce::sum", "reduce::sum_to"]),
+        ("transpose", vec!["transpose::transpose"]),
+        ("transpose_1x4", vec!["transpose::transpose"]),
+        ("matmul", vec!["matmul::matmul"]),
+    ];
+    // Floor µs + work at 2500 GB/s (or 40 TFLOP/s), each implementation a little slower.
+    let time = |entry: &str, n: u64, k: usize| {
+        let (bytes, flops) = work(entry, n);
+        let t = (3.0 + k as f64) + bytes as f64 / 2.5e6 / (1.0 + 0.1 * k as f64) + flops as f64 / 4e7;
+        // To 0.1 µs, as a measured record holds them (and so they round-trip through JSON exactly).
+        (t * 10.0).round() / 10.0
+    };
+    for (entry, imps) in &implementations {
+        for n in sizes(entry) {
+            for (k, imp) in imps.iter().enumerate() {
+                let (bytes, flops) = work(entry, n);
+                r.sweep.push(SweepRow {
+                    entry: entry.to_string(),
+                    implementation: imp.to_string(),
+                    shape: shape(entry, n),
+                    n,
+                    median_us: time(entry, n, k),
+                    bytes,
+                    flops,
+                });
+            }
+        }
+    }
+    if peers {
+        let mut rows = Vec::new();
+        for (entry, _) in &implementations {
+            let names: &[&str] = if *entry == "matmul" { &["cublas"] } else { &["torch", "cupy"] };
+            for n in sizes(entry) {
+                for (k, peer) in names.iter().enumerate() {
+                    let median_us = time(entry, n, k + 2) + 5.0;
+                    rows.push(PeerRow {
+                        entry: entry.to_string(),
+                        shape: shape(entry, n),
+                        n,
+                        peer: peer.to_string(),
+                        median_us,
+                    });
+                }
+            }
+        }
+        let info = PeersInfo {
+            device: r.device.name.clone(),
+            torch: Some("2.9.0".into()),
+            cupy: None,
+            cuda: Some("13.0".into()),
+            date: None,
+        };
+        r.peers = Some(Peers { info, rows });
+    }
+    r
+}
+
+/// Every table under `### entry` in the cost-curve section, as rows of column name → cell.
+fn cost_table(md: &str, entry: &str) -> Vec<HashMap<String, String>> {
+    let start = md.find(&format!("\n### {entry}\n")).unwrap_or_else(|| panic!("### {entry}"));
+    let rest = &md[start + 1..];
+    let end = rest[4..].find("\n### ").map_or(rest.len(), |e| e + 4);
+    let cells = |line: &str| -> Vec<String> {
+        line.trim().trim_start_matches('|').trim_end_matches('|').split('|').map(|c| c.trim().to_string()).collect()
+    };
+    let lines: Vec<&str> = rest[..end].lines().collect();
+    let at = lines.iter().position(|l| l.starts_with("| size |")).expect("a table");
+    let header = cells(lines[at]);
+    lines[at + 2..]
+        .iter()
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| header.iter().cloned().zip(cells(l)).collect())
+        .collect()
+}
+
+#[test]
+fn the_cost_curve_tables_and_plots_show_every_series() {
+    let r = with_sweep(sample(), true);
+    let (dir, md) = render(&r, "cost-curve");
+    assert!(md.contains("\n## cost curve\n"));
+    assert!(md.contains("torch 2.9.0, CuPy not importable"), "peers' versions");
+    assert!(!md.contains("were not measured"));
+    // The family tables are unchanged: still one row per registry run.
+    assert_eq!(table_rows(&md).len(), r.runs.len());
+    let peers = r.peers.as_ref().expect("peers");
+    for entry in ["copy", "sum", "transpose", "transpose_1x4", "matmul"] {
+        let rows = cost_table(&md, entry);
+        assert_eq!(rows.len(), 3, "{entry}: one row per size");
+        let unit = if entry == "matmul" { "TFLOP/s" } else { "GB/s" };
+        let mut labels = Vec::new();
+        for s in r.sweep.iter().filter(|s| s.entry == entry) {
+            let size = if entry == "matmul" { format!("{}³", s.n) } else { format!("2^{}", s.n.ilog2()) };
+            let row = rows.iter().find(|row| row["size"] == size).unwrap_or_else(|| panic!("{entry} {size}"));
+            assert_eq!(row["shape"], s.shape);
+            let imp = &s.implementation;
+            assert_eq!(row[&format!("{imp} µs")], format!("{:.1}", s.median_us), "{entry} {size} {imp}");
+            let rate = if s.flops > 0 {
+                format!("{:.2}", s.flops as f64 / s.median_us / 1e6)
+            } else {
+                format!("{:.0}", s.bytes as f64 / s.median_us / 1e3)
+            };
+            assert_eq!(row[&format!("{imp} {unit}")], rate, "{entry} {size} {imp} rate");
+            labels.push(imp.clone());
+        }
+        for p in peers.rows.iter().filter(|p| p.entry == entry) {
+            let label = if p.peer == "cublas" { "cuBLAS (torch)".to_string() } else { p.peer.clone() };
+            let size = if entry == "matmul" { format!("{}³", p.n) } else { format!("2^{}", p.n.ilog2()) };
+            let row = rows.iter().find(|row| row["size"] == size).expect("peer size");
+            assert_eq!(row[&format!("{label} µs")], format!("{:.1}", p.median_us), "{entry} {size} {label}");
+            labels.push(label);
+        }
+        labels.dedup();
+        // Both plots name every series in their legend, and are embedded under the entry.
+        for kind in ["time", "rate"] {
+            let file = format!("cost_{entry}_{kind}.svg");
+            let texts = svg_texts(&dir.join(&file));
+            for label in &labels {
+                assert!(texts.contains(label), "{file}: series {label:?} missing from {texts:?}");
+            }
+            assert!(texts.iter().any(|t| t.starts_with(&format!("{entry}: "))), "{file}: title");
+            assert!(md.contains(&format!("]({file})")), "{file} embedded");
+        }
+        // The reading: where each series stops being flat.
+        let section = &md[md.find(&format!("\n### {entry}\n")).unwrap()..];
+        assert!(section.contains("launch and synchronisation dominate"), "{entry} reading");
+    }
+    // With the made-up times, copy is flat (within 2x of 2^10) up to 2^18 but not 2^30.
+    assert!(md.contains("`coalescing::copy`: 3.0 µs a call at 2^10, and within 2× of that up to 2^18"), "{md}");
+    for file in coalesce_benches::report::SWEEP_PLOT_FILES {
+        assert!(dir.join(file).exists(), "{file} written");
+    }
+
+    // Without peers: the section says so, the plots keep the sweep's series; the JSON round-trips.
+    let bare = with_sweep(sample(), false);
+    let (dir, md) = render(&bare, "cost-curve-bare");
+    assert!(md.contains("Peers (PyTorch, CuPy, cuBLAS) were not measured"));
+    assert!(!svg_texts(&dir.join("cost_copy_time.svg")).iter().any(|t| t == "torch"));
+    assert!(Report::from_json(&fs::read_to_string(dir.join("report.json")).unwrap()).unwrap() == bare);
+    assert!(Report::from_json(&r.to_json()).unwrap() == r, "sweep and peers round-trip");
+
+    // A record without a sweep: no section, and the stale cost plots are removed.
+    let (dir, md) = {
+        let plain = sample();
+        report::render(&plain, &dir).expect("re-render without the sweep");
+        (dir.clone(), fs::read_to_string(dir.join("report.md")).unwrap())
+    };
+    assert!(!md.contains("## cost curve"));
+    assert!(!dir.join("cost_copy_time.svg").exists());
+}

@@ -12,6 +12,7 @@ pub fn markdown(report: &Report, plots: &[Plot]) -> String {
     for family in report.families() {
         section(&mut md, report, family, plots);
     }
+    super::cost::section(&mut md, report, plots);
     md
 }
 

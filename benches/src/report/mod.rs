@@ -9,6 +9,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+mod cost;
 mod markdown;
 mod model;
 mod plots;
@@ -16,7 +17,7 @@ mod readings;
 
 pub use markdown::markdown;
 pub use model::{Device, Measurement, Model, Param, PeerRow, Peers, PeersInfo, Report, SweepRow};
-pub use plots::{PLOT_FILES, Plot, plots};
+pub use plots::{PLOT_FILES, Plot, SWEEP_PLOT_FILES, plots};
 pub use readings::readings;
 
 /// Writes `dir/report.md`, `dir/report.json` and one SVG per plot whose runs are present into
@@ -37,7 +38,7 @@ pub fn render(report: &Report, dir: &Path) -> io::Result<Vec<PathBuf>> {
         fs::write(&path, &plot.svg)?;
         written.push(path);
     }
-    for stale in PLOT_FILES.iter().filter(|f| !plots.iter().any(|p| p.file == **f)) {
+    for stale in PLOT_FILES.iter().chain(SWEEP_PLOT_FILES).filter(|f| !plots.iter().any(|p| p.file == **f)) {
         match fs::remove_file(dir.join(stale)) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
             _ => {}

@@ -12,6 +12,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::cost::{Curve, curves};
 use super::readings::gcd;
 use super::{Measurement, Report, gbps, short};
 
@@ -40,6 +41,21 @@ pub const PLOT_FILES: &[&str] = &[
     "distance.svg",
 ];
 
+/// Every cost-curve plot file [`plots`] can produce (family `sweep`): per entry point, time per
+/// call and bandwidth (or TFLOP/s) against size.
+pub const SWEEP_PLOT_FILES: &[&str] = &[
+    "cost_copy_time.svg",
+    "cost_copy_rate.svg",
+    "cost_sum_time.svg",
+    "cost_sum_rate.svg",
+    "cost_transpose_time.svg",
+    "cost_transpose_rate.svg",
+    "cost_transpose_1x4_time.svg",
+    "cost_transpose_1x4_rate.svg",
+    "cost_matmul_time.svg",
+    "cost_matmul_rate.svg",
+];
+
 type DrawResult<T> = Result<T, Box<dyn Error + Send + Sync>>;
 
 /// Every plot whose runs are present in `report`, in [`PLOT_FILES`] order.
@@ -54,6 +70,18 @@ pub fn plots(report: &Report) -> io::Result<Vec<Plot>> {
         ("matmul.svg", "matmul", matmul(report)),
         ("distance.svg", "distance", percent_bars(report, "distance", "distance: % of memcpy per layout and access")),
     ];
+    let mut specs: Vec<(&'static str, &'static str, Option<Chart>)> = specs.into();
+    for c in curves(report) {
+        let (time, rate) = (format!("cost_{}_time.svg", c.entry), format!("cost_{}_rate.svg", c.entry));
+        // Curves of entries this renderer has no file name for are tabled, not plotted.
+        let (Some(time), Some(rate)) =
+            (SWEEP_PLOT_FILES.iter().find(|f| **f == time), SWEEP_PLOT_FILES.iter().find(|f| **f == rate))
+        else {
+            continue;
+        };
+        specs.push((time, "sweep", Some(cost_time(&c))));
+        specs.push((rate, "sweep", Some(cost_rate(&c))));
+    }
     let mut out = Vec::new();
     for (file, family, chart) in specs {
         let Some(chart) = chart else { continue };
@@ -79,6 +107,10 @@ struct Lines {
     ceiling: Option<(String, f64)>,
     /// x holds log2 of the parameter; axis labels show the parameter itself.
     log2_x: bool,
+    /// With `log2_x`: labels are `2^k` rather than the parameter.
+    x_exponents: bool,
+    /// y holds log10 of the value; axis labels show the value itself, at powers of ten.
+    log10_y: bool,
 }
 
 /// One bar of a bar chart.
@@ -123,8 +155,14 @@ impl Chart {
 
 /// Series colours, distinguishable in print and for the common colour-vision deficiencies
 /// (Okabe–Ito).
-const PALETTE: [RGBColor; 4] =
-    [RGBColor(0, 114, 178), RGBColor(213, 94, 0), RGBColor(0, 158, 115), RGBColor(204, 121, 167)];
+const PALETTE: [RGBColor; 6] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(86, 180, 233),
+    RGBColor(0, 0, 0),
+];
 const REFERENCE: RGBColor = RGBColor(110, 110, 110);
 const FONT: &str = "sans-serif";
 
@@ -151,7 +189,16 @@ fn gbps_series(r: &Report, family: &str, variants: &[&str], x: fn(u32) -> f64) -
 }
 
 fn lines(title: &str, x_desc: &'static str, y_desc: &'static str, series: Vec<Series>) -> Lines {
-    Lines { title: title.into(), x_desc, y_desc, series, ceiling: None, log2_x: false }
+    Lines {
+        title: title.into(),
+        x_desc,
+        y_desc,
+        series,
+        ceiling: None,
+        log2_x: false,
+        x_exponents: false,
+        log10_y: false,
+    }
 }
 
 fn coalescing_offset(r: &Report) -> Option<Chart> {
@@ -269,6 +316,43 @@ fn percent_bars(r: &Report, family: &str, title: &str) -> Option<Chart> {
     })
 }
 
+/// The size axis of a cost curve: log2 of the elements, or of the matmul's side.
+fn cost_x(c: &Curve) -> (&'static str, bool) {
+    if c.flops() { ("matrix side n of n³ (log2 scale)", false) } else { ("elements (log2 scale)", true) }
+}
+
+fn cost_time(c: &Curve) -> Chart {
+    let (x_desc, x_exponents) = cost_x(c);
+    let series = c
+        .series
+        .iter()
+        .map(|s| Series {
+            label: s.label.clone(),
+            points: s.points.iter().map(|p| ((p.n as f64).log2(), p.median_us.log10())).collect(),
+        })
+        .collect();
+    Chart::Lines(Lines {
+        log2_x: true,
+        x_exponents,
+        log10_y: true,
+        ..lines(&format!("{}: time per call vs size (log-log)", c.entry), x_desc, "µs per call (log10 scale)", series)
+    })
+}
+
+fn cost_rate(c: &Curve) -> Chart {
+    let (x_desc, x_exponents) = cost_x(c);
+    let series = c
+        .series
+        .iter()
+        .map(|s| Series {
+            label: s.label.clone(),
+            points: s.points.iter().map(|p| ((p.n as f64).log2(), p.rate())).filter(|(_, y)| y.is_finite()).collect(),
+        })
+        .collect();
+    let title = format!("{}: {} vs size", c.entry, c.rate_unit());
+    Chart::Lines(Lines { log2_x: true, x_exponents, ..lines(&title, x_desc, c.rate_unit(), series) })
+}
+
 /// The upper end of a value axis starting at 0: a little above the largest value, so points
 /// and labels at the top are not clipped.
 fn axis_top(values: impl Iterator<Item = f64>) -> f64 {
@@ -356,20 +440,43 @@ fn draw_lines(c: &Lines) -> DrawResult<String> {
             (x0, x1) = (x0 - 1.0, x0 + 1.0);
         }
         let ys = c.series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
-        let y1 = axis_top(ys.chain(c.ceiling.iter().map(|(_, y)| *y)));
+        let (y0, y1) = if c.log10_y {
+            // Whole decades, at least one.
+            let (lo, hi) = ys.fold((f64::MAX, f64::MIN), |(lo, hi), y| (lo.min(y), hi.max(y)));
+            let (lo, hi) = if lo <= hi { (lo.floor(), hi.ceil()) } else { (0.0, 1.0) };
+            (lo, if hi > lo { hi } else { lo + 1.0 })
+        } else {
+            (0.0, axis_top(ys.chain(c.ceiling.iter().map(|(_, y)| *y))))
+        };
         let mut chart = ChartBuilder::on(&area)
             .margin(16)
             .x_label_area_size(48)
             .y_label_area_size(72)
-            .build_cartesian_2d(x0..x1, 0.0..y1)?;
-        let log2_x = c.log2_x;
+            .build_cartesian_2d(x0..x1, y0..y1)?;
+        let (log2_x, x_exponents, wide) = (c.log2_x, c.x_exponents, x1 - x0 > 12.0);
         let x_label = move |v: &f64| {
             if !log2_x {
                 format!("{v}")
-            } else if v.fract() == 0.0 {
-                format!("{}", 2f64.powf(*v))
-            } else {
+            } else if v.fract() != 0.0 {
                 String::new()
+            } else if !x_exponents {
+                format!("{}", 2f64.powf(*v))
+            } else if wide && (*v as i64) % 2 != 0 {
+                // Every other power where a label per power would crowd the axis.
+                String::new()
+            } else {
+                format!("2^{v}")
+            }
+        };
+        let log10_y = c.log10_y;
+        let y_label = move |v: &f64| {
+            if !log10_y {
+                format!("{v:.0}")
+            } else if v.fract() != 0.0 {
+                String::new()
+            } else {
+                let value = 10f64.powf(*v);
+                if *v >= 0.0 { format!("{value:.0}") } else { format!("{value}") }
             }
         };
         let mut mesh = chart.configure_mesh();
@@ -379,10 +486,14 @@ fn draw_lines(c: &Lines) -> DrawResult<String> {
             .x_desc(c.x_desc)
             .y_desc(c.y_desc)
             .x_label_formatter(&x_label)
-            .y_label_formatter(&|v| format!("{v:.0}"));
+            .y_label_formatter(&y_label);
         if log2_x {
             // One label per power of two.
             mesh.x_labels((x1 - x0) as usize + 1);
+        }
+        if log10_y {
+            // One label per decade.
+            mesh.y_labels((y1 - y0) as usize + 1);
         }
         mesh.draw()?;
         if let Some((_, y)) = &c.ceiling {

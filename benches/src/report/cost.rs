@@ -1,0 +1,249 @@
+//! The cost curve's section: one table and two plots per entry point (time per call, and
+//! bandwidth or TFLOP/s, against size), the library's implementations and the device memcpy from
+//! the report's `sweep`, the peers (PyTorch, CuPy, cuBLAS) from its `peers` where present, and
+//! per implementation the sizes where a call costs its launch rather than its work.
+use std::fmt::Write;
+
+use super::{Plot, Report, gbps, tflops, us};
+use crate::sweep::{ENTRIES, work};
+
+/// One timed call of one implementation at one size.
+#[derive(Debug, Clone)]
+pub(crate) struct Point {
+    pub n: u64,
+    pub shape: String,
+    pub median_us: f64,
+    pub bytes: u64,
+    pub flops: u64,
+}
+
+impl Point {
+    /// GB/s of the bytes counted once, or TFLOP/s where the call is counted in flops.
+    pub fn rate(&self) -> f64 {
+        let seconds = self.median_us * 1e-6;
+        if self.flops > 0 { self.flops as f64 / seconds / 1e12 } else { self.bytes as f64 / seconds / 1e9 }
+    }
+}
+
+/// One implementation's points, by size.
+#[derive(Debug, Clone)]
+pub(crate) struct Series {
+    pub label: String,
+    pub points: Vec<Point>,
+}
+
+/// One entry point's curve: every implementation that has a point of it.
+#[derive(Debug, Clone)]
+pub(crate) struct Curve {
+    pub entry: String,
+    pub series: Vec<Series>,
+}
+
+impl Curve {
+    /// Counted in flops (matmul) rather than bytes.
+    pub fn flops(&self) -> bool {
+        self.series.iter().flat_map(|s| &s.points).any(|p| p.flops > 0)
+    }
+
+    /// `GB/s` or `TFLOP/s`.
+    pub fn rate_unit(&self) -> &'static str {
+        if self.flops() { "TFLOP/s" } else { "GB/s" }
+    }
+
+    /// The size as the tables and readings print it: `2^20` elements, or `1024³`.
+    pub fn size(&self, n: u64) -> String {
+        if self.flops() {
+            format!("{n}³")
+        } else if n.is_power_of_two() {
+            format!("2^{}", n.ilog2())
+        } else {
+            n.to_string()
+        }
+    }
+
+    /// Every size any series has, ascending.
+    fn sizes(&self) -> Vec<u64> {
+        let mut sizes: Vec<u64> = self.series.iter().flat_map(|s| s.points.iter().map(|p| p.n)).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        sizes
+    }
+}
+
+/// A peer's name as the tables and legends show it.
+fn peer_label(peer: &str) -> String {
+    match peer {
+        "cublas" => "cuBLAS (torch)".into(),
+        other => other.into(),
+    }
+}
+
+/// The curves of `report`: the known entries in [`ENTRIES`] order, then any others in the order
+/// they appear; in each, the sweep's implementations then the peers, points by size. Points with
+/// no positive time are left out (they have no rate).
+pub(crate) fn curves(report: &Report) -> Vec<Curve> {
+    let peers = report.peers.iter().flat_map(|p| &p.rows);
+    let mut entries: Vec<&str> = ENTRIES.to_vec();
+    for e in report.sweep.iter().map(|r| r.entry.as_str()).chain(peers.clone().map(|r| r.entry.as_str())) {
+        if !entries.contains(&e) {
+            entries.push(e);
+        }
+    }
+    let mut curves = Vec::new();
+    for entry in entries {
+        let mut series: Vec<Series> = Vec::new();
+        let mut add = |label: String, point: Point| {
+            if !(point.median_us > 0.0 && point.median_us.is_finite()) {
+                return;
+            }
+            match series.iter_mut().find(|s| s.label == label) {
+                Some(s) => s.points.push(point),
+                None => series.push(Series { label, points: vec![point] }),
+            }
+        };
+        for r in report.sweep.iter().filter(|r| r.entry == entry) {
+            let point =
+                Point { n: r.n, shape: r.shape.clone(), median_us: r.median_us, bytes: r.bytes, flops: r.flops };
+            add(r.implementation.clone(), point);
+        }
+        for r in peers.clone().filter(|r| r.entry == entry) {
+            let (bytes, flops) = work(entry, r.n);
+            add(peer_label(&r.peer), Point { n: r.n, shape: r.shape.clone(), median_us: r.median_us, bytes, flops });
+        }
+        for s in &mut series {
+            s.points.sort_by_key(|p| p.n);
+        }
+        if !series.is_empty() {
+            curves.push(Curve { entry: entry.to_string(), series });
+        }
+    }
+    curves
+}
+
+/// A call within this factor of the time at the smallest size costs its launch, not its work.
+pub const FLAT: f64 = 2.0;
+
+/// The largest size up to which `s`'s time stays within [`FLAT`]× its time at its smallest
+/// size, counting from the smallest; `None` with fewer than two points or when the second
+/// already takes longer.
+pub(crate) fn flat_until(s: &Series) -> Option<u64> {
+    let first = s.points.first()?;
+    let flat: Vec<&Point> = s.points.iter().take_while(|p| p.median_us <= FLAT * first.median_us).collect();
+    (flat.len() >= 2).then(|| flat[flat.len() - 1].n)
+}
+
+/// The reading of one curve: for each implementation, its time at the smallest size, the size
+/// up to which the time stays flat (launch and synchronisation), and its rate at the largest.
+pub(crate) fn reading(c: &Curve) -> Vec<String> {
+    c.series
+        .iter()
+        .filter_map(|s| {
+            let (first, last) = (s.points.first()?, s.points.last()?);
+            let rate = |p: &Point| if c.flops() { tflops(p.rate()) } else { gbps(p.rate()) };
+            let tail = format!("at {} it reaches {} {}.", c.size(last.n), rate(last), c.rate_unit());
+            Some(match flat_until(s) {
+                Some(until) if until < last.n => format!(
+                    "`{}`: {} µs a call at {}, and within {FLAT}× of that up to {}: launch and synchronisation \
+                     dominate there, the work only above; {tail}",
+                    s.label,
+                    us(first.median_us),
+                    c.size(first.n),
+                    c.size(until)
+                ),
+                Some(_) => format!(
+                    "`{}`: within {FLAT}× of {} µs a call at every size measured: launch and synchronisation \
+                     dominate throughout; {tail}",
+                    s.label,
+                    us(first.median_us)
+                ),
+                None => format!(
+                    "`{}`: {} µs a call at {}, already growing with the size at the next; {tail}",
+                    s.label,
+                    us(first.median_us),
+                    c.size(first.n)
+                ),
+            })
+        })
+        .collect()
+}
+
+/// The section's markdown, embedding `plots` of family `sweep`. Empty when the report has no
+/// cost curve and no peers.
+pub(crate) fn section(md: &mut String, r: &Report, plots: &[Plot]) {
+    let curves = curves(r);
+    if r.sweep.is_empty() && r.peers.is_none() {
+        return;
+    }
+    md.push_str("\n## cost curve\n\n");
+    md.push_str(
+        "The library's entry points over sizes, each call timed as the runs above (back-to-back calls \
+         between CUDA events, median of samples), so at small sizes the time is what a call costs the \
+         host: its launch, and for `reduce::sum` an allocation and a wait for the result \
+         (`reduce::sum_to` leaves the total on the device). Bytes are counted once (copy and transpose \
+         8 per element, sum 4); matmul counts 2n³ flops.\n\n",
+    );
+    match &r.peers {
+        None => md.push_str(
+            "Peers (PyTorch, CuPy, cuBLAS) were not measured for this record: run `run.sh peers` on the same \
+             GPU and re-render with `report --from report.json --peers peers.json`.\n",
+        ),
+        Some(p) => {
+            let version = |name: &str, v: &Option<String>| match v {
+                Some(v) => format!("{name} {v}"),
+                None => format!("{name} not importable"),
+            };
+            let _ = write!(
+                md,
+                "Peers timed by `peers.py` on {} ({}, {}) the same way: a batch of back-to-back calls between \
+                 CUDA events, median of samples.",
+                p.info.device,
+                version("torch", &p.info.torch),
+                version("CuPy", &p.info.cupy)
+            );
+            if p.info.device != r.device.name {
+                let _ = write!(md, " **They ran on another device than the report ({}).**", r.device.name);
+            }
+            md.push('\n');
+        }
+    }
+    for c in &curves {
+        let _ = writeln!(md, "\n### {}\n", c.entry);
+        let labels: Vec<&str> = c.series.iter().map(|s| s.label.as_str()).collect();
+        md.push_str("| size | shape |");
+        let mut rule = String::from("|---|---|");
+        for l in &labels {
+            let _ = write!(md, " {l} µs |");
+            rule.push_str("---:|");
+        }
+        for l in &labels {
+            let _ = write!(md, " {l} {} |", c.rate_unit());
+            rule.push_str("---:|");
+        }
+        let _ = writeln!(md, "\n{rule}");
+        for n in c.sizes() {
+            let at = |s: &Series| s.points.iter().find(|p| p.n == n).cloned();
+            let shape = c.series.iter().find_map(at).map_or(String::new(), |p| p.shape);
+            let _ = write!(md, "| {} | {shape} |", c.size(n));
+            for s in &c.series {
+                let cell = at(s).map_or(String::new(), |p| us(p.median_us));
+                let _ = write!(md, " {cell} |");
+            }
+            for s in &c.series {
+                let rate = |p: Point| if c.flops() { tflops(p.rate()) } else { gbps(p.rate()) };
+                let _ = write!(md, " {} |", at(s).map_or(String::new(), rate));
+            }
+            md.push('\n');
+        }
+        let sentences = reading(c);
+        if !sentences.is_empty() {
+            md.push_str("\n**Reading.**\n\n");
+            for s in sentences {
+                let _ = writeln!(md, "- {s}");
+            }
+        }
+        let files = [format!("cost_{}_time.svg", c.entry), format!("cost_{}_rate.svg", c.entry)];
+        for plot in plots.iter().filter(|p| p.family == "sweep" && files.iter().any(|f| f == p.file)) {
+            let _ = writeln!(md, "\n![{}]({})", plot.title, plot.file);
+        }
+    }
+}
