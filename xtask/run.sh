@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The bundle's driver, for a GPU host that has the NVIDIA driver but no Rust toolchain.
-#   run.sh [all|checks|report|cublas|bench|ptxas|ncu|sanitize|hopper] [args for that step]
+#   run.sh [all|checks|report|cublas|peers|bench|ptxas|ncu|sanitize|hopper] [args for that step]
 # (`ncu [FILTER...]` profiles every registered run, or those whose id contains any FILTER.)
 # Logs go to $OUT when set (the device tool's folder), else to ./logs beside this script.
 set -uo pipefail
@@ -36,6 +36,24 @@ cublas() {
     python3 "$here/cublas.py" --out "$logs/cublas.json" "$@" 2>&1 | tee "$logs/cublas.log" || status=1
   else
     echo "python3 with torch not found: no cuBLAS reference" | tee "$logs/cublas.log"
+  fi
+}
+
+# PyTorch, CuPy and cuBLAS (through torch, TF32 off) over the report's cost curve, timed on this
+# GPU in this run (peers.py writes peers.json); then the report in $logs/report, when there is one,
+# is re-rendered with them beside the library's entry points. Neither torch nor CuPy is a
+# dependency of the library: a host without python3 + torch gets one line saying so, and CuPy is
+# left out where it does not import. Args: peers.py's (--entries, --max-log2, --max-side).
+peers() {
+  if python3 -c "import torch" 2>/dev/null; then
+    python3 "$here/peers.py" --out "$logs/peers.json" "$@" 2>&1 | tee "$logs/peers.log" || status=1
+    if [ -f "$logs/report/report.json" ] && [ -f "$logs/peers.json" ]; then
+      "$here/bin/report" --from "$logs/report/report.json" --peers "$logs/peers.json" --out "$logs/report" \
+        > /dev/null 2>>"$logs/peers.log" && echo "report re-rendered with the peers: $logs/report/report.md" \
+        || { echo "re-rendering the report with the peers failed (see peers.log)"; status=1; }
+    fi
+  else
+    echo "python3 with torch not found: no peers" | tee "$logs/peers.log"
   fi
 }
 
@@ -128,7 +146,7 @@ hopper() {
   info
   ptxas_report
   timeout 240 "$here/bin/gpu" $HOPPER_CHECKS 2>&1 | tee "$logs/checks.log" || status=1
-  timeout 180 "$here/bin/report" --out "$logs/report" 2>&1 | tail -n 3 | tee "$logs/report.log" || status=1
+  timeout 180 "$here/bin/report" --no-sweep --out "$logs/report" 2>&1 | tail -n 3 | tee "$logs/report.log" || status=1
   if command -v compute-sanitizer >/dev/null; then
     COALESCE_SKIP_LARGE=1 timeout 300 compute-sanitizer --tool memcheck --print-limit 20 "$here/bin/gpu" $HOPPER_CHECKS \
       > "$logs/memcheck.log" 2>&1 || status=1
@@ -147,15 +165,16 @@ hopper() {
 }
 
 case "$step" in
-  all) info; ptxas_report; checks; report; cublas; ncu_counters; bench ;;
+  all) info; ptxas_report; checks; report; cublas; peers; ncu_counters; bench ;;
   sanitize) sanitize "$@" ;;
   checks) info; checks "$@" ;;
   report) info; report "$@" ;;
   cublas) info; cublas "$@" ;;
+  peers) info; peers "$@" ;;
   bench) info; bench "$@" ;;
   ptxas) ptxas_report ;;
   ncu) ncu_counters "$@" ;;
   hopper) hopper ;;
-  *) echo "unknown step $step (all|checks|report|cublas|bench|ptxas|ncu|sanitize|hopper)"; exit 2 ;;
+  *) echo "unknown step $step (all|checks|report|cublas|peers|bench|ptxas|ncu|sanitize|hopper)"; exit 2 ;;
 esac
 exit $status

@@ -615,6 +615,13 @@ fn the_cost_curve_tables_and_plots_show_every_series() {
     assert!(Report::from_json(&fs::read_to_string(dir.join("report.json")).unwrap()).unwrap() == bare);
     assert!(Report::from_json(&r.to_json()).unwrap() == r, "sweep and peers round-trip");
 
+    // peers.json as peers.py writes it (CuPy absent: null) parses.
+    let written = r#"{"info": {"device": "NVIDIA H100 80GB HBM3", "torch": "2.9.0+cu130", "cupy": null,
+        "cuda": "13.0", "date": "2026-11-22T15:00:00Z"},
+        "rows": [{"entry": "copy", "shape": "1024", "n": 1024, "peer": "torch", "median_us": 9.51}]}"#;
+    let parsed: coalesce_benches::report::Peers = serde_json::from_str(written).expect("peers.json parses");
+    assert_eq!((parsed.info.cupy, parsed.rows[0].n, parsed.rows[0].median_us), (None, 1024, 9.51));
+
     // A record without a sweep: no section, and the stale cost plots are removed.
     let (dir, md) = {
         let plain = sample();

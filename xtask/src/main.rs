@@ -10,16 +10,21 @@ const USAGE: &str = "usage:
   cargo xtask build-ptx --refresh                     rebuild the modules the library embeds (host/ptx/:
                                                       sm_75, and sm_90 +ptx83); commit them after a kernel change
   cargo xtask list                                    every registered variant, one line each
-  cargo xtask report [--out DIR] [FILTER]             measure every variant on this GPU against its memcpy and
-                                                      write DIR/report.md, report.json and SVG plots
-                                                      (default DIR: target/report)
-  cargo xtask report --from FILE.json [--out DIR]     re-render a saved report.json, no GPU needed
+  cargo xtask report [--out DIR] [--no-sweep] [FILTER]
+                                                      measure every variant on this GPU against its memcpy, and
+                                                      the cost curve (the library's entry points over sizes;
+                                                      FILTER `sweep` for it alone), and write DIR/report.md,
+                                                      report.json and SVG plots (default DIR: target/report)
+  cargo xtask report --from FILE.json [--out DIR] [--peers PEERS.json]
+                                                      re-render a saved report.json, no GPU needed; --peers puts
+                                                      a bundle's peers.json (PyTorch, CuPy, cuBLAS) beside the
+                                                      cost curve
   cargo xtask model [FILTER] [--json] [--sms N]       the transaction model of every run, no GPU needed: what
                                                       Nsight Compute should count for the launch the ncu step
                                                       profiles (table, or one JSON object per line)
   cargo xtask ncu-table CSV [--sms N] [--only-off]    a bundle's ncu.csv beside the model: markdown table of
                                                       predicted vs measured, rows off by > 5 % (DRAM 10 %) marked
-  cargo xtask bundle [--out DIR]                      test/bench binaries, PTX, run.sh and cublas.py for a GPU host
+  cargo xtask bundle [--out DIR]                      test/bench binaries, PTX, run.sh, cublas.py and peers.py for a GPU host
                                                       without Rust (default DIR: bundle)";
 
 fn main() -> ExitCode {
@@ -212,7 +217,7 @@ fn bundle(args: &[String]) -> Result<(), String> {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_default();
     std::fs::write(out.join("COMMIT"), format!("{commit}\n")).map_err(|e| e.to_string())?;
-    for script in ["run.sh", "cublas.py"] {
+    for script in ["run.sh", "cublas.py", "peers.py"] {
         std::fs::copy(root().join("xtask").join(script), out.join(script)).map_err(|e| format!("{script}: {e}"))?;
     }
     println!("bundle at {} (commit {commit}): {}", out.display(), names.join(", "));

@@ -141,6 +141,16 @@ pub(crate) fn reading(c: &Curve) -> Vec<String> {
             let (first, last) = (s.points.first()?, s.points.last()?);
             let rate = |p: &Point| if c.flops() { tflops(p.rate()) } else { gbps(p.rate()) };
             let tail = format!("at {} it reaches {} {}.", c.size(last.n), rate(last), c.rate_unit());
+            if s.points.len() < 2 {
+                return Some(format!(
+                    "`{}`: measured at {} only: {} µs a call, {} {}.",
+                    s.label,
+                    c.size(last.n),
+                    us(last.median_us),
+                    rate(last),
+                    c.rate_unit()
+                ));
+            }
             Some(match flat_until(s) {
                 Some(until) if until < last.n => format!(
                     "`{}`: {} µs a call at {}, and within {FLAT}× of that up to {}: launch and synchronisation \
@@ -182,6 +192,9 @@ pub(crate) fn section(md: &mut String, r: &Report, plots: &[Plot]) {
          (`reduce::sum_to` leaves the total on the device). Bytes are counted once (copy and transpose \
          8 per element, sum 4); matmul counts 2n³ flops.\n\n",
     );
+    if r.sweep.is_empty() {
+        md.push_str("This record has no sweep of the library's entry points (it was measured without one): the peers alone.\n\n");
+    }
     match &r.peers {
         None => md.push_str(
             "Peers (PyTorch, CuPy, cuBLAS) were not measured for this record: run `run.sh peers` on the same \

@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""PyTorch, CuPy and cuBLAS over the report's cost curve, timed on this GPU in the same run.
+
+Not a dependency of the library: the bundle ships this script so the report's cost curve
+(`report --peers peers.json`) shows, beside every entry point of the library, what the usual
+Python libraries take for the same call at the same sizes:
+
+    copy           dst.copy_(src) (torch), cupy.copyto(dst, src) (CuPy)       float32, n elements
+    sum            torch.sum(x), cupy.sum(x)                                   int32, n elements
+    transpose      x.t().contiguous(), cupy.ascontiguousarray(x.T)             float32, square
+    transpose_1x4  the same, rows:cols = 1:4
+    matmul         cuBLAS SGEMM through torch.matmul, TF32 off                 float32, n x n x n
+
+at the sizes the Rust sweep uses (benches/src/sweep.rs): n = 2^10, 2^12, ..., 2^30 elements
+(the square transpose's side sqrt(n), the 1:4 transpose's rows sqrt(n/4)), matmul sides 64 to
+8192. Each call is timed the way the Rust harness times its own (Gpu::median_time): 3 warm-up
+calls, then CUDA events around a batch of back-to-back calls (about 2 ms, at most 64; one untimed
+call queued ahead of each batch), the median of 21 batches (9 for the largest sizes). So at small
+sizes the time is what one call costs the host (Python, the dispatcher, the launch), as it is
+for the Rust entry points. Sizes that do not fit in free device memory are skipped, saying so.
+
+    python3 peers.py [--out peers.json] [--entries copy,sum,...] [--max-log2 30] [--max-side 8192]
+
+Writes {"info": {device, torch, cupy, cuda, date}, "rows": [{entry, shape, n, peer, median_us}]}.
+"""
+import argparse
+import datetime
+import json
+import math
+import statistics
+import sys
+
+WARMUP = 3
+REPS = 21
+REPS_BIG = 9
+BIG = 1 << 33  # bytes or flops above which a point takes REPS_BIG samples (as the Rust sweep)
+HEADROOM = 512 << 20
+ENTRIES = ["copy", "sum", "transpose", "transpose_1x4", "matmul"]
+
+
+def sizes(entry, max_log2, max_side):
+    if entry == "matmul":
+        return [s for s in (64, 128, 256, 512, 1024, 2048, 4096, 8192) if s <= max_side]
+    return [1 << k for k in range(10, max_log2 + 1, 2)]
+
+
+def transpose_shape(entry, n):
+    half_log2 = lambda x: max(x, 1).bit_length() - 1 >> 1  # noqa: E731 (log2 of sqrt, rounded down)
+    rows = 1 << half_log2(n) if entry == "transpose" else 1 << half_log2(n // 4)
+    return rows, n // rows
+
+
+def shape(entry, n):
+    if entry.startswith("transpose"):
+        return "%dx%d" % transpose_shape(entry, n)
+    if entry == "matmul":
+        return f"{n}x{n}x{n}"
+    return str(n)
+
+
+def work(entry, n):
+    return {"copy": 8 * n, "sum": 4 * n, "transpose": 8 * n, "transpose_1x4": 8 * n, "matmul": 2 * n ** 3}[entry]
+
+
+def footprint(entry, n):
+    return {"sum": 4 * n + 4, "matmul": 12 * n * n}.get(entry, 8 * n)
+
+
+def median_us(torch, run, reps):
+    for _ in range(WARMUP):
+        run()
+    torch.cuda.synchronize()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+    def timed(batch):
+        # One untimed call ahead of the start event keeps the GPU busy while the batch is queued.
+        run()
+        start.record()
+        for _ in range(batch):
+            run()
+        stop.record()
+        stop.synchronize()
+        return start.elapsed_time(stop) * 1e3 / batch
+
+    once = timed(1)
+    batch = min(64, max(1, math.ceil(2000.0 / max(once, 1e-1))))
+    return statistics.median(timed(batch) for _ in range(reps))
+
+
+def peers_of(entry, n, torch, cupy):
+    """(peer, callable) pairs for `entry` at size `n`, with their buffers allocated."""
+    gen = torch.Generator(device="cuda").manual_seed(7)
+    out = []
+    if entry == "copy":
+        src = torch.rand(n, device="cuda", generator=gen)
+        dst = torch.empty_like(src)
+        out.append(("torch", lambda: dst.copy_(src)))
+        if cupy is not None:
+            csrc, cdst = cupy.asarray(src), cupy.empty(n, dtype=cupy.float32)
+            out.append(("cupy", lambda: cupy.copyto(cdst, csrc)))
+    elif entry == "sum":
+        x = torch.randint(-1000, 1000, (n,), device="cuda", dtype=torch.int32, generator=gen)
+        # torch.sum of int32 returns int64, as cupy.sum of int32 does: neither waits for the host.
+        out.append(("torch", lambda: torch.sum(x)))
+        if cupy is not None:
+            cx = cupy.asarray(x)
+            out.append(("cupy", lambda: cupy.sum(cx)))
+    elif entry.startswith("transpose"):
+        rows, cols = transpose_shape(entry, n)
+        x = torch.rand((rows, cols), device="cuda", generator=gen)
+        out.append(("torch", lambda: x.t().contiguous()))
+        if cupy is not None:
+            cx = cupy.asarray(x)
+            out.append(("cupy", lambda: cupy.ascontiguousarray(cx.T)))
+    elif entry == "matmul":
+        a = torch.rand((n, n), device="cuda", generator=gen) * 2 - 1
+        b = torch.rand((n, n), device="cuda", generator=gen) * 2 - 1
+        c = torch.empty((n, n), device="cuda")
+        out.append(("cublas", lambda: torch.matmul(a, b, out=c)))
+    return out
+
+
+def time_point(torch, cupy, entry, n):
+    """The rows of every peer of `entry` at size `n` (its buffers freed on return)."""
+    reps = REPS_BIG if work(entry, n) > BIG else REPS
+    rows = []
+    for peer, run in peers_of(entry, n, torch, cupy):
+        us = median_us(torch, run, reps)
+        rows.append({"entry": entry, "shape": shape(entry, n), "n": n, "peer": peer, "median_us": us})
+        rate = work(entry, n) / us / (1e6 if entry == "matmul" else 1e3)
+        unit = "TFLOP/s" if entry == "matmul" else "GB/s"
+        print(f"{entry} {shape(entry, n)} {peer}: {us:.1f} us, {rate:.2f} {unit}", flush=True)
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default="peers.json")
+    parser.add_argument("--entries", default=",".join(ENTRIES))
+    parser.add_argument("--max-log2", type=int, default=30)
+    parser.add_argument("--max-side", type=int, default=8192)
+    args = parser.parse_args()
+    import torch
+
+    if not torch.cuda.is_available():
+        print("peers.py: no CUDA device visible to PyTorch", file=sys.stderr)
+        return 1
+    try:
+        import cupy
+    except Exception as e:  # not installed, or built for another CUDA: torch alone
+        print(f"peers.py: CuPy not importable ({e}): torch only", file=sys.stderr)
+        cupy = None
+    # True FP32 SGEMM: no TF32 tensor cores.
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.set_float32_matmul_precision("highest")
+    assert not torch.backends.cuda.matmul.allow_tf32
+    info = {
+        "device": torch.cuda.get_device_properties(0).name,
+        "torch": torch.__version__,
+        "cupy": cupy.__version__ if cupy is not None else None,
+        "cuda": torch.version.cuda,
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    print(f"peers on {info['device']}: torch {info['torch']} (CUDA {info['cuda']}), CuPy {info['cupy']}")
+    rows = []
+    for entry in args.entries.split(","):
+        if entry not in ENTRIES:
+            print(f"peers.py: unknown entry {entry!r} (want {','.join(ENTRIES)})", file=sys.stderr)
+            return 2
+        for n in sizes(entry, args.max_log2, args.max_side):
+            torch.cuda.empty_cache()
+            if cupy is not None:
+                cupy.get_default_memory_pool().free_all_blocks()
+            free, _ = torch.cuda.mem_get_info()
+            # The peers' own outputs (a transposed copy, a result) need room too: twice the inputs.
+            need = 2 * footprint(entry, n)
+            if need + HEADROOM > free:
+                print(f"skipped {entry} at {shape(entry, n)}: {need / 2**30:.1f} GiB needed, {free / 2**30:.1f} GiB free")
+                continue
+            try:
+                rows.extend(time_point(torch, cupy, entry, n))
+            except (torch.cuda.OutOfMemoryError, MemoryError) as e:
+                print(f"skipped {entry} at {shape(entry, n)}: {e}")
+            torch.cuda.synchronize()
+    with open(args.out, "w") as f:
+        json.dump({"info": info, "rows": rows}, f, indent=1)
+    print(f"wrote {args.out} ({len(rows)} rows)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
