@@ -6,7 +6,7 @@ Not a dependency of the library: the bundle ships this script so the report's co
 Python libraries take for the same call at the same sizes:
 
     copy           dst.copy_(src) (torch), cupy.copyto(dst, src) (CuPy)       float32, n elements
-    sum            torch.sum(x), cupy.sum(x)                                   int32, n elements
+    sum            torch.sum(x), cupy.sum(x); and read back: .item(), int()     int32, n elements
     transpose      x.t().contiguous(), cupy.ascontiguousarray(x.T)             float32, square
     transpose_1x4  the same, rows:cols = 1:4
     matmul         cuBLAS SGEMM through torch.matmul, TF32 off                 float32, n x n x n
@@ -102,9 +102,12 @@ def peers_of(entry, n, torch, cupy):
         x = torch.randint(-1000, 1000, (n,), device="cuda", dtype=torch.int32, generator=gen)
         # torch.sum of int32 returns int64, as cupy.sum of int32 does: neither waits for the host.
         out.append(("torch", lambda: torch.sum(x)))
+        # ...and with the result read back to the host, as reduce::sum returns it.
+        out.append(("torch .item()", lambda: torch.sum(x).item()))
         if cupy is not None:
             cx = cupy.asarray(x)
             out.append(("cupy", lambda: cupy.sum(cx)))
+            out.append(("cupy int()", lambda: int(cupy.sum(cx))))
     elif entry.startswith("transpose"):
         rows, cols = transpose_shape(entry, n)
         x = torch.rand((rows, cols), device="cuda", generator=gen)

@@ -7,7 +7,7 @@
 //! compute capability 9.0 or newer. Kernels present in both are always taken from the base
 //! module, so their timings do not depend on which module is loaded.
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use cust::context::Context;
@@ -42,6 +42,9 @@ pub struct Gpu {
     /// The Hopper module's own entry points, once loaded (a failed load is tried again on the
     /// next use).
     hopper: OnceLock<Loaded>,
+    /// One i32 of device memory that calls returning a device result to the host (`reduce::sum`)
+    /// reuse instead of allocating one a call; held by one call at a time.
+    result_slot: Mutex<Option<DeviceBuffer<i32>>>,
     stream: Stream,
     info: DeviceInfo,
     // Dropped after the functions' users: the functions belong to the module, the module and
@@ -142,7 +145,15 @@ impl Gpu {
             ),
             memory_bytes: device.total_memory()? as u64,
         };
-        Ok(Gpu { functions, hopper: OnceLock::new(), stream, info, _module: module, context })
+        Ok(Gpu {
+            functions,
+            hopper: OnceLock::new(),
+            result_slot: Mutex::new(None),
+            stream,
+            info,
+            _module: module,
+            context,
+        })
     }
 
     /// Whether the kernels of `module` can run here: `Ok` for the base module; for the Hopper
@@ -360,6 +371,19 @@ impl Gpu {
             unsafe { crate::driver::set_words(buffer.address(), bits, words, None)? };
         }
         Ok(buffer)
+    }
+
+    /// Runs `f` with the handle's one-element result buffer (allocated on first use), which no
+    /// other call holds meanwhile.
+    pub(crate) fn with_result_slot<R>(&self, f: impl FnOnce(&mut DeviceBuffer<i32>) -> Result<R>) -> Result<R> {
+        // A panic in another holder leaves nothing half-done that matters: the slot is rewritten
+        // before every use.
+        let mut slot = self.result_slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let buffer = match slot.as_mut() {
+            Some(buffer) => buffer,
+            None => slot.insert(self.poisoned::<i32>(1, 0)?),
+        };
+        f(buffer)
     }
 
     /// Time of `iters` back-to-back runs of `f`, measured by CUDA events on the stream.

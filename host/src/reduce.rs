@@ -249,14 +249,16 @@ pub fn sum_into(
 /// Errors: `Empty` for an empty input. Any sub-slice: the elements before its first 16-byte
 /// boundary are added one by one.
 pub fn sum(gpu: &Gpu, input: &impl DeviceRead<i32>) -> Result<i32> {
-    let mut total = gpu.poisoned::<i32>(1, 0)?;
-    gpu.launch(plan_shuffle(input, &mut total, gpu.multiprocessors())?)?;
-    Ok(total.to_vec()?[0])
+    // The handle's result slot, not an allocation a call: [`sum_to`] into it, then one read back.
+    gpu.with_result_slot(|total| {
+        sum_to(gpu, input, total)?;
+        Ok(total.to_vec()?[0])
+    })
 }
 
 /// Queues the wrapping sum of `input` into `total[0]`, on the device: zeroes `total[0]` and
 /// launches the shuffle kernel, which adds into it. Nothing is allocated and the host does not
-/// wait (unlike [`sum`], which allocates the result and reads it back), so back-to-back calls
+/// wait (unlike [`sum`], which reads the result back), so back-to-back calls
 /// queue as fast as the host can launch; read `total` (or synchronize) when the value is needed.
 /// Errors: `Empty` for an empty input, `LengthMismatch` for an empty `total`, both before
 /// anything is queued. Any sub-slice, as [`sum`].
