@@ -222,7 +222,7 @@ pub trait DeviceRead<T: DeviceCopy>: sealed::Sealed {
         self.view().home.ordinal()
     }
 
-    /// Elements `range`, or [`Error::OutOfRange`] past the end (or with start > end).
+    /// Elements `range`, or [`Error::BadRange`] past the end (or with start > end).
     fn slice(&self, range: impl RangeBounds<usize>) -> Result<DeviceView<'_, T>> {
         self.view().sub(range)
     }
@@ -252,7 +252,7 @@ pub trait DeviceWrite<T: DeviceCopy>: DeviceRead<T> {
     /// The whole of it as an exclusive view.
     fn view_mut(&mut self) -> DeviceViewMut<'_, T>;
 
-    /// Elements `range`, exclusively, or [`Error::OutOfRange`].
+    /// Elements `range`, exclusively, or [`Error::BadRange`].
     fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<DeviceViewMut<'_, T>> {
         let len = self.len();
         let (start, end) = bounds(&range, len)?;
@@ -260,7 +260,7 @@ pub trait DeviceWrite<T: DeviceCopy>: DeviceRead<T> {
         Ok(DeviceViewMut { address: offset::<T>(whole.address, start), len: end - start, ..whole })
     }
 
-    /// Two exclusive views, of elements `..mid` and `mid..`; [`Error::OutOfRange`] if
+    /// Two exclusive views, of elements `..mid` and `mid..`; [`Error::BadRange`] if
     /// `mid > len`.
     fn split_at_mut(&mut self, mid: usize) -> Result<(DeviceViewMut<'_, T>, DeviceViewMut<'_, T>)> {
         let len = self.len();
@@ -303,10 +303,11 @@ fn bounds(range: &impl RangeBounds<usize>, len: usize) -> Result<(usize, usize)>
     }
 }
 
-/// The address `elements` elements past `address`.
+/// The address `elements` elements past `address`. Inside an allocation this never wraps (its
+/// bytes fit the address space); a stand-in's made-up range may, and then wraps rather than
+/// panics, as nothing dereferences it.
 fn offset<T>(address: u64, elements: usize) -> u64 {
-    // Cannot overflow: both views lie inside one allocation, whose bytes fit the address space.
-    address + (elements * std::mem::size_of::<T>()) as u64
+    address.wrapping_add((elements as u64).wrapping_mul(std::mem::size_of::<T>() as u64))
 }
 
 impl<'a, T: DeviceCopy> DeviceView<'a, T> {
