@@ -33,7 +33,8 @@ pub enum AccessOrder {
     BlockY,
 }
 
-const PER_THREAD: Param = Param { name: "per_thread", sweep: &[1, 2, 4, 8, 16, 32, 64, 128], check: &[1, 3, 8, 128] };
+const PER_THREAD: Param =
+    Param { name: "per_thread", sweep: &[1, 2, 4, 8, 16, 32, 64, 128], check: &[1, 3, 8, 128], labels: None };
 
 /// What a variant walks.
 enum Walk {

@@ -22,7 +22,7 @@ pub enum Bank {
 }
 
 const STRIDES: [u32; MAX_STRIDE as usize] = range(1);
-const STRIDE: Param = Param { name: "stride", sweep: &STRIDES, check: &[1, 2, 3, 8, 16, 31, 32] };
+const STRIDE: Param = Param { name: "stride", sweep: &STRIDES, check: &[1, 2, 3, 8, 16, 31, 32], labels: None };
 
 impl Family for Bank {
     const NAME: &'static str = "bank";

@@ -17,7 +17,15 @@ static KERNELS: [[&str; 1]; Method::ALL.len()] = method_kernels!(Method);
 
 /// The input: 0 = uniform (every bin 1/256 of the values), 1 = skewed (bin `k` gets `2^-(k+1)`
 /// of them: half in bin 0, a quarter in bin 1, ..., bins 33 and up none).
-const INPUT: Param = Param { name: "input", sweep: &[0, 1], check: &[0, 1] };
+const INPUT: Param = Param { name: "input", sweep: &[0, 1], check: &[0, 1], labels: Some(input_kind) };
+/// An [`INPUT`] value as `uniform` or `skewed`.
+fn input_kind(value: u32) -> String {
+    match value {
+        0 => "uniform".into(),
+        1 => "skewed".into(),
+        v => v.to_string(),
+    }
+}
 
 /// `n` values of input kind `kind` (see [`INPUT`]).
 pub fn values(rng: &mut Rng, n: usize, kind: u32) -> Vec<u32> {

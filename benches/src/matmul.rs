@@ -49,18 +49,22 @@ pub const EDGE_EXTRA_SHAPES: [(usize, usize, usize); 5] =
 /// The benchmark: 4096³.
 pub const BENCH_SIZE: usize = 4096;
 /// Sizes (s × s × s) the warp-tiled kernel is swept over.
-const SIZE: Param = Param { name: "size", sweep: &[1024, 2048, 4096, 8192], check: &[1024] };
+const SIZE: Param = Param { name: "size", sweep: &[1024, 2048, 4096, 8192], check: &[1024], labels: None };
 /// Sizes the stream-K kernel is swept over: 3072³ (288 tiles, 2.18 waves on 132 SMs), 4096³
 /// (3.88) and 8192³ (15.5).
-const STREAMK_SIZE: Param = Param { name: "size", sweep: &[3072, 4096, 8192], check: &[3072] };
+const STREAMK_SIZE: Param = Param { name: "size", sweep: &[3072, 4096, 8192], check: &[3072], labels: None };
 /// Sizes the small-grid kernel is swept over: where it is chosen, and the next size up.
-const SMALL_SIZE: Param = Param { name: "size", sweep: &[1024, 2048], check: &[1024] };
+const SMALL_SIZE: Param = Param { name: "size", sweep: &[1024, 2048], check: &[1024], labels: None };
 /// Shapes (m, n, k) the guarded kernel is benchmarked at, selected by the `shape` parameter:
 /// one short of 4096, one past, all three different, and 4096³ itself for the cost of the guards.
 pub const EDGE_BENCH_SHAPES: [(usize, usize, usize); 4] =
     [(4095, 4095, 4095), (4097, 4097, 4097), (4000, 4100, 4033), (4096, 4096, 4096)];
 /// `shape` 0..=3: an index into [`EDGE_BENCH_SHAPES`].
-const EDGE_SHAPE: Param = Param { name: "shape", sweep: &[0, 1, 2, 3], check: &[0] };
+const EDGE_SHAPE: Param = Param { name: "shape", sweep: &[0, 1, 2, 3], check: &[0], labels: Some(edge_shape) };
+/// An [`EDGE_SHAPE`] value as `MxNxK` (`0`: `4095x4095x4095`).
+fn edge_shape(value: u32) -> String {
+    EDGE_BENCH_SHAPES.get(value as usize).map_or_else(|| value.to_string(), |(m, n, k)| format!("{m}x{n}x{k}"))
+}
 /// Rows of C compared around each band boundary (and at both ends) of the banded checks that
 /// are too large to compare whole.
 const WINDOW: usize = 2 * BM as usize;

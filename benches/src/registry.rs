@@ -16,6 +16,28 @@ pub struct Param {
     pub sweep: &'static [u32],
     /// The values the correctness check runs (a subset covering the edge cases).
     pub check: &'static [u32],
+    /// What a value means where the number alone does not say (`blocks_per_sm=0` is
+    /// `one-trip`, transpose `shape=0` is `8192x8192`); `None` where the value is its meaning.
+    pub labels: Option<fn(u32) -> String>,
+}
+
+impl Param {
+    /// What `value` means, for people: its label, or the number itself.
+    pub fn label(&self, value: u32) -> String {
+        self.labels.map_or_else(|| value.to_string(), |f| f(value))
+    }
+
+    /// The swept values as `list` prints them, labelled: every value up to 8, else the first
+    /// three, `...`, the last and their count (`offset: 0, 1, 2, ... 32 (33 values)`).
+    pub fn describe_sweep(&self) -> String {
+        let labels: Vec<String> = self.sweep.iter().map(|&v| self.label(v)).collect();
+        let values = if labels.len() <= 8 {
+            labels.join(", ")
+        } else {
+            format!("{}, ... {} ({} values)", labels[..3].join(", "), labels[labels.len() - 1], labels.len())
+        };
+        format!("{}: {values}", self.name)
+    }
 }
 
 /// One family's variants: an enum whose values are the variants, listed in teaching order in
@@ -104,7 +126,14 @@ pub trait Variant: Sync {
         self.param().map_or(&[0], |p| p.sweep)
     }
 
-    /// `family/name` or `family/name/param=value` for one run.
+    /// What the parameter's `value` means (`one-trip`, `8192x8192`), when the variant has a
+    /// parameter whose values are labelled.
+    fn param_label(&self, value: u32) -> Option<String> {
+        self.param().filter(|p| p.labels.is_some()).map(|p| p.label(value))
+    }
+
+    /// `family/name` or `family/name/param=value` for one run: the key of report.json and the
+    /// ncu step (never labelled; see [`Variant::param_label`]).
     fn run_id(&self, value: u32) -> String {
         match self.param() {
             Some(p) => format!("{}/{}={value}", self.id(), p.name),
@@ -194,6 +223,12 @@ pub fn all() -> impl Iterator<Item = &'static dyn Variant> {
     families().into_iter().flat_map(|(_, variants)| variants)
 }
 
+/// The label of `value` of the parameter of `family/variant` in the registry (see
+/// [`Param::labels`]); `None` for an unknown variant or a value that means itself.
+pub fn param_label(family: &str, variant: &str, value: u32) -> Option<String> {
+    all().find(|v| v.family() == family && v.name() == variant)?.param_label(value)
+}
+
 /// `start, start + 1, ..., start + N - 1` as a constant array, for sweeps.
 pub const fn range<const N: usize>(start: u32) -> [u32; N] {
     let mut values = [0; N];
@@ -203,4 +238,32 @@ pub const fn range<const N: usize>(start: u32) -> [u32; N] {
         i += 1;
     }
     values
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameter_values_are_named_for_what_they_mean() {
+        let label = |family, variant, value| param_label(family, variant, value);
+        assert_eq!(label("coalescing", "vec4", 0).as_deref(), Some("one-trip"));
+        assert_eq!(label("coalescing", "vec4", 8).as_deref(), Some("8"));
+        assert_eq!(label("coalescing", "any_offset", 12).as_deref(), Some("src+1/dst+2"));
+        assert_eq!(label("transpose", "naive", 0).as_deref(), Some("8192x8192"));
+        assert_eq!(label("transpose", "naive", 1).as_deref(), Some("4096x16384"));
+        // A value that means itself has no label; run ids never carry one.
+        assert_eq!(label("coalescing", "offset", 1), None);
+        let vec4 = all().find(|v| v.id() == "coalescing/vec4").unwrap();
+        assert_eq!(vec4.run_id(0), "coalescing/vec4/blocks_per_sm=0");
+        assert_eq!(vec4.param().unwrap().describe_sweep(), "blocks_per_sm: 1, 2, 4, 8, 16, 32, 64, one-trip");
+        let offset = all().find(|v| v.id() == "coalescing/offset").unwrap().param().unwrap();
+        assert_eq!(offset.describe_sweep(), "offset: 0, 1, 2, ... 32 (33 values)");
+        // Every labelled value of every variant is a label, not an empty string.
+        for v in all() {
+            for &value in v.sweep_values() {
+                assert!(v.param_label(value).is_none_or(|l| !l.is_empty()), "{}", v.run_id(value));
+            }
+        }
+    }
 }

@@ -58,7 +58,11 @@ pub enum Transpose {
 }
 
 /// `shape` 0 = 8192 × 8192, 1 = 4096 × 16384 (an index into [`BENCH_SHAPES`]).
-const SHAPE: Param = Param { name: "shape", sweep: &[0, 1], check: &[0] };
+const SHAPE: Param = Param { name: "shape", sweep: &[0, 1], check: &[0], labels: Some(shape) };
+/// A [`SHAPE`] value as `ROWSxCOLS` (`0`: `8192x8192`).
+fn shape(value: u32) -> String {
+    BENCH_SHAPES.get(value as usize).map_or_else(|| value.to_string(), |(r, c)| format!("{r}x{c}"))
+}
 
 impl Family for Transpose {
     const NAME: &'static str = "transpose";

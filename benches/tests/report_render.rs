@@ -165,11 +165,18 @@ fn table_cells_equal_the_json() {
     let rows = table_rows(&md);
     assert_eq!(rows.len(), r.runs.len(), "one row per run");
     for row in &rows {
-        let (id, cpu) = match row["run"].strip_suffix(" (CPU)") {
+        let (cell, cpu) = match row["run"].strip_suffix(" (CPU)") {
             Some(id) => (id, true),
             None => (row["run"].as_str(), false),
         };
+        // The run id, then what its parameter value means where the registry labels it
+        // (`coalescing/vec4/blocks_per_sm=0 (one-trip)`).
+        let id = cell.split(" (").next().unwrap();
         let m = run(&r, id);
+        match m.param_label() {
+            Some(label) => assert_eq!(cell, format!("{id} ({label})"), "{id}: labelled value"),
+            None => assert_eq!(cell, id, "{id}: no label"),
+        }
         assert_eq!(cpu, m.on_cpu, "{id}: (CPU) mark");
         assert_eq!(row["median µs"], format!("{:.1}", m.median_us), "{id}: median");
         assert_eq!(row["GB/s"], format!("{:.0}", gbps(m)), "{id}: GB/s");
@@ -263,7 +270,9 @@ fn readings_match_a_recomputation() {
             let m = run(&r, &format!("transpose/{method}/shape={shape}"));
             has("transpose", &format!("{method} {:.1}%", 100.0 * gbps(m) / gbps(copy)));
         }
-        has("transpose", &format!("shape={shape}: naive"));
+        // The shape named for what it is (`shape=0` is 8192 x 8192).
+        let (rows, cols) = coalesce_benches::transpose::BENCH_SHAPES[shape];
+        has("transpose", &format!("shape={rows}x{cols}: naive"));
     }
 
     // bank: cols vs rows, padded vs rows, the gcd law.
@@ -385,7 +394,7 @@ fn the_column_walk_reading_compares_the_wide_copies() {
     let (_, md) = render(&r, "column_walk");
     let (along, down) = (run(&r, "transpose/wide_copy/shape=0"), run(&r, "transpose/wide_copy_down/shape=0"));
     let sentence = format!(
-        "shape=0: the wide tile's copy reads {:.1}% of memcpy with tiles along rows and {:.1}% down columns for the \
+        "shape=8192x8192: the wide tile's copy reads {:.1}% of memcpy with tiles along rows and {:.1}% down columns for the \
          same transactions in the model: walking down a column costs {:+.1}% of the time; the wide transpose, which \
          reads down columns and writes along rows, runs at {:.1}% of the along-rows copy.",
         pct(&r, along),

@@ -66,9 +66,10 @@ fn section(md: &mut String, r: &Report, family: &str, plots: &[Plot]) {
     let _ = writeln!(md, "\n{rule}");
     for m in runs {
         let cpu = if m.on_cpu { " (CPU)" } else { "" };
+        let label = m.param_label().map_or(String::new(), |l| format!(" ({l})"));
         let _ = write!(
             md,
-            "| {}{cpu} | {} | {} | {} |",
+            "| {}{label}{cpu} | {} | {} | {} |",
             m.run,
             us(m.median_us),
             gbps(m.gbps()),

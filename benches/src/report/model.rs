@@ -203,6 +203,12 @@ impl Measurement {
         100.0 * self.gbps() / memcpy.gbps()
     }
 
+    /// What the swept parameter's value means (`one-trip`, `8192x8192`), where the registry
+    /// labels it.
+    pub fn param_label(&self) -> Option<String> {
+        crate::registry::param_label(&self.family, &self.variant, self.param_value()?)
+    }
+
     /// The swept parameter's value, if any.
     pub fn param_value(&self) -> Option<u32> {
         self.param.as_ref().map(|p| p.value)

@@ -129,7 +129,7 @@ fn transpose(r: &Report) -> Vec<Option<String>> {
                 .filter_map(|v| same_shape(v))
                 .map(|m| format!("{} {}", m.variant, pct(100.0 * m.gbps() / copy.gbps())))
                 .collect();
-            let shape = copy.param.as_ref().map_or(String::new(), |p| format!("{}={}: ", p.name, p.value));
+            let shape = shape_prefix(copy);
             (!parts.is_empty()).then(|| {
                 format!("{shape}{} of the tiled copy of the same shape ({} µs).", parts.join(", "), us(copy.median_us))
             })
@@ -139,13 +139,20 @@ fn transpose(r: &Report) -> Vec<Option<String>> {
     sentences
 }
 
+/// `shape=8192x8192: ` for a run with a parameter (its value labelled where the registry labels
+/// it), nothing otherwise.
+fn shape_prefix(m: &Measurement) -> String {
+    let value = |p: &super::Param| m.param_label().unwrap_or_else(|| p.value.to_string());
+    m.param.as_ref().map_or(String::new(), |p| format!("{}={}: ", p.name, value(p)))
+}
+
 /// What walking down columns costs at `along`'s shape: the wide tile's copy along rows against
 /// the same copy down columns (and whether the model gives them the same transactions), and
 /// where the wide transpose, which walks its input down columns, lands between them.
 fn column_walk(r: &Report, along: &Measurement) -> Option<String> {
     let same = |v: &str| r.family("transpose").find(|m| m.variant == v && m.param == along.param);
     let down = same("wide_copy_down")?;
-    let shape = along.param.as_ref().map_or(String::new(), |p| format!("{}={}: ", p.name, p.value));
+    let shape = shape_prefix(along);
     let transactions = match (&along.model, &down.model) {
         (Some(a), Some(d)) if a == d => " for the same transactions in the model",
         (Some(_), Some(_)) => " (the model counts different transactions)",
