@@ -14,10 +14,6 @@ pub type OffsetSig = fn(*const f32, *mut f32, u32, u32);
 /// Parameter list of the 16-byte copies: input, output, n.
 pub type CopySig = fn(*const f32, *mut f32, u64);
 
-/// Grid of [`copy`]: one unrolled trip per thread (0 blocks per SM). On the H100 this beat every
-/// persistent grid (1 to 64 blocks per SM) in the `vec4` sweep; see BENCHMARKS.md.
-pub const COPY_BLOCKS_PER_SM: u32 = 0;
-
 /// A copy the hardware moves (Hopper module).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AsyncCopy {
@@ -211,7 +207,7 @@ pub fn stride_copy(
 }
 
 /// Validates a copy of all of `input` into `output` (equal lengths, any size, any element offsets)
-/// by `coalescing_copy_any` and returns its launch: one block per 8 KiB chunk of its body.
+/// by `coalescing_copy_any` and returns its launch: one block per 4 KiB chunk of its body.
 pub fn plan_copy_any<'a>(
     input: &'a impl DeviceRead<f32>,
     output: &'a mut impl DeviceWrite<f32>,
@@ -220,7 +216,7 @@ pub fn plan_copy_any<'a>(
     exactly("copy output", output.len(), input.len())?;
     let n = input.len() as u64;
     let split = shifted_split(input.address(), output.address(), n);
-    let blocks = one_trip_blocks(split.vectors);
+    let blocks = any_blocks(split.vectors);
     in_range("copy blocks", blocks, 1, MAX_GRID_X.into())?;
     // SAFETY: both views hold exactly n floats, 4-byte aligned as every f32 view is, and the
     // kernel derives the same `shifted_split` from the same addresses: it copies floats
@@ -233,15 +229,10 @@ pub fn plan_copy_any<'a>(
 }
 
 /// Copies all of `input` into `output` (equal lengths, any size, any element offsets) with
-/// 16-byte loads and stores: the library's fast copy. Views on 16-byte boundaries take the
-/// 16-byte copy (`coalescing_vec4`, one trip per thread); others the same chunks with a peeled
-/// head and tail, shifting words between lanes where the two differ in alignment.
+/// 16-byte loads and stores: the library's fast copy (`coalescing_copy_any`: one vector a thread,
+/// a head and tail peeled, words shifted between lanes where the two views differ in alignment).
 pub fn copy(gpu: &Gpu, input: &impl DeviceRead<f32>, output: &mut impl DeviceWrite<f32>) -> Result<()> {
-    if (input.address() | output.address()).is_multiple_of(16) {
-        copy_tuned(gpu, input, output, COPY_BLOCKS_PER_SM, false)
-    } else {
-        gpu.launch(plan_copy_any(input, output)?)
-    }
+    gpu.launch(plan_copy_any(input, output)?)
 }
 
 /// [`copy`] with `blocks_per_sm` resident blocks per SM (0: one trip per thread) and the plain or

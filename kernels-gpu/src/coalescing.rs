@@ -22,6 +22,13 @@ pub const MAX_STRIDE: u32 = 32;
 pub const UNROLL: u32 = 2;
 /// Vectors one block of the vectorised copy moves per trip: a contiguous 8 KiB chunk.
 pub const CHUNK: u32 = UNROLL * BLOCK;
+/// 16-byte vectors each thread of the library's any-offset copy moves: one, a 4 KiB chunk a block.
+/// On the H100 one vector a thread read 99.9% of the driver's memcpy at 2^26 floats and 100.3%
+/// at 2^28, two 99.4% and 100.0%, four 98.5% and 99.1% (a CUDA C sweep beside the memcpy; the
+/// more blocks, the smaller the last wave's share of the time).
+pub const ANY_UNROLL: u32 = 1;
+/// Vectors one block of the any-offset copy moves.
+pub const ANY_CHUNK: u32 = ANY_UNROLL * BLOCK;
 /// Resident 256-thread blocks per multiprocessor a persistent launch aims for (2048 threads).
 pub const BLOCKS_PER_SM: u32 = 8;
 
@@ -88,6 +95,20 @@ pub const fn vec4_split(n: u64) -> (u64, u32) {
 #[inline(always)]
 pub const fn vec4_index(chunk: u64, k: u32, t: u32) -> u64 {
     chunk * CHUNK as u64 + (k * BLOCK + t) as u64
+}
+
+/// Destination vector that thread `t` moves at step `k` of chunk `chunk` of the any-offset copy's
+/// body (chunk `c` is vectors `c * ANY_CHUNK ..`).
+#[inline(always)]
+pub const fn any_index(chunk: u64, k: u32, t: u32) -> u64 {
+    chunk * ANY_CHUNK as u64 + (k * BLOCK + t) as u64
+}
+
+/// Blocks of the any-offset copy over a body of `vectors` vectors: one a chunk, at least one
+/// (block 0 copies the head and tail).
+pub const fn any_blocks(vectors: u64) -> u64 {
+    let blocks = vectors.div_ceil(ANY_CHUNK as u64);
+    if blocks == 0 { 1 } else { blocks }
 }
 
 /// Float that thread `t` of block `b` copies past the last whole vector (the `n % 4` tail).
@@ -275,8 +296,8 @@ kernel! {
 }
 
 kernel! {
-    /// The library's copy at any element offsets: the 16-byte copy's chunks with a head and tail
-    /// copied float by float. Where the source and destination differ in alignment, each lane
+    /// The library's copy at any element offsets: 16-byte vectors, one a thread, with a head and
+    /// tail copied float by float. Where the source and destination differ in alignment, each lane
     /// still loads one aligned 16-byte vector and stores one, taking the words it lacks from the
     /// next lane's vector by `shfl.down` (lane 31 loads one more): 16 full sectors a warp
     /// instruction each way, as the aligned copy, plus one sector a warp.
@@ -458,10 +479,9 @@ mod device {
     use crate::prelude::warp;
 
     /// # Safety
-    /// Both buffers hold `n` floats at 4-byte aligned addresses; the launch has `BLOCK` threads
-    /// a block and at least `one_trip_blocks(split.vectors)` blocks... or any grid: the chunks
-    /// are grid-strided (the plan checks the rest). Every index below stays inside the copy: see
-    /// `shifted_split`.
+    /// Both buffers hold `n` floats at 4-byte aligned addresses and the launch has `BLOCK`
+    /// threads a block (the plan checks both); any grid, as the chunks are grid-strided. Every
+    /// index below stays inside the copy: see `shifted_split`.
     #[inline(always)]
     pub(super) unsafe fn copy_any(input: *const f32, output: *mut f32, n: u64) {
         let split = shifted_split(input as u64, output as u64, n);
@@ -500,7 +520,7 @@ mod device {
     }
 
     /// The body: `vectors` destination vectors at `dst`, from source vectors `src[q]` (and
-    /// `src[q + 1]` when `S > 0`), in the aligned copy's 8 KiB chunks, `UNROLL` loads in flight.
+    /// `src[q + 1]` when `S > 0`), in chunks of `ANY_CHUNK` vectors, `ANY_UNROLL` loads in flight.
     ///
     /// # Safety
     /// `dst[..vectors]` and `src[..vectors + (S > 0) as u64]` are 16-byte aligned and inside
@@ -514,12 +534,12 @@ mod device {
         let step = thread::grid_dim_x() as u64;
         // Whole chunks, then the one partial chunk; the loop condition is uniform per block, so
         // every lane of a warp reaches the shuffles.
-        while chunk * (CHUNK as u64) < vectors {
-            let mut lo = [[0.0f32; 4]; UNROLL as usize];
-            let mut next = [[0.0f32; 4]; UNROLL as usize];
+        while chunk * (ANY_CHUNK as u64) < vectors {
+            let mut lo = [[0.0f32; 4]; ANY_UNROLL as usize];
+            let mut next = [[0.0f32; 4]; ANY_UNROLL as usize];
             let mut k = 0;
-            while k < UNROLL {
-                let q = vec4_index(chunk, k, t);
+            while k < ANY_UNROLL {
+                let q = any_index(chunk, k, t);
                 // SAFETY: q < readable (checked); lane 31's q + 1 likewise.
                 unsafe {
                     if q < readable {
@@ -532,8 +552,8 @@ mod device {
                 k += 1;
             }
             k = 0;
-            while k < UNROLL {
-                let q = vec4_index(chunk, k, t);
+            while k < ANY_UNROLL {
+                let q = any_index(chunk, k, t);
                 let v = lo[k as usize];
                 let mut hi = next[k as usize];
                 if S > 0 {

@@ -28,9 +28,10 @@ use super::{Counts, Model, fake_slice, lanes_below, lanes_where, warps};
 use crate::buffer::DeviceViewMut;
 use crate::buffer::{DeviceRead, DeviceWrite};
 use crate::coalescing::{
-    AsyncCopy, CHUNK, CP_BLOCK, CopySig, Load, OffsetSig, UNROLL, coalescing_bulk, coalescing_stride, cp_chunk,
-    cp_slot, cp_vector, offset_index, offset_len, plan_async_copy, plan_copy, plan_copy_any, plan_offset, plan_stride,
-    shifted_scalar, shifted_split, stride_index, stride_len, vec4_index, vec4_split, vec4_tail_index,
+    ANY_CHUNK, ANY_UNROLL, AsyncCopy, CHUNK, CP_BLOCK, CopySig, Load, OffsetSig, UNROLL, any_index, coalescing_bulk,
+    coalescing_stride, cp_chunk, cp_slot, cp_vector, offset_index, offset_len, plan_async_copy, plan_copy,
+    plan_copy_any, plan_offset, plan_stride, shifted_scalar, shifted_split, stride_index, stride_len, vec4_index,
+    vec4_split, vec4_tail_index,
 };
 use crate::error::Result;
 use crate::launch::Call;
@@ -115,16 +116,16 @@ pub fn copy_any(call: &Call<'_, CopySig>) -> Counts {
             m.store(dst, 4, active, at);
         }
         let mut chunk = u64::from(b);
-        while chunk * u64::from(CHUNK) < split.vectors {
-            let q = |k, l| vec4_index(chunk, k, t(l));
-            for k in 0..UNROLL {
+        while chunk * u64::from(ANY_CHUNK) < split.vectors {
+            let q = |k, l| any_index(chunk, k, t(l));
+            for k in 0..ANY_UNROLL {
                 m.load(src, 16, lanes_where(w.lanes, |l| q(k, l) < readable), |l| lo + 16 * q(k, l));
                 if shifted {
                     let last = lanes_where(w.lanes, |l| l == WARP_SIZE - 1 && q(k, l) + 1 < readable);
                     m.load(src, 16, last, |l| lo + 16 * (q(k, l) + 1));
                 }
             }
-            for k in 0..UNROLL {
+            for k in 0..ANY_UNROLL {
                 m.store(dst, 16, lanes_where(w.lanes, |l| q(k, l) < split.vectors), |l| body + 16 * q(k, l));
             }
             chunk += step;
