@@ -6,6 +6,7 @@
 //! module here with the same name as its kernels (`kernels-gpu/src/F.rs`) and its launchers
 //! (`host/src/F.rs`).
 pub mod check;
+pub mod cli;
 pub mod large;
 pub mod library;
 pub mod measure;

@@ -108,6 +108,28 @@ pub fn parse(csv: &str) -> Vec<Profiled> {
     out
 }
 
+/// Parses the bundle's `ncu.csv` as [`parse`] does, but refuses text that is not one: no
+/// `"ID",...,"Kernel Name",...,"Metric Name","Metric Value"` header line (`ncu --csv`'s), or no
+/// metric row under a `# RUN_ID` line. The error is one line, for people.
+pub fn parse_checked(csv: &str) -> Result<Vec<Profiled>, String> {
+    let header = csv.lines().filter(|l| l.starts_with('"')).map(fields).any(|f| {
+        let has = |name: &str| f.iter().any(|h| h == name);
+        f.first().map(String::as_str) == Some("ID") && has("Kernel Name") && has("Metric Name") && has("Metric Value")
+    });
+    if !header {
+        return Err("not an ncu CSV: no \"ID\",...,\"Kernel Name\",...,\"Metric Name\",\"Metric Value\" header \
+                    line (expected the bundle's ncu.csv, from `run.sh ncu`)"
+            .into());
+    }
+    let profiled = parse(csv);
+    if profiled.iter().all(|p| p.metrics.is_empty()) {
+        return Err(
+            "an ncu CSV without metric rows under a `# RUN_ID` line (did every ncu run fail? see ncu.err)".into()
+        );
+    }
+    Ok(profiled)
+}
+
 /// One quantity of one run, predicted and measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use coalesce::model::Counts;
 use coalesce_benches::bank::Bank;
-use coalesce_benches::ncu::{compare, markdown, parse};
+use coalesce_benches::ncu::{compare, markdown, parse, parse_checked};
 use coalesce_benches::registry::Family;
 
 const SAMPLE: &str = include_str!("data/ncu-sample.csv");
@@ -102,4 +102,24 @@ fn a_run_of_two_launches_sums_their_counters() {
     assert_eq!(runs[0].kernel, format!("{whole}+{row_k}"));
     assert_eq!(runs[0].metrics["dram__bytes_read.sum"], 1024.0);
     assert_eq!(runs[0].metrics["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"], 340.0);
+}
+
+#[test]
+fn a_file_that_is_not_an_ncu_csv_is_refused() {
+    assert_eq!(parse_checked(SAMPLE).unwrap(), parse(SAMPLE));
+    let report = include_str!("data/sample-report.json");
+    for (what, text) in [
+        ("empty", ""),
+        ("JSON", report),
+        ("another CSV", "a,b,c\n1,2,3\n"),
+        ("a quoted CSV", "\"ID\",\"Name\"\n\"0\",\"x\"\n"),
+    ] {
+        let e = parse_checked(text).unwrap_err();
+        assert!(e.starts_with("not an ncu CSV"), "{what}: {e}");
+        assert!(!e.contains('\n'), "{what}: one line");
+    }
+    // The header alone, or headers of runs ncu failed for: no metric rows.
+    let header = SAMPLE.lines().find(|l| l.starts_with("\"ID\"")).unwrap();
+    let e = parse_checked(&format!("# bank/cols\n{header}\nncu failed for bank/cols\n")).unwrap_err();
+    assert!(e.contains("without metric rows"), "{e}");
 }

@@ -1,106 +1,197 @@
-//! `cargo xtask build-ptx | list | report | model | ncu-table | bundle`: the project's own commands.
+//! `cargo xtask build-ptx | list | report | model | ncu-table | bundle`: the project's own commands
+//! (`cargo xtask --help`, or `cargo xtask COMMAND --help`).
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+use std::sync::mpsc;
+use std::time::Duration;
 
-use coalesce_builder::{DEFAULT_ARCH, EMBEDDED, EMBEDDED_DIR, PtxBuilder, find_ptxas, ptxas_report};
+use clap::{Parser, Subcommand};
+use coalesce_benches::cli::{ModelArgs, NcuTableArgs, ReportArgs};
+use coalesce_builder::{DEFAULT_ARCH, EMBEDDED, EMBEDDED_DIR, PtxBuilder, TARGET, find_ptxas, ptxas_report};
 
-const USAGE: &str = "usage:
-  cargo xtask build-ptx [--arch sm_XX] [--out PATH]   build the kernels to PTX (default arch sm_75)
-                                                      and print ptxas's resource report if ptxas is on PATH
-  cargo xtask build-ptx --refresh                     rebuild the modules the library embeds (host/ptx/:
-                                                      sm_75, and sm_90 +ptx83); commit them after a kernel change
-  cargo xtask list                                    every registered variant, one line each
-  cargo xtask report [--out DIR] [--no-sweep] [FILTER]
-                                                      measure every variant on this GPU against its memcpy, and
-                                                      the cost curve (the library's entry points over sizes;
-                                                      FILTER `sweep` for it alone), and write DIR/report.md,
-                                                      report.json and SVG plots (default DIR: target/report)
-  cargo xtask report --from FILE.json [--out DIR] [--peers PEERS.json]
-                                                      re-render a saved report.json, no GPU needed; --peers puts
-                                                      a bundle's peers.json (PyTorch, CuPy, cuBLAS) beside the
-                                                      cost curve
-  cargo xtask model [FILTER] [--json] [--sms N]       the transaction model of every run, no GPU needed: what
-                                                      Nsight Compute should count for the launch the ncu step
-                                                      profiles (table, or one JSON object per line)
-  cargo xtask ncu-table CSV [--sms N] [--only-off]    a bundle's ncu.csv beside the model: markdown table of
-                                                      predicted vs measured, rows off by > 5 % (DRAM 10 %) marked
-  cargo xtask bundle [--out DIR]                      test/bench binaries, PTX, run.sh, cublas.py and peers.py for a GPU host
-                                                      without Rust (default DIR: bundle)";
+/// The project's own commands: build the kernels, list and measure the lessons, run the model,
+/// compare it with Nsight Compute, and bundle everything for a GPU host without Rust.
+#[derive(Debug, Parser)]
+#[command(name = "cargo xtask", bin_name = "cargo xtask", arg_required_else_help = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    /// Build the kernels to PTX and print ptxas's resource report if ptxas is on PATH; or, with
+    /// --refresh, rebuild the modules the library embeds (host/ptx/).
+    BuildPtx {
+        /// The GPU architecture (one the toolchain's nvptx target knows, e.g. sm_75, sm_90).
+        #[arg(long, value_name = "sm_XX", default_value = DEFAULT_ARCH)]
+        arch: String,
+        /// Where the PTX goes [default: target/coalesce-ARCH.ptx].
+        #[arg(long, value_name = "PATH")]
+        out: Option<PathBuf>,
+        /// Rebuild the modules the library embeds (host/ptx/: sm_75, and sm_90 +ptx83); commit
+        /// them after a kernel change.
+        #[arg(long, conflicts_with_all = ["arch", "out"])]
+        refresh: bool,
+    },
+    /// Every registered variant, one line each, with its swept parameter's values.
+    List,
+    /// Measure every variant on this GPU against its memcpy, and the cost curve; or re-render a
+    /// saved report.json (--from), no GPU needed.
+    Report(ReportArgs),
+    /// The transaction model of every run, no GPU needed: what Nsight Compute should count.
+    Model(ModelArgs),
+    /// A bundle's ncu.csv beside the model: predicted vs measured, rows off by > 5 % marked.
+    NcuTable(NcuTableArgs),
+    /// Test and bench binaries, PTX, run.sh, cublas.py and peers.py for a GPU host without Rust.
+    Bundle {
+        /// The bundle's folder, emptied first [default: bundle/ at the workspace root].
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
+}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = match args.first().map(String::as_str) {
-        Some("build-ptx") => build_ptx(&args[1..]),
-        Some("list") => list(),
-        Some("report") => return release_bin("report", &args[1..]),
-        Some("model") => return release_bin("model", &args[1..]),
-        Some("ncu-table") => return release_bin("ncu_table", &args[1..]),
-        Some("bundle") => bundle(&args[1..]),
-        _ => Err(USAGE.to_string()),
+    let args: Vec<String> = std::env::args().collect();
+    let cli = Cli::parse_from(&args);
+    let result = match cli.command {
+        Cmd::BuildPtx { refresh: true, .. } => refresh_ptx(),
+        Cmd::BuildPtx { arch, out, .. } => build_ptx(&arch, out),
+        Cmd::List => list(),
+        // Parsed here (so `--help` and a wrong flag answer without a build), then passed on as given.
+        Cmd::Report(_) => return release_bin("report", forwarded(&args, "report")),
+        Cmd::Model(_) => return release_bin("model", forwarded(&args, "model")),
+        Cmd::NcuTable(_) => return release_bin("ncu_table", forwarded(&args, "ncu-table")),
+        Cmd::Bundle { out } => bundle(&out.unwrap_or_else(|| root().join("bundle"))),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Stdout(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("{e}");
+            eprintln!("error: {e}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// What went wrong: a message for people, or stdout closed under us (`cargo xtask list | head
+/// -1`, no failure).
+#[derive(Debug)]
+enum Failure {
+    Message(String),
+    Stdout(io::Error),
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Self {
+        Failure::Message(message)
+    }
+}
+
+impl From<io::Error> for Failure {
+    fn from(e: io::Error) -> Self {
+        Failure::Stdout(e)
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Message(m) => f.write_str(m),
+            Failure::Stdout(e) => write!(f, "writing to stdout: {e}"),
+        }
+    }
+}
+
+type Result<T = (), E = Failure> = std::result::Result<T, E>;
+
+/// Writes `text` to stdout through its lock; a closed pipe comes back as an error, not a panic.
+fn print(text: &str) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()
+}
+
+/// The arguments after subcommand `name`, as the user gave them.
+fn forwarded<'a>(args: &'a [String], name: &str) -> &'a [String] {
+    args.iter().skip(1).position(|a| a == name).map_or(&[], |i| &args[i + 2..])
 }
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").canonicalize().expect("workspace root")
 }
 
-/// The value after `--name`, if present.
-fn option(args: &[String], name: &str) -> Result<Option<String>, String> {
-    match args.iter().position(|a| a == name) {
-        None => Ok(None),
-        Some(i) => args.get(i + 1).cloned().map(Some).ok_or(format!("{name} needs a value\n{USAGE}")),
-    }
+/// Architectures the toolchain's nvptx target knows when `rustc --print target-cpus` does not
+/// answer.
+const FALLBACK_ARCHES: [&str; 13] = [
+    "sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_100a", "sm_120",
+    "sm_120a",
+];
+
+/// The CPU names of `rustc --print target-cpus` output (`    sm_70   - This is the default...`).
+fn parse_target_cpus(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| name.starts_with("sm_"))
+        .map(str::to_string)
+        .collect()
 }
 
-fn check_options(args: &[String], known: &[&str]) -> Result<(), String> {
-    let mut i = 0;
-    while i < args.len() {
-        if !known.contains(&args[i].as_str()) {
-            return Err(format!("unknown argument `{}`\n{USAGE}", args[i]));
-        }
-        i += 2;
-    }
-    Ok(())
+/// The architectures the pinned toolchain builds the kernels for: its nvptx target's CPUs, or
+/// [`FALLBACK_ARCHES`] when rustc cannot be asked.
+fn known_arches() -> Vec<String> {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let asked = Command::new(rustc).args(["--print", "target-cpus", "--target", TARGET]).current_dir(root()).output();
+    let cpus = match asked {
+        Ok(out) if out.status.success() => parse_target_cpus(&String::from_utf8_lossy(&out.stdout)),
+        _ => Vec::new(),
+    };
+    if cpus.is_empty() { FALLBACK_ARCHES.map(str::to_string).to_vec() } else { cpus }
 }
 
-fn build_ptx(args: &[String]) -> Result<(), String> {
-    if args.first().map(String::as_str) == Some("--refresh") {
-        return match args.len() {
-            1 => refresh_ptx(),
-            _ => Err(format!("--refresh takes no other argument\n{USAGE}")),
-        };
+/// `arch` if the toolchain knows it, else one line saying what it accepts (numerically sorted).
+fn check_arch(arch: &str, known: &[String]) -> Result<(), String> {
+    if known.iter().any(|k| k == arch) {
+        return Ok(());
     }
-    check_options(args, &["--arch", "--out"])?;
-    let arch = option(args, "--arch")?.unwrap_or_else(|| DEFAULT_ARCH.to_string());
-    let out = option(args, "--out")?
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target").join(format!("coalesce-{arch}.ptx")));
-    let ptx = PtxBuilder::new(root().join("kernels-gpu")).arch(&arch).build().map_err(|e| e.to_string())?;
+    let mut sorted: Vec<&String> = known.iter().collect();
+    let digits =
+        |a: &str| a.trim_start_matches("sm_").trim_end_matches(char::is_alphabetic).parse::<u32>().unwrap_or(0);
+    sorted.sort_by_key(|a| (digits(a), a.len(), a.to_string()));
+    let list: Vec<&str> = sorted.iter().map(|s| s.as_str()).collect();
+    Err(format!("unknown --arch `{arch}`: the toolchain's {TARGET} target knows {}", list.join(", ")))
+}
+
+fn build_ptx(arch: &str, out: Option<PathBuf>) -> Result {
+    check_arch(arch, &known_arches())?;
+    let out = out.unwrap_or_else(|| root().join("target").join(format!("coalesce-{arch}.ptx")));
+    eprintln!("building the kernels for {arch} (nvptx64, release)…");
+    let ptx = PtxBuilder::new(root().join("kernels-gpu")).arch(arch).build().map_err(|e| e.to_string())?;
     if let Some(dir) = out.parent() {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     std::fs::copy(&ptx, &out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let text = std::fs::read_to_string(&out).map_err(|e| e.to_string())?;
-    println!("{} ({} entries, {} bytes)", out.display(), coalesce_builder::ptx_entries(&text).len(), text.len());
+    let text = std::fs::read_to_string(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    print(&format!(
+        "{} ({} entries, {} bytes)\n",
+        out.display(),
+        coalesce_builder::ptx_entries(&text).len(),
+        text.len()
+    ))?;
     match find_ptxas() {
-        Some(ptxas) => print!("{}", ptxas_report(&ptxas, &out, &arch)?),
-        None => println!("ptxas not on PATH: no resource report"),
+        Some(ptxas) => print(&ptxas_report(&ptxas, &out, arch)?)?,
+        None => print("ptxas not on PATH: no resource report\n")?,
     }
     Ok(())
 }
 
 /// Rebuilds the modules the host library embeds and writes them into `host/ptx/`.
-fn refresh_ptx() -> Result<(), String> {
+fn refresh_ptx() -> Result {
     let dir = root().join(EMBEDDED_DIR);
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     for (arch, file) in EMBEDDED {
+        eprintln!("building the kernels for {arch} (nvptx64, release)…");
         let ptx = PtxBuilder::new(root().join("kernels-gpu")).arch(arch).build().map_err(|e| e.to_string())?;
         let text = std::fs::read_to_string(&ptx).map_err(|e| format!("{}: {e}", ptx.display()))?;
         let out = dir.join(file);
@@ -112,41 +203,65 @@ fn refresh_ptx() -> Result<(), String> {
         };
         std::fs::write(&out, &text).map_err(|e| format!("{}: {e}", out.display()))?;
         let entries = coalesce_builder::ptx_entries(&text).len();
-        println!("{EMBEDDED_DIR}/{file}: {what} ({entries} entries, {} bytes)", text.len());
+        print(&format!("{EMBEDDED_DIR}/{file}: {what} ({entries} entries, {} bytes)\n", text.len()))?;
     }
     Ok(())
 }
 
-fn list() -> Result<(), String> {
+/// Every registered variant with its summary and, for a swept one, its parameter's values named
+/// for what they mean (`blocks_per_sm: 1, 2, ... 64, one-trip`).
+fn list() -> Result {
+    let mut out = io::stdout().lock();
     for v in coalesce_benches::registry::all() {
-        let sweep = v
-            .param()
-            .map(|p| format!(" [{} {}..={}]", p.name, p.sweep[0], p.sweep[p.sweep.len() - 1]))
-            .unwrap_or_default();
-        println!("{:<32} {}{}", v.id(), v.summary(), sweep);
+        let sweep = v.param().map(|p| format!(" [{}]", p.describe_sweep())).unwrap_or_default();
+        writeln!(out, "{:<32} {}{sweep}", v.id(), v.summary())?;
     }
+    out.flush()?;
     Ok(())
 }
 
-/// Runs one of the harness's binaries in release mode with the user's arguments: the report
-/// (its CPU reference rows are timed too, so a debug build would misstate them), the model and
-/// the ncu table (which replay launches of 2^26 elements and more). The binary says what went
-/// wrong itself, in one line; its exit code is passed on.
+/// Builds one of the harness's binaries in release mode and runs it with the user's arguments:
+/// the report (its CPU reference rows are timed too, so a debug build would misstate them), the
+/// model and the ncu table (which replay launches of 2^26 elements and more). The binary says
+/// what went wrong itself, in one line; its exit code is passed on.
 fn release_bin(bin: &str, args: &[String]) -> ExitCode {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
-        .args(["run", "--quiet", "--release", "-p", "coalesce-benches", "--bin", bin, "--"])
-        .args(args)
-        .current_dir(root())
-        .status();
-    match status {
+    let exe = match build_release_bin(bin) {
+        Ok(exe) => exe,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match Command::new(&exe).args(args).current_dir(root()).status() {
         Ok(s) if s.success() => ExitCode::SUCCESS,
         Ok(s) => ExitCode::from(s.code().unwrap_or(1).clamp(1, 255) as u8),
         Err(e) => {
-            eprintln!("could not run cargo: {e}");
+            eprintln!("error: could not run {}: {e}", exe.display());
             ExitCode::FAILURE
         }
     }
+}
+
+/// `cargo build --release` of the harness's binary `bin`; returns its path. Says on stderr what
+/// it builds first when the binary is not there yet (the first build takes about a minute), or
+/// once a rebuild has taken more than a moment.
+fn build_release_bin(bin: &str) -> Result<PathBuf, String> {
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from);
+    let note = format!("building the {bin} binary (release)…");
+    let first = !target.join("release").join(bin).exists();
+    if first {
+        eprintln!("{note} (the first build takes a minute or two)");
+    }
+    let (done, waiting) = mpsc::channel::<()>();
+    let notice = std::thread::spawn(move || {
+        if !first && waiting.recv_timeout(Duration::from_millis(1500)).is_err() {
+            eprintln!("{note}");
+        }
+    });
+    let built = cargo_executables(&["build", "--release", "-p", "coalesce-benches", "--bin", bin]);
+    let _ = done.send(());
+    let _ = notice.join();
+    built?.into_iter().next().ok_or_else(|| format!("cargo built no `{bin}` executable"))
 }
 
 /// Runs cargo with `--message-format=json` and returns the executables it reports.
@@ -185,13 +300,11 @@ fn copy_into(dir: &Path, from: &Path, name: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn bundle(args: &[String]) -> Result<(), String> {
-    check_options(args, &["--out"])?;
-    let out = option(args, "--out")?.map(PathBuf::from).unwrap_or_else(|| root().join("bundle"));
+fn bundle(out: &Path) -> Result {
     let bin = out.join("bin");
     let ptx_dir = out.join("ptx");
     if out.exists() {
-        std::fs::remove_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+        std::fs::remove_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
     }
     for d in [&bin, &ptx_dir] {
         std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
@@ -216,10 +329,10 @@ fn bundle(args: &[String]) -> Result<(), String> {
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_default();
-    std::fs::write(out.join("COMMIT"), format!("{commit}\n")).map_err(|e| e.to_string())?;
+    std::fs::write(out.join("COMMIT"), format!("{commit}\n")).map_err(|e| format!("COMMIT: {e}"))?;
     for script in ["run.sh", "cublas.py", "peers.py"] {
         std::fs::copy(root().join("xtask").join(script), out.join(script)).map_err(|e| format!("{script}: {e}"))?;
     }
-    println!("bundle at {} (commit {commit}): {}", out.display(), names.join(", "));
+    print(&format!("bundle at {} (commit {commit}): {}\n", out.display(), names.join(", ")))?;
     Ok(())
 }

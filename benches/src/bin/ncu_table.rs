@@ -2,53 +2,30 @@
 //!
 //!   ncu_table CSV [--sms N] [--only-off]
 //!
-//! Reads the bundle's `ncu.csv`, predicts every run in it with the model (no GPU) for a GPU of
-//! `--sms` SMs (default 132, the H100 of BENCHMARKS.md), and prints a markdown table of each
-//! quantity, predicted and measured, with their ratio; rows further apart than 5 % (10 % for
-//! DRAM bytes) are marked. `--only-off` prints the marked rows only.
+//! Reads the bundle's `ncu.csv` (refusing a file that is not one), predicts every run in it with
+//! the model (no GPU) for a GPU of `--sms` SMs (default 132, the H100 of BENCHMARKS.md), and
+//! prints a markdown table of each quantity, predicted and measured, with their ratio; rows
+//! further apart than 5 % (10 % for DRAM bytes) are marked. `--only-off` prints the marked rows
+//! only. `--help` says the same.
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
-use coalesce_benches::ncu::{compare, markdown, parse};
+use clap::Parser;
+use coalesce_benches::cli::{Failure, NcuTableArgs, exit, print};
+use coalesce_benches::ncu::{compare, markdown, parse_checked};
 use coalesce_benches::predict::{predict, runs};
 
-const USAGE: &str = "usage: ncu_table CSV [--sms N] [--only-off]";
-
 fn main() -> ExitCode {
-    let mut args = std::env::args().skip(1);
-    let (mut csv, mut sms, mut only_off) = (None, coalesce::model::DEFAULT_SMS, false);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--only-off" => only_off = true,
-            "--sms" => match args.next().and_then(|v| v.parse().ok()).filter(|&v: &u32| v > 0) {
-                Some(v) => sms = v,
-                None => {
-                    eprintln!("--sms needs a positive SM count\n{USAGE}");
-                    return ExitCode::FAILURE;
-                }
-            },
-            flag if flag.starts_with('-') => {
-                eprintln!("unknown option {flag}\n{USAGE}");
-                return ExitCode::FAILURE;
-            }
-            path => csv = Some(path.to_string()),
-        }
-    }
-    let Some(path) = csv else {
-        eprintln!("{USAGE}");
-        return ExitCode::FAILURE;
-    };
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("{path}: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let profiled = parse(&text);
+    exit(run(NcuTableArgs::parse()))
+}
+
+fn run(args: NcuTableArgs) -> Result<(), Failure> {
+    let path = args.csv.display();
+    let text = std::fs::read_to_string(&args.csv).map_err(|e| format!("{path}: {e}"))?;
+    let profiled = parse_checked(&text).map_err(|e| format!("{path}: {e}"))?;
     let wanted: Vec<_> = runs("").into_iter().filter(|(v, p)| profiled.iter().any(|r| r.run == v.run_id(*p))).collect();
     let mut predicted = BTreeMap::new();
-    for (run, prediction) in predict(&wanted, sms) {
+    for (run, prediction) in predict(&wanted, args.sms) {
         match prediction {
             Ok(Some(counts)) => {
                 predicted.insert(run, counts);
@@ -58,9 +35,9 @@ fn main() -> ExitCode {
         }
     }
     let (rows, missing) = compare(&profiled, &predicted);
-    print!("{}", markdown(&rows, only_off));
+    print(&markdown(&rows, args.only_off))?;
     for run in missing {
         eprintln!("{run}: no model for this run (not in the registry, or a CPU variant)");
     }
-    ExitCode::SUCCESS
+    Ok(())
 }

@@ -10,44 +10,18 @@
 //! (the library's entry points over sizes, `coalesce_benches::sweep`), which `--no-sweep` leaves
 //! out. `--peers` puts `peers.py`'s timings (PyTorch, CuPy, cuBLAS on the same GPU) beside the
 //! cost curve; re-rendering with it keeps them in the written report.json. A progress line (run k
-//! of n, time left) goes to stderr while it measures.
+//! of n, time left) goes to stderr while it measures. `--help` says the same.
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
+
+use clap::Parser;
+use coalesce_benches::cli::{Failure, ReportArgs, exit, print};
 
 use coalesce_benches::measure::{Measured, measure_memcpy, measure_variant};
 use coalesce_benches::predict::predict;
 use coalesce_benches::report::{Device, Measurement, Model, Param, Report, render};
 use coalesce_benches::{open_gpu, registry};
-
-const USAGE: &str = "usage: report [--out DIR] [--no-sweep] [--peers PEERS.json] [FILTER] | \
-                     report --from FILE.json [--out DIR] [--peers PEERS.json]";
-
-struct Args {
-    out: PathBuf,
-    from: Option<PathBuf>,
-    peers: Option<PathBuf>,
-    sweep: bool,
-    filter: String,
-}
-
-fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
-    let mut parsed =
-        Args { out: PathBuf::from("target/report"), from: None, peers: None, sweep: true, filter: String::new() };
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--out" => parsed.out = args.next().ok_or(USAGE)?.into(),
-            "--from" => parsed.from = Some(args.next().ok_or(USAGE)?.into()),
-            "--peers" => parsed.peers = Some(args.next().ok_or(USAGE)?.into()),
-            "--no-sweep" => parsed.sweep = false,
-            "-h" | "--help" => return Err(USAGE.into()),
-            flag if flag.starts_with('-') => return Err(format!("unknown option {flag}\n{USAGE}")),
-            filter => parsed.filter = filter.to_string(),
-        }
-    }
-    Ok(parsed)
-}
 
 fn measurement(m: &Measured, v: Option<(&dyn registry::Variant, u32)>) -> Measurement {
     let (family, variant, param, summary) = match v {
@@ -147,62 +121,29 @@ fn now_utc() -> String {
 }
 
 fn main() -> ExitCode {
-    let args = match parse(std::env::args().skip(1)) {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let report = match &args.from {
-        Some(file) => std::fs::read_to_string(file)
-            .map_err(|e| format!("{}: {e}", file.display()))
-            .and_then(|text| Report::from_json(&text).map_err(|e| format!("{}: {e}", file.display()))),
-        None => measure(&args.filter, args.sweep),
-    };
-    let report = report.and_then(|mut r| {
-        if let Some(file) = &args.peers {
+    exit(run(ReportArgs::parse()))
+}
+
+fn run(args: ReportArgs) -> Result<(), Failure> {
+    let mut report = match &args.from {
+        Some(file) => {
             let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
-            r.peers = Some(serde_json::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?);
+            Report::from_json(&text).map_err(|e| format!("{}: {e}", file.display()))?
         }
-        Ok(r)
-    });
-    let report = match report {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::FAILURE;
-        }
+        None => measure(&args.filter, !args.no_sweep)?,
     };
-    match render(&report, &args.out) {
-        Ok(files) => {
-            for f in files {
-                println!("{}", f.display());
-            }
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("writing the report to {}: {e}", args.out.display());
-            ExitCode::FAILURE
-        }
+    if let Some(file) = &args.peers {
+        let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        report.peers = Some(serde_json::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?);
     }
+    let files = render(&report, &args.out).map_err(|e| format!("writing the report to {}: {e}", args.out.display()))?;
+    print(&files.iter().map(|f| format!("{}\n", f.display())).collect::<String>())?;
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn arguments() {
-        let a = parse(["--out", "x", "coalescing"].map(String::from).into_iter()).unwrap();
-        assert_eq!((a.out, a.from, a.filter), (PathBuf::from("x"), None, "coalescing".to_string()));
-        assert!(a.sweep && a.peers.is_none());
-        let a = parse(["--from", "r.json", "--peers", "p.json", "--no-sweep"].map(String::from).into_iter()).unwrap();
-        assert_eq!((a.from, a.peers, a.sweep), (Some("r.json".into()), Some("p.json".into()), false));
-        assert!(parse(["--peers"].map(String::from).into_iter()).is_err());
-        assert!(parse(["--bogus"].map(String::from).into_iter()).is_err());
-        assert!(parse(["--out"].map(String::from).into_iter()).is_err());
-    }
 
     #[test]
     fn dates_are_rfc3339() {
