@@ -336,3 +336,61 @@ fn bundle(out: &Path) -> Result {
     print(&format!("bundle at {} (commit {commit}): {}\n", out.display(), names.join(", ")))?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("cargo xtask").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn arguments() {
+        Cli::command().debug_assert();
+        match parse(&["build-ptx", "--arch", "sm_90"]).unwrap().command {
+            Cmd::BuildPtx { arch, out: None, refresh: false } => assert_eq!(arch, "sm_90"),
+            other => panic!("{other:?}"),
+        }
+        match parse(&["build-ptx"]).unwrap().command {
+            Cmd::BuildPtx { arch, .. } => assert_eq!(arch, DEFAULT_ARCH),
+            other => panic!("{other:?}"),
+        }
+        assert!(parse(&["build-ptx", "--refresh", "--arch", "sm_90"]).is_err());
+        assert!(matches!(parse(&["ncu-table", "x.csv", "--only-off"]).unwrap().command, Cmd::NcuTable(_)));
+        assert!(parse(&["ncu-table"]).is_err(), "the CSV is required");
+        assert!(parse(&["list", "extra"]).is_err());
+        assert!(parse(&["bogus"]).is_err());
+        for cmd in ["build-ptx", "list", "report", "model", "ncu-table", "bundle"] {
+            assert_eq!(parse(&[cmd, "--help"]).unwrap_err().kind(), clap::error::ErrorKind::DisplayHelp, "{cmd}");
+        }
+    }
+
+    #[test]
+    fn the_binaries_get_the_arguments_as_given() {
+        let args: Vec<String> = ["xtask", "model", "--json", "model"].map(String::from).into();
+        assert_eq!(forwarded(&args, "model"), ["--json", "model"]);
+        let args: Vec<String> = ["xtask", "report"].map(String::from).into();
+        assert!(forwarded(&args, "report").is_empty());
+    }
+
+    #[test]
+    fn arches_are_checked_against_the_toolchain() {
+        let text = "Available CPUs for this target:\n    sm_100\n    sm_70   - This is the default target CPU.\n    \
+                    sm_75\n    sm_90a\n\nAvailable features:\n";
+        let known = parse_target_cpus(text);
+        assert_eq!(known, ["sm_100", "sm_70", "sm_75", "sm_90a"]);
+        assert!(check_arch("sm_75", &known).is_ok());
+        let e = check_arch("sm_42", &known).unwrap_err();
+        assert_eq!(
+            e,
+            "unknown --arch `sm_42`: the toolchain's nvptx64-nvidia-cuda target knows sm_70, sm_75, sm_90a, sm_100"
+        );
+        // The fallback list holds what the library embeds.
+        let fallback = FALLBACK_ARCHES.map(str::to_string);
+        for (arch, _) in EMBEDDED {
+            assert!(check_arch(arch, &fallback).is_ok(), "{arch}");
+        }
+    }
+}
