@@ -7,7 +7,7 @@ use coalesce::{DeviceBuffer, Gpu, Result};
 
 use crate::check::{CheckResult, POISON_BITS, Rng, same_values};
 use crate::large::LARGE_N;
-use crate::registry::Family;
+use crate::registry::{Family, Param};
 use crate::workload::{Workload, random_buffer};
 
 /// Sizes checked: one element, around a warp, a prime, and 2^26 + 3 (a vector tail).
@@ -28,6 +28,9 @@ pub enum Reduce {
     UnrollLastWarp,
     ManyPerThread,
     ShuffleVec4,
+    /// The library's sum (`sum_to`, the shuffle kernel) over a view starting `offset` elements
+    /// into its buffer.
+    SumAt,
     /// CPU reference, one thread.
     CpuSingle,
     /// CPU reference, every core.
@@ -46,6 +49,7 @@ impl Family for Reduce {
         Reduce::UnrollLastWarp,
         Reduce::ManyPerThread,
         Reduce::ShuffleVec4,
+        Reduce::SumAt,
         Reduce::CpuSingle,
         Reduce::CpuThreads,
     ];
@@ -61,6 +65,7 @@ impl Family for Reduce {
             Reduce::UnrollLastWarp => "unroll_last_warp",
             Reduce::ManyPerThread => "many_per_thread",
             Reduce::ShuffleVec4 => "shuffle_vec4",
+            Reduce::SumAt => "sum_at",
             Reduce::CpuSingle => "cpu_single",
             Reduce::CpuThreads => "cpu_threads",
         }
@@ -79,6 +84,9 @@ impl Family for Reduce {
             Reduce::UnrollLastWarp => "tree 5: the last warp finishes with shuffles, no block barriers",
             Reduce::ManyPerThread => "tree 6: grid-stride accumulation before the tree, GPU-sized grid",
             Reduce::ShuffleVec4 => "16-byte loads, 4 in flight, warp shuffles, 1 atomic a block",
+            Reduce::SumAt => {
+                "shuffle_vec4 over a view `offset` elements in: up to 3 elements added one by one before the 16-byte loads"
+            }
             Reduce::CpuSingle => "CPU reference: one thread",
             Reduce::CpuThreads => "CPU reference: every core (std::thread::scope)",
         }
@@ -100,19 +108,35 @@ impl Family for Reduce {
             Reduce::FirstAdd => const { &[reduce_first_add.name(), reduce_shuffle_vec4.name()] },
             Reduce::UnrollLastWarp => const { &[reduce_unroll_last_warp.name(), reduce_shuffle_vec4.name()] },
             Reduce::ManyPerThread => const { &[reduce_many_per_thread.name(), reduce_shuffle_vec4.name()] },
-            Reduce::ShuffleVec4 => const { &[reduce_shuffle_vec4.name()] },
+            Reduce::ShuffleVec4 | Reduce::SumAt => const { &[reduce_shuffle_vec4.name()] },
             Reduce::CpuSingle | Reduce::CpuThreads => &[],
         }
     }
 
-    fn check(self, gpu: &Gpu, rng: &mut Rng, _: u32) -> CheckResult<String> {
+    fn param(self) -> Option<Param> {
+        (self == Reduce::SumAt).then_some(OFFSET)
+    }
+
+    fn check(self, gpu: &Gpu, rng: &mut Rng, offset: u32) -> CheckResult<String> {
+        if self == Reduce::SumAt {
+            return check_at(gpu, rng, offset as usize);
+        }
         match self.method() {
             Some(method) => check_gpu(gpu, rng, method),
             None => check_cpu(rng, self == Reduce::CpuThreads),
         }
     }
 
-    fn bench(self, gpu: &Gpu, _: u32) -> Result<Workload> {
+    fn bench(self, gpu: &Gpu, offset: u32) -> Result<Workload> {
+        if self == Reduce::SumAt {
+            // A view `offset` elements into a buffer 3 longer than the sum.
+            let offset = offset as usize;
+            let input = random_buffer::<i32>(gpu, BENCH_N + 3, Fill::Bits, 5)?;
+            let mut out: DeviceBuffer<i32> = random_buffer(gpu, 1, Fill::Bits, 7)?;
+            return Ok(Workload::new(4 * BENCH_N as u64, move |gpu| {
+                lib::sum_to(gpu, &input.slice(offset..offset + BENCH_N)?, &mut out)
+            }));
+        }
         let Some(method) = self.method() else {
             return Ok(bench_cpu(self == Reduce::CpuThreads));
         };
@@ -124,14 +148,18 @@ impl Family for Reduce {
         Ok(Workload::new(4 * n as u64, move |gpu| lib::sum_into(gpu, method, &input, &mut partials, &mut out)))
     }
 
-    fn model(self, _: u32, sms: u32) -> Result<Option<Counts>> {
+    fn model(self, offset: u32, sms: u32) -> Result<Option<Counts>> {
+        if self == Reduce::SumAt {
+            return coalesce::model::reduce::shuffle_at(BENCH_N, offset as usize, sms).map(Some);
+        }
         // The profiled launch is the first pass (`sum_into`'s first kernel) over BENCH_N.
         self.method().map(|method| coalesce::model::reduce::first_launch(method, BENCH_N, sms)).transpose()
     }
 }
 
 impl Reduce {
-    /// The library method a GPU variant runs (`None` for the CPU references).
+    /// The library method a GPU variant runs (`None` for the CPU references; `sum_at` runs the
+    /// shuffle kernel, over a view).
     const fn method(self) -> Option<Method> {
         Some(match self {
             Reduce::Seed => Method::Seed,
@@ -142,10 +170,29 @@ impl Reduce {
             Reduce::FirstAdd => Method::FirstAdd,
             Reduce::UnrollLastWarp => Method::UnrollLastWarp,
             Reduce::ManyPerThread => Method::ManyPerThread,
-            Reduce::ShuffleVec4 => Method::ShuffleVec4,
+            Reduce::ShuffleVec4 | Reduce::SumAt => Method::ShuffleVec4,
             Reduce::CpuSingle | Reduce::CpuThreads => return None,
         })
     }
+}
+
+/// Element offsets of `sum_at`'s view: every start a 16-byte boundary can be off by.
+const OFFSET: Param = Param { name: "offset", sweep: &[0, 1, 2, 3], check: &[0, 1, 2, 3], labels: None };
+
+/// `sum` and `sum_to` over views `offset` elements into buffers 3 longer, at every check size,
+/// against the CPU.
+fn check_at(gpu: &Gpu, rng: &mut Rng, offset: usize) -> CheckResult<String> {
+    for n in CHECK_SIZES {
+        let host = rng.i32s(n + 3);
+        let input = gpu.upload(&host)?;
+        let view = input.slice(offset..offset + n)?;
+        let want = lib::sum_cpu(&host[offset..offset + n]);
+        let mut total = gpu.poisoned::<i32>(1, POISON_BITS)?;
+        lib::sum_to(gpu, &view, &mut total)?;
+        same_values(&format!("sum_to of n={n} at element {offset}"), &total.to_vec()?, &[want])?;
+        same_values(&format!("sum of n={n} at element {offset}"), &[lib::sum(gpu, &view)?], &[want])?;
+    }
+    Ok(format!("n in {CHECK_SIZES:?} at element {offset}, sum and sum_to"))
 }
 
 /// Every check size against the CPU sum (poisoned partials and output, so a pass that skipped
@@ -253,7 +300,11 @@ mod tests {
         for &v in Reduce::VARIANTS {
             assert_eq!(v.method().is_none(), v.name().starts_with("cpu_"), "{v:?}");
         }
-        let methods: Vec<Method> = Reduce::VARIANTS.iter().filter_map(|v| v.method()).collect();
+        // Every method once, in order; `sum_at` runs the library's sum (the shuffle kernel) again,
+        // over views.
+        let methods: Vec<Method> =
+            Reduce::VARIANTS.iter().filter(|&&v| v != Reduce::SumAt).filter_map(|v| v.method()).collect();
         assert_eq!(methods, Method::ALL);
+        assert_eq!(Reduce::SumAt.method(), Some(Method::ShuffleVec4));
     }
 }

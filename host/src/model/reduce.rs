@@ -20,7 +20,7 @@
 //! block and counted once per block, while every global access is replayed for every warp.
 
 use super::{Counts, Model, Warp, advance, block_warps, blocks, fake_slice, lanes_where, warps};
-use crate::buffer::DeviceViewMut;
+use crate::buffer::{DeviceRead, DeviceViewMut};
 use crate::error::Result;
 use crate::launch::{Call, Launch};
 use crate::reduce::{
@@ -229,6 +229,14 @@ pub fn shuffle(call: &Call<'_, ShuffleSig>) -> Counts {
     }
     m.add(&one.counts().repeated(blocks_seen));
     m.counts()
+}
+
+/// Counts of the library's sum (the shuffle kernel) over `n` elements starting `offset`
+/// elements into a buffer of `n + 3`.
+pub fn shuffle_at(n: usize, offset: usize, sms: u32) -> Result<Counts> {
+    let input: DeviceViewMut<'static, i32> = fake_slice(0, n + 3);
+    let mut out: DeviceViewMut<'static, i32> = fake_slice(1, 1);
+    Ok(shuffle(&plan_shuffle(&input.slice(offset..offset + n)?, &mut out, sms)?))
 }
 
 /// The first pass of `method` over `n` elements on a GPU of `sms` SMs, as `sum_into` plans it.
