@@ -15,12 +15,11 @@ A shape is `s` (s x s x s) or `MxNxK`. Prints one line per shape and writes JSON
 """
 import argparse
 import json
-import math
-import statistics
 import sys
 
+from peers import WARMUP, median_us
+
 DEFAULT_SHAPES = "1024,2048,4096,8192,4095,4097,4000x4100x4033"
-WARMUP = 3
 REPS = 21
 
 
@@ -34,25 +33,8 @@ def parse_shape(text):
 
 
 def median_seconds(torch, run):
-    for _ in range(WARMUP):
-        run()
-    torch.cuda.synchronize()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-
-    def timed(batch):
-        # One untimed run ahead of the start event keeps the GPU busy while the batch is
-        # queued, so no launch latency (PyTorch's dispatch included) falls between the events.
-        run()
-        start.record()
-        for _ in range(batch):
-            run()
-        stop.record()
-        stop.synchronize()
-        return start.elapsed_time(stop) / 1e3 / batch
-
-    once = timed(1)
-    batch = min(64, max(1, math.ceil(0.002 / max(once, 1e-7))))
-    return statistics.median(timed(batch) for _ in range(REPS))
+    """Seconds a run, timed as peers.py times every peer (and the Rust harness its own runs)."""
+    return median_us(torch, run, REPS) / 1e6
 
 
 def kernel_names(torch, run):

@@ -7,7 +7,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use coalesce_benches::cli::{ModelArgs, NcuTableArgs, ReportArgs};
+use coalesce_benches::cli::{Failure, ModelArgs, NcuTableArgs, ReportArgs};
 use coalesce_builder::{DEFAULT_ARCH, EMBEDDED, EMBEDDED_DIR, PtxBuilder, TARGET, find_ptxas, ptxas_report};
 
 /// The project's own commands: build the kernels, list and measure the lessons, run the model,
@@ -71,35 +71,6 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::FAILURE
-        }
-    }
-}
-
-/// What went wrong: a message for people, or stdout closed under us (`cargo xtask list | head
-/// -1`, no failure).
-#[derive(Debug)]
-enum Failure {
-    Message(String),
-    Stdout(io::Error),
-}
-
-impl From<String> for Failure {
-    fn from(message: String) -> Self {
-        Failure::Message(message)
-    }
-}
-
-impl From<io::Error> for Failure {
-    fn from(e: io::Error) -> Self {
-        Failure::Stdout(e)
-    }
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Failure::Message(m) => f.write_str(m),
-            Failure::Stdout(e) => write!(f, "writing to stdout: {e}"),
         }
     }
 }
