@@ -12,7 +12,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::cost::{Curve, curves};
+use super::cost::{Curve, Point as CostPoint, curves};
 use super::readings::gcd;
 use super::{Measurement, Report, gbps, short};
 
@@ -321,16 +321,21 @@ fn cost_x(c: &Curve) -> (&'static str, bool) {
     if c.flops() { ("matrix side n of n³ (log2 scale)", false) } else { ("elements (log2 scale)", true) }
 }
 
-fn cost_time(c: &Curve) -> Chart {
-    let (x_desc, x_exponents) = cost_x(c);
-    let series = c
-        .series
+/// One series an implementation of `c`: log2 of the size against `y` of each point (points whose
+/// `y` is not finite left out).
+fn cost_series(c: &Curve, y: impl Fn(&CostPoint) -> f64) -> Vec<Series> {
+    c.series
         .iter()
         .map(|s| Series {
             label: s.label.clone(),
-            points: s.points.iter().map(|p| ((p.n as f64).log2(), p.median_us.log10())).collect(),
+            points: s.points.iter().map(|p| ((p.n as f64).log2(), y(p))).filter(|(_, y)| y.is_finite()).collect(),
         })
-        .collect();
+        .collect()
+}
+
+fn cost_time(c: &Curve) -> Chart {
+    let (x_desc, x_exponents) = cost_x(c);
+    let series = cost_series(c, |p| p.median_us.log10());
     Chart::Lines(Lines {
         log2_x: true,
         x_exponents,
@@ -341,14 +346,7 @@ fn cost_time(c: &Curve) -> Chart {
 
 fn cost_rate(c: &Curve) -> Chart {
     let (x_desc, x_exponents) = cost_x(c);
-    let series = c
-        .series
-        .iter()
-        .map(|s| Series {
-            label: s.label.clone(),
-            points: s.points.iter().map(|p| ((p.n as f64).log2(), p.rate())).filter(|(_, y)| y.is_finite()).collect(),
-        })
-        .collect();
+    let series = cost_series(c, |p| p.rate());
     let title = format!("{}: {} vs size", c.entry, c.rate_unit());
     Chart::Lines(Lines { log2_x: true, x_exponents, ..lines(&title, x_desc, c.rate_unit(), series) })
 }
