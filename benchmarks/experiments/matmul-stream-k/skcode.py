@@ -1,5 +1,7 @@
 # skcode.py PTX: whole tiles through the stream-K row's code path vs the whole-tile path
 import sys, numpy as np, torch, cupy as cp
+import os
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 from timing import med
 mod = cp.RawModule(path=sys.argv[1])
 smem = 3 * (16 * (128 + 4) + 16 * 256) * 4

@@ -2,8 +2,10 @@
 # against a 128x128 float2 tile (3 blocks an SM, 192 KB in flight an SM instead of 64), both
 # shapes, each checked element by element, ratios to the device memcpy measured beside them.
 import sys, numpy as np, cupy as cp
+import os
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 from timing import med
-src = open("trtwin.cu").read()
+src = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "trtwin.cu")).read()
 mod = cp.RawModule(code=src, options=("-std=c++17",))
 ks = {"t64": (mod.get_function("t64"), 64, (32, 16)), "t128": (mod.get_function("t128"), 128, (32, 16)), "t128b": (mod.get_function("t128b"), 128, (32, 32))}
 for f, t, _ in ks.values():

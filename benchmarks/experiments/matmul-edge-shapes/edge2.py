@@ -2,6 +2,8 @@
 # cuBLAS and stream-K at 4096^3, and the 4097^3 split into 4096 rows + a 1-row tail (tiled or
 # cp.async tail); every element checked.
 import sys, numpy as np, torch, cupy as cp
+import os
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 from timing import med
 torch.backends.cuda.matmul.allow_tf32 = False
 smem_a = 3 * (16 * (128 + 4) + 16 * 256) * 4

@@ -6,7 +6,7 @@
 #include <vector>
 #include <cuda_runtime.h>
 #define MEDIAN_REPS 21
-#include "timing.cuh"
+#include "../common/timing.cuh"
 // H x W tile of float2, 512 threads; ORDER 0 = tiles down columns, 1 = along rows.
 template <int H, int W, int ORDER> __global__ void __launch_bounds__(512) rd(const float* __restrict__ in, float* __restrict__ sink, int rows, int cols) {
   constexpr int N2 = H * W / 2 / 512;

@@ -4,8 +4,8 @@
 #include <vector>
 #include <cuda_runtime.h>
 #define MEDIAN_REPS 21
-#include "timing.cuh"
-#include "trcheck.cuh"
+#include "../common/timing.cuh"
+#include "../common/trcheck.cuh"
 // 64 x 64 tile, (32, 16) threads, float2; TRANS 0 = copy in place, 1 = transpose (pitch 65)
 template <int TRANS> __global__ void __launch_bounds__(512) tq(const float* __restrict__ in, float* __restrict__ out, int rows, int cols, int G) {
   __shared__ float t[64][65];

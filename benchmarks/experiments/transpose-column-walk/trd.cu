@@ -3,8 +3,8 @@
 #include <vector>
 #include <cuda_runtime.h>
 #define MEDIAN_REPS 21
-#include "timing.cuh"
-#include "trcheck.cuh"
+#include "../common/timing.cuh"
+#include "../common/trcheck.cuh"
 // LD: 0 plain, 1 L2::256B prefetch hint
 template <int LD> __device__ __forceinline__ float2 ld2(const float* p) {
   float2 v;

@@ -6,7 +6,7 @@
 #include <vector>
 #include <cuda_runtime.h>
 #define MEDIAN_REPS 21
-#include "timing.cuh"
+#include "../common/timing.cuh"
 template <int ORDER> __device__ void origin(int n, int& r0, int& c0) {
   int T = n / 64, b = blockIdx.x;
   c0 = ORDER == 0 ? (b / T) * 64 : (b % T) * 64; r0 = ORDER == 0 ? (b % T) * 64 : (b / T) * 64;

@@ -5,7 +5,7 @@
 #include <cuda_runtime.h>
 #define MEDIAN_REPS 21
 #include "trtile.cuh"
-#include "trcheck.cuh"
+#include "../common/trcheck.cuh"
 template <int ORDER, int TRANS, int T> float runo(const float* a, float* b, int R, int C, int smem) {
   cudaFuncSetAttribute(tt<64, 64, ORDER, TRANS, T>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   return median_ms([&] { tt<64, 64, ORDER, TRANS, T><<<(R / 64) * (C / 64), T, smem>>>(a, b, R, C); });

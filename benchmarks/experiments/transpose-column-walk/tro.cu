@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cuda_runtime.h>
 #define MEDIAN_REPS 31
-#include "timing.cuh"
+#include "../common/timing.cuh"
 // block -> (tile column tx, tile row ty); RT row tiles, CT column tiles
 __device__ __forceinline__ void order(int ord, int b, int RT, int CT, int& tx, int& ty) {
   switch (ord) {

@@ -3,7 +3,7 @@
 #include <vector>
 #include <algorithm>
 #include <cuda_runtime.h>
-#include "timing.cuh"
+#include "../common/timing.cuh"
 // 64x64 tile, float2 both ways, optional streaming stores, optional several tiles per block along y
 template <int ROWS, bool CS, int PAD> __global__ void t64(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
   __shared__ float t[64][64 + PAD];

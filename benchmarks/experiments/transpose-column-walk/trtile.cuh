@@ -4,8 +4,8 @@
 #pragma once
 #include <vector>
 #include <cuda_runtime.h>
-#include "timing.cuh"
-#include "trcheck.cuh"
+#include "../common/timing.cuh"
+#include "../common/trcheck.cuh"
 template <int H, int W, int ORDER, int TRANS, int T = 256> __global__ void __launch_bounds__(T) tt(const float* __restrict__ in, float* __restrict__ out, int rows, int cols) {
   extern __shared__ float t[];
   constexpr int P = W + 1, N2 = H * W / 2 / T;

@@ -1,6 +1,8 @@
 # cmp2.py ROUNDS main=PTX label=PTX ...: async (own grid) and stream-K (main: one kernel; others:
 # whole waves + row, and each launch alone at 4096^3), with cuBLAS; every element checked.
 import sys, numpy as np, torch, cupy as cp
+import os
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 from timing import med
 torch.backends.cuda.matmul.allow_tf32 = False
 smem = 3 * (16 * (128 + 4) + 16 * 256) * 4

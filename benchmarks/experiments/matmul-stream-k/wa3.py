@@ -1,6 +1,8 @@
 # wa3.py ROUNDS SHAPES LABEL=PTX ... : cuBLAS and the async/stream-K kernels of each PTX,
 # alternated in one process; each figure a median of 15 batches of ~50 ms.
 import sys, time, numpy as np, torch, cupy as cp
+import os
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 from timing import med
 torch.backends.cuda.matmul.allow_tf32 = False
 rounds = int(sys.argv[1]); shapes = [int(s) for s in sys.argv[2].split(",")]

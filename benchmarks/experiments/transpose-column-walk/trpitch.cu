@@ -6,8 +6,8 @@
 #include <vector>
 #include <cuda_runtime.h>
 #define MEDIAN_REPS 21
-#include "timing.cuh"
-#include "trcheck.cuh"
+#include "../common/timing.cuh"
+#include "../common/trcheck.cuh"
 // ORDER 0 = tiles down columns, 1 = along rows; TRANS 0 = copy in place, 1 = transpose.
 template <int ORDER, int TRANS> __global__ void __launch_bounds__(512) tp(const float* __restrict__ in, float* __restrict__ out, int n, size_t pitch) {
   __shared__ float t[64][65];

@@ -6,8 +6,8 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 #define MEDIAN_REPS 21
-#include "timing.cuh"
-#include "trcheck.cuh"
+#include "../common/timing.cuh"
+#include "../common/trcheck.cuh"
 #include "trtma.cuh"
 template <int S, int ORDER> __global__ void __launch_bounds__(128) tmap(const __grid_constant__ CUtensorMap im, const __grid_constant__ CUtensorMap om, int rows, int cols) {
   extern __shared__ unsigned char raw[];

@@ -1,6 +1,8 @@
 # trv.py PTX TRIALS: transpose_wide vs the device memcpy, each trial on fresh buffers (a spacer
 # shifts them), to see how much of the call-to-call spread comes from where buffers land.
 import sys, numpy as np, cupy as cp
+import os
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 from timing import med
 import torch
 mod = cp.RawModule(path=sys.argv[1]); kw = mod.get_function("transpose_wide")

@@ -5,7 +5,7 @@
 #include <cuda_runtime.h>
 #define MEDIAN_REPS 21
 #include "trtile.cuh"
-#include "trcheck.cuh"
+#include "../common/trcheck.cuh"
 int main() {
   size_t n = (size_t)1 << 26; float *a, *b; std::vector<float> h; filled_pair(n, &a, &b, h);
   for (int round = 0; round < 2; round++) {

@@ -1,8 +1,10 @@
 # trcmp.py ROUNDS label=PTX ...: transpose_wide of each module against its CUDA C twin (64x64
 # float2, read-only unguarded loads, tiles down columns), same buffers, alternated; each checked.
 import sys, numpy as np, cupy as cp
+import os
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 from timing import med
-src = open("trtwin.cu").read()
+src = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "trtwin.cu")).read()
 twin = cp.RawModule(code=src, options=("-std=c++17",)).get_function("t64")
 twin.max_dynamic_shared_size_bytes = 64 * 65 * 4
 ks = {"twin": twin}

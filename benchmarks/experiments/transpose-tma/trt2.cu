@@ -6,8 +6,8 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 #define MEDIAN_REPS 21
-#include "timing.cuh"
-#include "trcheck.cuh"
+#include "../common/timing.cuh"
+#include "../common/trcheck.cuh"
 #include "trtma.cuh"
 // 64 x 64 tiles, maps in global memory acquired once a block (FENCE 0: none, 1: .sys, 2: .gpu),
 // K tiles a block down a column, one after the other (load, move, store, wait for the read)

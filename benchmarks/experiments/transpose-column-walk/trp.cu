@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cuda_runtime.h>
 #define MEDIAN_REPS 31
-#include "timing.cuh"
+#include "../common/timing.cuh"
 // LD: 0 plain, 1 __ldcs, 2 __ldg(nc)
 template <int LD> __device__ __forceinline__ float2 ld2(const float* p) {
   if (LD == 1) return __ldcs((const float2*)p); if (LD == 2) return __ldg((const float2*)p); return *(const float2*)p;
