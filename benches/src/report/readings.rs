@@ -9,10 +9,7 @@ use super::{Measurement, Report, gbps, pct, ratio, short, signed_pct, tflops, us
 /// The reading of `family`: sentences, each computed from `report` alone. Empty when the runs it
 /// compares are absent. Families without a reading of their own get the fastest and slowest run.
 pub fn readings(report: &Report, family: &str) -> Vec<String> {
-    // A run with no positive time has no bandwidth to compare: the table shows it as n/a and the
-    // reading treats it as missing rather than as infinitely fast.
-    let mut timed = report.clone();
-    timed.runs.retain(|m| m.median_us > 0.0 && m.median_us.is_finite());
+    let timed = timed(report);
     let report = &timed;
     let sentences = match family {
         "coalescing" => coalescing(report),
@@ -26,6 +23,15 @@ pub fn readings(report: &Report, family: &str) -> Vec<String> {
         _ => extremes(report, family),
     };
     sentences.into_iter().flatten().collect()
+}
+
+/// `report` with only its timed runs: a run with no positive time has no bandwidth to compare, so
+/// the table shows it as n/a and the readings and the summary treat it as missing rather than as
+/// infinitely fast.
+pub(crate) fn timed(report: &Report) -> Report {
+    let mut timed = report.clone();
+    timed.runs.retain(|m| m.median_us > 0.0 && m.median_us.is_finite());
+    timed
 }
 
 /// The run with the highest bandwidth.
@@ -79,12 +85,19 @@ fn coalescing(r: &Report) -> Vec<Option<String>> {
     vec![offset("offset", "Plain loads:"), offset("offset_cg", "L2-only `.cg` loads:"), stride(), vec4()]
 }
 
+/// The largest `per_thread` both orders were measured at, with its (chunked, interleaved) runs.
+pub(crate) fn widest_orders(r: &Report) -> Option<(u32, &Measurement, &Measurement)> {
+    let chunked = r.sweep("access_order", "chunked");
+    let interleaved = r.sweep("access_order", "interleaved");
+    let (n, c) =
+        chunked.into_iter().filter(|(n, _)| interleaved.iter().any(|(v, _)| v == n)).max_by_key(|(n, _)| *n)?;
+    let i = interleaved.iter().find(|(v, _)| *v == n)?.1;
+    Some((n, c, i))
+}
+
 fn access_order(r: &Report) -> Vec<Option<String>> {
     let orders = || {
-        let chunked = r.sweep("access_order", "chunked");
-        let interleaved = r.sweep("access_order", "interleaved");
-        let (n, c) = chunked.iter().filter(|(n, _)| interleaved.iter().any(|(v, _)| v == n)).max_by_key(|(n, _)| *n)?;
-        let i = interleaved.iter().find(|(v, _)| v == n)?.1;
+        let (n, c, i) = widest_orders(r)?;
         Some(format!(
             "At per_thread={n}, interleaved runs at {} of memcpy and chunked at {}: {}.",
             pct(i.percent_of(&r.memcpy)),
