@@ -444,6 +444,7 @@ fn partial_and_odd_reports_render_without_panicking() {
     let dir = scratch("empty");
     let written = report::render(&empty, &dir).expect("render an empty report");
     assert_eq!(written.len(), 2, "only report.md and report.json: {written:?}");
+    assert!(!fs::read_to_string(dir.join("report.md")).expect("report.md").contains("## Summary"), "no summary rows");
 
     // A family the renderer does not know, and a zero time: rendered, generic reading, n/a.
     let mut odd = full.clone();
@@ -639,4 +640,96 @@ fn the_cost_curve_tables_and_plots_show_every_series() {
     };
     assert!(!md.contains("## cost curve"));
     assert!(!dir.join("cost_copy_time.svg").exists());
+}
+
+/// A time ratio in the summary's words, recomputed: `3.5% slower`, `2.33× slower`, `12.0% faster`.
+fn cost_words(q: f64) -> String {
+    let (factor, word) = if q >= 1.0 { (q, "slower") } else { (1.0 / q, "faster") };
+    if factor < 1.5 { format!("{:.1}% {word}", 100.0 * (factor - 1.0)) } else { format!("{factor:.2}× {word}") }
+}
+
+/// Time per unit of work: per flop where the run counts flops, else per byte.
+fn per_work(m: &Measurement) -> f64 {
+    m.median_us / if m.flops > 0 { m.flops as f64 } else { m.bytes as f64 }
+}
+
+/// The summary table's rows of `md`, as their four cells.
+fn summary_rows(md: &str) -> Vec<Vec<String>> {
+    let start = md.find("\n## Summary\n").expect("a summary section");
+    let s = &md[start + 1..];
+    let end = s[3..].find("\n## ").map_or(s.len(), |e| e + 3);
+    s[..end]
+        .lines()
+        .filter(|l| l.starts_with('|') && !l.starts_with("|---") && !l.starts_with("| lesson "))
+        .map(|l| l.trim_matches('|').split('|').map(|c| c.trim().to_string()).collect())
+        .collect()
+}
+
+#[test]
+fn the_summary_rows_are_computed_from_the_runs() {
+    let r = sample();
+    let (_, md) = render(&r, "summary");
+    // The summary comes after the header table, before the first family's section.
+    let summary_at = md.find("\n## Summary\n").expect("summary");
+    assert!(md.find("| memcpy run |").expect("header") < summary_at);
+    assert!(summary_at < md.find("\n## coalescing\n").expect("coalescing section"));
+    let table = summary_rows(&md);
+    let rows = report::summary(&r);
+    assert_eq!(table.len(), rows.len());
+    assert!((8..=15).contains(&rows.len()), "a short table: {} rows", rows.len());
+    for (cells, row) in table.iter().zip(&rows) {
+        assert_eq!(cells, &[row.lesson.to_string(), row.change.clone(), row.cost.clone(), row.model.clone()]);
+        assert!(!row.cost.contains('-') && !row.cost.contains("n/a"), "a positive cost: {}", row.cost);
+    }
+    let find =
+        |change: &str| rows.iter().find(|row| row.change.starts_with(change)).unwrap_or_else(|| panic!("{change}"));
+
+    // Offset 1 against 0: the time ratio and the model's sectors, from the JSON.
+    let (one, zero) = (run(&r, "coalescing/offset/offset=1"), run(&r, "coalescing/offset/offset=0"));
+    let q = one.median_us / zero.median_us;
+    let row = find("plain loads at offset 1 vs 0");
+    assert!((row.ratios[0] - q).abs() < 1e-12, "{} vs {q}", row.ratios[0]);
+    assert_eq!(row.cost, cost_words(q));
+    let (m1, m0) = (one.model.as_ref().expect("model"), zero.model.as_ref().expect("model"));
+    assert_eq!(m1.dram_read_bytes + m1.dram_write_bytes, m0.dram_read_bytes + m0.dram_write_bytes);
+    assert_eq!(
+        row.model,
+        format!(
+            "{} sectors a request instead of {}; the same DRAM bytes",
+            m1.ld_sectors_per_request, m0.ld_sectors_per_request
+        )
+    );
+
+    // Strides 2, 4, 8 and 32 against 1.
+    let row = find("stride 2, 4, 8, 32 vs 1");
+    let unit = run(&r, "coalescing/stride/stride=1");
+    for (s, got) in [2, 4, 8, 32].iter().zip(&row.ratios) {
+        let want = run(&r, &format!("coalescing/stride/stride={s}")).median_us / unit.median_us;
+        assert!((got - want).abs() < 1e-12, "stride {s}: {got} vs {want}");
+        assert!(row.cost.contains(&format!("{s}: {}", cost_words(want))), "{}", row.cost);
+    }
+
+    // Padded columns against unpadded: faster, said as such.
+    let row = find("reading a tile's columns, padded vs unpadded");
+    let q = run(&r, "bank/cols_padded").median_us / run(&r, "bank/cols").median_us;
+    assert!((row.ratios[0] - q).abs() < 1e-12);
+    assert!(q < 1.0 && row.cost == cost_words(q) && row.cost.ends_with("faster"));
+
+    // The seed reduction against shuffle_vec4, and the matmul ladder in TFLOP/s.
+    let q = run(&r, "reduce/shuffle_vec4").median_us / run(&r, "reduce/seed").median_us;
+    assert_eq!(find("`shuffle_vec4` vs the seed").cost, cost_words(q));
+    let row = find("naive → tiled");
+    let ladder: Vec<&Measurement> = r.runs.iter().filter(|m| m.family == "matmul" && m.param.is_none()).collect();
+    let rates: Vec<String> = ladder.iter().map(|m| format!("{:.2}", tflops(m))).collect();
+    let q = per_work(ladder.last().expect("matmul runs")) / per_work(ladder[0]);
+    assert_eq!(row.cost, format!("{} TFLOP/s: {} than naive", rates.join(" → "), cost_words(q)));
+
+    // A row whose runs are missing is left out; the others stay.
+    let mut partial = r.clone();
+    partial.runs.retain(|m| m.run != "coalescing/offset/offset=1" && m.family != "matmul");
+    let rows = report::summary(&partial);
+    assert!(!rows.iter().any(|row| row.change.starts_with("plain loads") || row.lesson == "matmul"));
+    assert!(rows.iter().any(|row| row.change.starts_with("L2-only")));
+    let (_, md) = render(&partial, "summary-partial");
+    assert_eq!(summary_rows(&md).len(), rows.len());
 }

@@ -1,5 +1,6 @@
-//! `report.md`: a header table saying what was measured where, then per family the variants'
-//! summaries, one table of every run, the computed reading and the family's plots.
+//! `report.md`: a header table saying what was measured where, the summary of every lesson, then
+//! per family the variants' summaries, one table of every run, the computed reading and the
+//! family's plots.
 use std::fmt::Write;
 
 use super::{Measurement, Plot, Report, gbps, pct, readings, tflops, us};
@@ -9,6 +10,7 @@ use super::{Measurement, Plot, Report, gbps, pct, readings, tflops, us};
 pub fn markdown(report: &Report, plots: &[Plot]) -> String {
     let mut md = String::new();
     header(&mut md, report);
+    super::summary::section(&mut md, report);
     for family in report.families() {
         section(&mut md, report, family, plots);
     }
@@ -109,7 +111,7 @@ fn section(md: &mut String, r: &Report, family: &str, plots: &[Plot]) {
 }
 
 /// `n` with comma thousands separators, so counts of millions read at a glance.
-fn thousands(n: u64) -> String {
+pub(crate) fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {

@@ -14,11 +14,13 @@ mod markdown;
 mod model;
 mod plots;
 mod readings;
+mod summary;
 
 pub use markdown::markdown;
 pub use model::{Device, Measurement, Model, Param, PeerRow, Peers, PeersInfo, Report, SweepRow};
 pub use plots::{PLOT_FILES, Plot, SWEEP_PLOT_FILES, plots};
 pub use readings::readings;
+pub use summary::{SummaryRow, summary};
 
 /// Writes `dir/report.md`, `dir/report.json` and one SVG per plot whose runs are present into
 /// `dir` (created if missing); returns the paths written, markdown first.

@@ -1,0 +1,311 @@
+//! The summary at the top of `report.md`: one row per lesson, saying what the lesson changes, what
+//! that costs on the measured GPU (a ratio of the runs' times) and the model's count behind it.
+//!
+//! Like the readings, every number is computed from the report's runs when rendering, and a row
+//! whose runs are missing is left out rather than guessed.
+use std::fmt::Write;
+
+use super::readings::{timed, widest_orders};
+use super::{Measurement, Model, Report, pct, ratio, tflops};
+
+/// One lesson's row of the summary.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummaryRow {
+    /// The family the lesson belongs to, e.g. `coalescing`.
+    pub lesson: &'static str,
+    /// What the lesson changes, e.g. `offset 1 vs 0`.
+    pub change: String,
+    /// Each comparison's time per unit of work (flop for compute-bound runs, else byte) of the
+    /// changed run over the baseline's: above 1 the change is slower, below 1 faster.
+    pub ratios: Vec<f64>,
+    /// The ratios in words, e.g. `3.5% slower`.
+    pub cost: String,
+    /// The model's counts for the runs compared, e.g. `5 sectors a request instead of 4`.
+    pub model: String,
+}
+
+/// The summary's rows for `report`, lessons in a fixed order, those whose runs are absent left out.
+pub fn summary(report: &Report) -> Vec<SummaryRow> {
+    let timed = timed(report);
+    let r = &timed;
+    [
+        offset(r, "offset", "plain loads at offset 1 vs 0"),
+        stride(r),
+        offset(r, "offset_cg", "L2-only (`.cg`) loads at offset 1 vs 0"),
+        any_offset(r),
+        access_order(r),
+        layouts(r),
+        transpose(r),
+        bank_stride(r),
+        bank_padded(r),
+        reduce(r),
+        histogram(r),
+        matmul(r),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// The summary section: a heading and a table, nothing when no row's runs are present.
+pub(crate) fn section(md: &mut String, report: &Report) {
+    let rows = summary(report);
+    if rows.is_empty() {
+        return;
+    }
+    md.push_str(
+        "\n## Summary\n\nOne row per lesson: the change it makes, what that costs on this GPU (the ratio of \
+         the two runs' times for the same work) and the model's count that explains it.\n\n\
+         | lesson | change | cost on this GPU | the model's count |\n|---|---|---|---|\n",
+    );
+    for row in rows {
+        let _ = writeln!(md, "| {} | {} | {} | {} |", row.lesson, row.change, row.cost, row.model);
+    }
+}
+
+/// Time per unit of work: per flop for compute-bound runs, per byte otherwise.
+fn time_per_work(m: &Measurement) -> f64 {
+    m.median_us / if m.flops > 0 { m.flops as f64 } else { m.bytes as f64 }
+}
+
+/// `changed`'s time per unit of work over `base`'s.
+fn ratio_of(changed: &Measurement, base: &Measurement) -> f64 {
+    time_per_work(changed) / time_per_work(base)
+}
+
+/// A time ratio in words, always positive: `3.5% slower`, `2.33× slower`, `12.0% faster`,
+/// `36.49× faster` (rates within 1.5× as a percentage of the slower one's rate).
+fn cost(r: f64) -> String {
+    if !r.is_finite() || r <= 0.0 {
+        return "n/a".into();
+    }
+    let (factor, word) = if r >= 1.0 { (r, "slower") } else { (1.0 / r, "faster") };
+    if factor < 1.5 { format!("{} {word}", pct(100.0 * (factor - 1.0))) } else { format!("{} {word}", ratio(factor)) }
+}
+
+/// A sectors-per-request count: whole where it is whole (to 0.05), else one decimal.
+fn sectors(x: f64) -> String {
+    if (x - x.round()).abs() < 0.05 { format!("{}", x.round()) } else { format!("{x:.1}") }
+}
+
+/// `n` with comma thousands separators.
+fn thousands(n: u64) -> String {
+    super::markdown::thousands(n)
+}
+
+/// Whether two byte counts are within 1% of each other.
+fn near(a: u64, b: u64) -> bool {
+    (a as f64 - b as f64).abs() <= 0.01 * (a.max(b) as f64)
+}
+
+/// What the model counts differently for `changed` against `base`, in plain words.
+fn model_diff(changed: &Measurement, base: &Measurement) -> String {
+    let (Some(c), Some(b)) = (&changed.model, &base.model) else {
+        return "no model counts for these runs".into();
+    };
+    let mut parts = Vec::new();
+    let same = |x: f64, y: f64| (x - y).abs() < 0.05;
+    let (cl, cs, bl, bs) =
+        (c.ld_sectors_per_request, c.st_sectors_per_request, b.ld_sectors_per_request, b.st_sectors_per_request);
+    if same(cl, cs) && same(bl, bs) && !same(cl, bl) {
+        parts.push(format!("{} sectors a request instead of {}", sectors(cl), sectors(bl)));
+    } else {
+        if !same(cl, bl) {
+            parts.push(format!("{} load sectors a request instead of {}", sectors(cl), sectors(bl)));
+        }
+        if !same(cs, bs) {
+            parts.push(format!("{} store sectors a request instead of {}", sectors(cs), sectors(bs)));
+        }
+    }
+    let conflicts = |m: &Model| m.shared_ld_bank_conflicts + m.shared_st_bank_conflicts;
+    if conflicts(c) != conflicts(b) {
+        parts.push(format!("{} shared bank conflicts instead of {}", thousands(conflicts(c)), thousands(conflicts(b))));
+    }
+    let dram = |m: &Model| m.dram_read_bytes + m.dram_write_bytes;
+    if !near(dram(c), dram(b)) {
+        parts.push(format!("{} DRAM bytes instead of {}", thousands(dram(c)), thousands(dram(b))));
+    } else if !parts.is_empty() {
+        parts.push("the same DRAM bytes".into());
+    }
+    if parts.is_empty() { "the same sectors a request, bank conflicts and DRAM bytes".into() } else { parts.join("; ") }
+}
+
+/// A row comparing `changed` against `base`.
+fn pair(lesson: &'static str, change: String, changed: &Measurement, base: &Measurement) -> SummaryRow {
+    let r = ratio_of(changed, base);
+    SummaryRow { lesson, change, ratios: vec![r], cost: cost(r), model: model_diff(changed, base) }
+}
+
+/// The run of `family/variant` at parameter value `value`.
+fn at<'a>(r: &'a Report, family: &str, variant: &str, value: u32) -> Option<&'a Measurement> {
+    r.sweep(family, variant).into_iter().find(|(v, _)| *v == value).map(|(_, m)| m)
+}
+
+fn offset(r: &Report, variant: &str, change: &str) -> Option<SummaryRow> {
+    let (one, zero) = (at(r, "coalescing", variant, 1)?, at(r, "coalescing", variant, 0)?);
+    Some(pair("coalescing", change.into(), one, zero))
+}
+
+fn stride(r: &Report) -> Option<SummaryRow> {
+    let unit = at(r, "coalescing", "stride", 1)?;
+    let wide: Vec<(u32, &Measurement)> =
+        [2, 4, 8, 32].into_iter().filter_map(|s| Some((s, at(r, "coalescing", "stride", s)?))).collect();
+    if wide.is_empty() {
+        return None;
+    }
+    let ratios: Vec<f64> = wide.iter().map(|(_, m)| ratio_of(m, unit)).collect();
+    let strides: Vec<String> = wide.iter().map(|(s, _)| s.to_string()).collect();
+    let costs: Vec<String> = wide.iter().zip(&ratios).map(|((s, _), q)| format!("{s}: {}", cost(*q))).collect();
+    let model = wide
+        .iter()
+        .map(|(_, m)| m.model.as_ref().map(|m| sectors(m.ld_sectors_per_request)))
+        .collect::<Option<Vec<String>>>()
+        .zip(unit.model.as_ref())
+        .map_or("no model counts for these runs".into(), |(s, u)| {
+            format!("{} sectors a request instead of {}", s.join(", "), sectors(u.ld_sectors_per_request))
+        });
+    Some(SummaryRow {
+        lesson: "coalescing",
+        change: format!("stride {} vs 1", strides.join(", ")),
+        ratios,
+        cost: costs.join(", "),
+        model,
+    })
+}
+
+/// The any-offset copy at its slowest misaligned offsets against the same copy aligned.
+fn any_offset(r: &Report) -> Option<SummaryRow> {
+    let aligned = at(r, "coalescing", "any_offset", 0)?;
+    let sweep = r.sweep("coalescing", "any_offset");
+    let (value, worst) = sweep
+        .iter()
+        .filter(|(v, _)| *v != 0)
+        .min_by(|a, b| a.1.gbps().total_cmp(&b.1.gbps()))
+        .map(|(v, m)| (*v, *m))?;
+    let label = worst.param_label().unwrap_or_else(|| value.to_string());
+    let mut row = pair(
+        "coalescing",
+        format!("the any-offset copy at its slowest misaligned offsets ({label}) vs aligned"),
+        worst,
+        aligned,
+    );
+    let _ = write!(row.cost, " ({} of memcpy)", pct(worst.percent_of(&r.memcpy)));
+    Some(row)
+}
+
+fn access_order(r: &Report) -> Option<SummaryRow> {
+    let (n, chunked, interleaved) = widest_orders(r)?;
+    Some(pair("access_order", format!("chunked vs interleaved, per_thread={n}"), chunked, interleaved))
+}
+
+fn layouts(r: &Report) -> Option<SummaryRow> {
+    let (aos, soa) = (r.get("layouts", "aos")?, r.get("layouts", "soa")?);
+    Some(pair("layouts", "array of structs vs struct of arrays".into(), aos, soa))
+}
+
+/// Naive → padded → wide transposes of the first shape measured, the wide one against memcpy.
+fn transpose(r: &Report) -> Option<SummaryRow> {
+    let naive = r.get("transpose", "naive")?;
+    let same = |v: &str| r.family("transpose").find(|m| m.variant == v && m.param == naive.param);
+    let padded = same("padded")?;
+    let shape = naive.param_label().map_or(String::new(), |l| format!(" ({l})"));
+    let mut row = pair("transpose", format!("padded tile vs naive{shape}"), padded, naive);
+    if let Some(wide) = same("wide") {
+        row.change = format!("naive → padded tile → wide tile{shape}");
+        let q = ratio_of(wide, padded);
+        row.ratios.push(q);
+        row.cost = format!(
+            "padded {} than naive; wide {} than padded, at {} of memcpy",
+            row.cost,
+            cost(q),
+            pct(wide.percent_of(&r.memcpy))
+        );
+        row.model = format!("padded against naive: {}; wide against padded: {}", row.model, model_diff(wide, padded));
+    } else {
+        let _ = write!(row.cost, " ({} of memcpy)", pct(padded.percent_of(&r.memcpy)));
+    }
+    Some(row)
+}
+
+fn bank_stride(r: &Report) -> Option<SummaryRow> {
+    let (wide, unit) = (at(r, "bank", "stride", 32)?, at(r, "bank", "stride", 1)?);
+    Some(pair("bank", "shared-memory stride 32 vs 1".into(), wide, unit))
+}
+
+fn bank_padded(r: &Report) -> Option<SummaryRow> {
+    let (padded, cols) = (r.get("bank", "cols_padded")?, r.get("bank", "cols")?);
+    Some(pair("bank", "reading a tile's columns, padded vs unpadded".into(), padded, cols))
+}
+
+fn reduce(r: &Report) -> Option<SummaryRow> {
+    let (best, seed) = (r.get("reduce", "shuffle_vec4")?, r.get("reduce", "seed")?);
+    Some(pair("reduce", "`shuffle_vec4` vs the seed kernel".into(), best, seed))
+}
+
+/// Shared- against global-memory histograms on the skewed input (the first input otherwise).
+fn histogram(r: &Report) -> Option<SummaryRow> {
+    let global = r.sweep("histogram", "global");
+    let (value, g) = global
+        .iter()
+        .find(|(_, m)| m.param_label().as_deref() == Some("skewed"))
+        .or_else(|| global.first())
+        .map(|(v, m)| (*v, *m))?;
+    let shared = at(r, "histogram", "shared", value)?;
+    let input = g.param_label().unwrap_or_else(|| format!("input={value}"));
+    Some(pair("histogram", format!("shared-memory vs global atomics, {input} input"), shared, g))
+}
+
+/// The matmul ladder: each unswept kernel, then the warp-tiled one at the same size, in TFLOP/s.
+fn matmul(r: &Report) -> Option<SummaryRow> {
+    let naive = r.get("matmul", "naive").filter(|m| m.flops > 0)?;
+    let mut ladder: Vec<&Measurement> = r.family("matmul").filter(|m| m.param.is_none() && m.flops > 0).collect();
+    ladder.extend(r.family("matmul").find(|m| m.variant == "warptile" && m.flops == naive.flops));
+    let last = *ladder.last()?;
+    if last.run == naive.run {
+        return None;
+    }
+    let names: Vec<&str> = ladder.iter().map(|m| m.variant.as_str()).collect();
+    let rates: Vec<String> = ladder.iter().map(|m| tflops(m.tflops())).collect();
+    let q = ratio_of(last, naive);
+    let loads = ladder
+        .iter()
+        .map(|m| m.model.as_ref().map(|m| sectors(m.ld_sectors_per_request)))
+        .collect::<Option<Vec<String>>>();
+    let model = match loads {
+        Some(l) => {
+            let dram = |m: &Measurement| m.model.as_ref().map_or(0, |m| m.dram_read_bytes + m.dram_write_bytes);
+            let same = if near(dram(last), dram(naive)) { "; the same DRAM bytes" } else { "" };
+            format!("{} load sectors a request{same}", l.join(" → "))
+        }
+        None => "no model counts for these runs".into(),
+    };
+    Some(SummaryRow {
+        lesson: "matmul",
+        change: names.join(" → "),
+        ratios: vec![q],
+        cost: format!("{} TFLOP/s: {} than naive", rates.join(" → "), cost(q)),
+        model,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{cost, sectors};
+
+    #[test]
+    fn costs_are_positive_words() {
+        assert_eq!(cost(1.035), "3.5% slower");
+        assert_eq!(cost(2.5), "2.50× slower");
+        assert_eq!(cost(1.0 / 1.2), "20.0% faster");
+        assert_eq!(cost(0.1), "10.00× faster");
+        assert_eq!(cost(0.0), "n/a");
+        assert_eq!(cost(f64::NAN), "n/a");
+    }
+
+    #[test]
+    fn sectors_are_whole_where_whole() {
+        assert_eq!(sectors(4.0), "4");
+        assert_eq!(sectors(8.999991), "9");
+        assert_eq!(sectors(8.499993), "8.5");
+    }
+}
