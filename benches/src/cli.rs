@@ -9,12 +9,12 @@ use std::process::ExitCode;
 use clap::Parser;
 
 /// Measure every registered variant on this GPU against its memcpy, and the cost curve (the
-/// library's entry points over sizes), then write DIR/report.md, report.json and SVG plots; or
-/// re-render a saved report.json without a GPU (--from).
+/// library's entry points over sizes), then write DIR/report.md, report.json, SVG plots and
+/// report.html; or re-render a saved report.json without a GPU (--from).
 #[derive(Debug, Clone, Parser)]
 #[command(name = "report")]
 pub struct ReportArgs {
-    /// Where report.md, report.json and the plots go.
+    /// Where report.md, report.json, the plots and report.html go.
     #[arg(long, value_name = "DIR", default_value = "target/report")]
     pub out: PathBuf,
     /// Re-render this saved report.json instead of measuring (no GPU needed).

@@ -150,8 +150,10 @@ fn every_plot_is_an_svg_with_title_and_legend() {
     for (file, axis) in [("coalescing_offset.svg", "offset (floats)"), ("bank_stride.svg", "median µs")] {
         assert!(svg_texts(&dir.join(file)).iter().any(|t| t == axis), "{file}: axis label {axis:?}");
     }
-    // Nothing else was written, and every plot is embedded in the markdown.
-    assert_eq!(written.len(), 2 + expected.len(), "{written:?}");
+    // Nothing else was written (report.md, report.json, the plots, report.html), and every plot
+    // is embedded in the markdown.
+    assert_eq!(written.len(), 3 + expected.len(), "{written:?}");
+    assert_eq!(written.last(), Some(&dir.join("report.html")), "the page is written last");
     let md = fs::read_to_string(dir.join("report.md")).expect("report.md");
     for (file, _) in &expected {
         assert!(md.contains(&format!("]({file})")), "{file} embedded");
@@ -443,7 +445,7 @@ fn partial_and_odd_reports_render_without_panicking() {
     empty.runs.clear();
     let dir = scratch("empty");
     let written = report::render(&empty, &dir).expect("render an empty report");
-    assert_eq!(written.len(), 2, "only report.md and report.json: {written:?}");
+    assert_eq!(written.len(), 3, "only report.md, report.json and report.html: {written:?}");
     assert!(!fs::read_to_string(dir.join("report.md")).expect("report.md").contains("## Summary"), "no summary rows");
 
     // A family the renderer does not know, and a zero time: rendered, generic reading, n/a.
@@ -732,4 +734,60 @@ fn the_summary_rows_are_computed_from_the_runs() {
     assert!(rows.iter().any(|row| row.change.starts_with("L2-only")));
     let (_, md) = render(&partial, "summary-partial");
     assert_eq!(summary_rows(&md).len(), rows.len());
+}
+
+/// `text` with the HTML special characters escaped, as the page writes cell text.
+fn escape_html(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
+}
+
+#[test]
+fn the_html_page_holds_every_table_and_inlines_every_plot() {
+    let r = with_sweep(sample(), true);
+    let dir = scratch("html");
+    let written = report::render(&r, &dir).expect("render");
+    let md = fs::read_to_string(dir.join("report.md")).expect("report.md");
+    let page = fs::read_to_string(dir.join("report.html")).expect("report.html written");
+    assert!(page.starts_with("<!DOCTYPE html>") && page.trim_end().ends_with("</html>"));
+
+    // Every markdown table is a table of the page, with as many rows, each plain cell in a cell.
+    let lines: Vec<&str> = md.lines().collect();
+    let tables = lines.windows(2).filter(|w| w[1].starts_with("|---")).count();
+    assert!(tables >= 10, "{tables} tables in the markdown");
+    assert_eq!(page.matches("<table>").count(), tables);
+    let rows = lines.iter().filter(|l| l.starts_with('|') && !l.starts_with("|---")).count();
+    assert_eq!(page.matches("<tr>").count(), rows);
+    for line in lines.iter().filter(|l| l.starts_with('|') && !l.starts_with("|---")) {
+        for cell in line.trim_matches('|').split('|').map(str::trim) {
+            if !cell.is_empty() && !cell.contains('`') && !cell.contains('*') {
+                assert!(page.contains(&format!(">{}</t", escape_html(cell))), "cell {cell:?} of {line:?}");
+            }
+        }
+    }
+
+    // Every plot written is inlined: its SVG document, from `<svg` on, is in the page.
+    let svgs: Vec<&PathBuf> = written.iter().filter(|p| p.extension().is_some_and(|e| e == "svg")).collect();
+    assert!(svgs.len() >= 8);
+    assert_eq!(page.matches("<svg").count(), svgs.len());
+    for path in svgs {
+        let svg = fs::read_to_string(path).expect("svg");
+        let doc = &svg[svg.find("<svg").expect("an svg element")..];
+        assert!(page.contains(doc.trim()), "{} inlined", path.display());
+        let file = path.file_name().and_then(|f| f.to_str()).expect("name");
+        assert!(!page.contains(&format!("({file})")) && !page.contains(&format!("\"{file}\"")), "{file} not linked");
+    }
+
+    // Self-contained: no network, no script.
+    for bad in ["src=\"http", "href=\"http", "<script", "<link", "@import"] {
+        assert!(!page.contains(bad), "the page contains {bad}");
+    }
+    // Well-formed enough: every block element opened is closed.
+    for tag in ["table", "thead", "tbody", "tr", "ul", "li", "p", "figure", "h1", "h2", "h3", "strong", "code"] {
+        let open = page.matches(&format!("<{tag}>")).count() + page.matches(&format!("<{tag} ")).count();
+        assert_eq!(open, page.matches(&format!("</{tag}>")).count(), "<{tag}> opened and closed");
+    }
+    assert_eq!(page.matches("<svg").count(), page.matches("</svg>").count());
+    assert!(page.contains("<h2>Summary</h2>"));
+    // Text is escaped: the markdown's `<`-free prose never opens a stray tag.
+    assert!(!page.contains("<<") && !page.contains("&&"));
 }

@@ -1,5 +1,6 @@
 //! The lesson report: measures every registered variant on this machine's GPU against the device
-//! memcpy of the same run and writes `DIR/report.md`, `DIR/report.json` and the plots.
+//! memcpy of the same run and writes `DIR/report.md`, `DIR/report.json`, the plots and
+//! `DIR/report.html` (the same report as one page, plots inlined).
 //!
 //!   report [--out DIR] [--no-sweep] [--peers PEERS.json] [FILTER]
 //!                                        measure (needs a GPU), then render (default DIR: target/report)

@@ -10,20 +10,23 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 mod cost;
+mod html;
 mod markdown;
 mod model;
 mod plots;
 mod readings;
 mod summary;
 
+pub use html::html;
 pub use markdown::markdown;
 pub use model::{Device, Measurement, Model, Param, PeerRow, Peers, PeersInfo, Report, SweepRow};
 pub use plots::{PLOT_FILES, Plot, SWEEP_PLOT_FILES, plots};
 pub use readings::readings;
 pub use summary::{SummaryRow, summary};
 
-/// Writes `dir/report.md`, `dir/report.json` and one SVG per plot whose runs are present into
-/// `dir` (created if missing); returns the paths written, markdown first.
+/// Writes `dir/report.md`, `dir/report.json`, one SVG per plot whose runs are present and
+/// `dir/report.html` (the markdown as one page, each plot's SVG file inlined) into `dir` (created
+/// if missing); returns the paths written, markdown first and the page last.
 ///
 /// A plot whose runs are absent is not written, and a file of that name left in `dir` by an
 /// earlier render is removed, so the folder never shows a plot of data the report lacks.
@@ -31,7 +34,8 @@ pub fn render(report: &Report, dir: &Path) -> io::Result<Vec<PathBuf>> {
     fs::create_dir_all(dir)?;
     let plots = plots(report)?;
     let md_path = dir.join("report.md");
-    fs::write(&md_path, markdown(report, &plots))?;
+    let md = markdown(report, &plots);
+    fs::write(&md_path, &md)?;
     let json_path = dir.join("report.json");
     fs::write(&json_path, report.to_json() + "\n")?;
     let mut written = vec![md_path, json_path];
@@ -40,6 +44,16 @@ pub fn render(report: &Report, dir: &Path) -> io::Result<Vec<PathBuf>> {
         fs::write(&path, &plot.svg)?;
         written.push(path);
     }
+    // The page inlines the SVG files just written (not the plots in memory), so it shows exactly
+    // what the folder holds.
+    let html_path = dir.join("report.html");
+    let svgs = plots
+        .iter()
+        .map(|p| Ok((p.file, fs::read_to_string(dir.join(p.file))?)))
+        .collect::<io::Result<Vec<(&str, String)>>>()?;
+    let page = html(&md, |file| svgs.iter().find(|(f, _)| *f == file).map(|(_, svg)| svg.clone()));
+    fs::write(&html_path, page)?;
+    written.push(html_path);
     for stale in PLOT_FILES.iter().chain(SWEEP_PLOT_FILES).filter(|f| !plots.iter().any(|p| p.file == **f)) {
         match fs::remove_file(dir.join(stale)) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
