@@ -338,10 +338,8 @@ impl Gpu {
 
     /// A device buffer holding a copy of `data`.
     pub fn upload<T: DeviceCopy>(&self, data: &[T]) -> Result<DeviceBuffer<T>> {
-        bind(&self.context)?;
-        // SAFETY: the context is current, and every element is written by the copy below
-        // before the buffer is returned.
-        let mut buffer = unsafe { DeviceBuffer::uninitialized(&self.context, self.info.ordinal, data.len())? };
+        // SAFETY: every element is written by the copy below before the buffer is returned.
+        let mut buffer = unsafe { self.uninitialized(data.len())? };
         buffer.copy_from_host(data)?;
         Ok(buffer)
     }
@@ -360,10 +358,9 @@ impl Gpu {
     /// the kernel should have written but did not is caught by the comparison. `len` may be 0.
     pub fn poisoned<T: DeviceCopy + bytemuck::Pod>(&self, len: usize, bits: u32) -> Result<DeviceBuffer<T>> {
         words::<T>("poisoned buffer")?;
-        bind(&self.context)?;
-        // SAFETY: the context is current; every word is written by the memset below before
-        // anyone reads it, and every bit pattern is a valid value of a `Pod` type.
-        let buffer = unsafe { DeviceBuffer::<T>::uninitialized(&self.context, self.info.ordinal, len)? };
+        // SAFETY: every word is written by the memset below before anyone reads it, and every
+        // bit pattern is a valid value of a `Pod` type.
+        let buffer = unsafe { self.uninitialized::<T>(len)? };
         let words = len * std::mem::size_of::<T>() / 4;
         if words > 0 {
             // SAFETY: the whole fresh allocation (256-byte aligned), in the current context;
