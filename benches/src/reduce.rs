@@ -182,17 +182,23 @@ const OFFSET: Param = Param { name: "offset", sweep: &[0, 1, 2, 3], check: &[0, 
 /// `sum` and `sum_to` over views `offset` elements into buffers 3 longer, at every check size,
 /// against the CPU.
 fn check_at(gpu: &Gpu, rng: &mut Rng, offset: usize) -> CheckResult<String> {
-    for n in CHECK_SIZES {
-        let host = rng.i32s(n + 3);
+    // `sum` peels up to 31 elements to the first 128-byte boundary: starts `offset + 4j` cover,
+    // over the four offsets, every position in a 128-byte line; sizes straddle each head length.
+    const SIZES: [usize; 11] = [1, 2, 29, 30, 31, 32, 33, 63, 160, 1_000_003, (1 << 26) + 3];
+    const STARTS: usize = 8;
+    for n in SIZES {
+        let host = rng.i32s(n + 4 * STARTS);
         let input = gpu.upload(&host)?;
-        let view = input.slice(offset..offset + n)?;
-        let want = lib::sum_cpu(&host[offset..offset + n]);
-        let mut total = gpu.poisoned::<i32>(1, POISON_BITS)?;
-        lib::sum_to(gpu, &view, &mut total)?;
-        same_values(&format!("sum_to of n={n} at element {offset}"), &total.to_vec()?, &[want])?;
-        same_values(&format!("sum of n={n} at element {offset}"), &[lib::sum(gpu, &view)?], &[want])?;
+        for at in (0..STARTS).map(|j| offset + 4 * j) {
+            let view = input.slice(at..at + n)?;
+            let want = lib::sum_cpu(&host[at..at + n]);
+            let mut total = gpu.poisoned::<i32>(1, POISON_BITS)?;
+            lib::sum_to(gpu, &view, &mut total)?;
+            same_values(&format!("sum_to of n={n} at element {at}"), &total.to_vec()?, &[want])?;
+            same_values(&format!("sum of n={n} at element {at}"), &[lib::sum(gpu, &view)?], &[want])?;
+        }
     }
-    Ok(format!("n in {CHECK_SIZES:?} at element {offset}, sum and sum_to"))
+    Ok(format!("n in {SIZES:?} at elements {offset}+4j (j < {STARTS}), sum and sum_to"))
 }
 
 /// Every check size against the CPU sum (poisoned partials and output, so a pass that skipped
