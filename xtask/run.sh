@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The bundle's driver, for a GPU host that has the NVIDIA driver but no Rust toolchain.
-#   run.sh [all|checks|report|cublas|peers|bench|ptxas|ncu|sanitize|hopper] [args for that step]
+#   run.sh [all|checks|report|cublas|peers|bench|ptxas|ncu|sanitize|hopper|devices] [args for that step]
 # (`ncu [FILTER...]` profiles every registered run, or those whose id contains any FILTER.)
 # Logs go to $OUT when set (the device tool's folder), else to ./logs beside this script.
 set -uo pipefail
@@ -105,9 +105,12 @@ ncu_counters() {
   done
   : > "$logs/ncu.csv"
   "$here/bin/gpu" --list > "$logs/runs.txt"
-  local start=$SECONDS count=0 run kernel launches
+  local start=$SECONDS count=0 run kernel launches gpus
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
   while read -r run kernel launches; do
     [ "$kernel" = "-" ] && continue
+    # The peer lessons need a second GPU: nothing to profile without one.
+    case "$run" in peer/*) [ "$gpus" -ge 2 ] || continue ;; esac
     keep=$(( $# == 0 ))
     for f in "$@"; do case "$run" in *"$f"*) keep=1 ;; esac; done
     [ "$keep" = 1 ] || continue
@@ -164,6 +167,21 @@ hopper() {
   fi
 }
 
+# Every other device the driver reports (device 0 is the other steps'): the GPU checks and the
+# report with COALESCE_DEVICE set to it, logs and report folders suffixed with the device.
+# Args: a report filter (default: every run, no sweep).
+devices() {
+  local n d
+  n=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  echo "devices: $n"
+  for ((d = 1; d < n; d++)); do
+    COALESCE_DEVICE=$d "$here/bin/gpu" 2>&1 | tee "$logs/checks-device$d.log" | tail -n 2 || status=1
+    COALESCE_DEVICE=$d "$here/bin/report" --no-sweep --out "$logs/report-device$d" "$@" > "$logs/report-device$d.log" 2>&1 \
+      || { echo "report on device $d failed (see report-device$d.log)"; status=1; }
+    tail -n 2 "$logs/report-device$d.log"
+  done
+}
+
 case "$step" in
   all) info; ptxas_report; checks; report; cublas; peers; ncu_counters; bench ;;
   sanitize) sanitize "$@" ;;
@@ -175,6 +193,7 @@ case "$step" in
   ptxas) ptxas_report ;;
   ncu) ncu_counters "$@" ;;
   hopper) hopper ;;
-  *) echo "unknown step $step (all|checks|report|cublas|peers|bench|ptxas|ncu|sanitize|hopper)"; exit 2 ;;
+  devices) info; devices "$@" ;;
+  *) echo "unknown step $step (all|checks|report|cublas|peers|bench|ptxas|ncu|sanitize|hopper|devices)"; exit 2 ;;
 esac
 exit $status

@@ -24,6 +24,7 @@ pub mod distance;
 pub mod histogram;
 pub mod layouts;
 pub mod matmul;
+pub mod peer;
 pub mod reduce;
 pub mod transpose;
 

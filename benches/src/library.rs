@@ -3,7 +3,7 @@
 //! and the handle from several threads, two handles on one device, and a buffer that outlives
 //! its handle. Every output buffer is poisoned around the view written, and every element of
 //! it, inside the view and out, is compared with the CPU.
-use coalesce::{Gpu, coalescing, matmul, reduce, transpose};
+use coalesce::{DeviceRead, Error, Gpu, coalescing, matmul, reduce, transpose};
 
 use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, close, same_bits};
 
@@ -25,6 +25,8 @@ pub const CHECKS: &[LibraryCheck] = &[
     LibraryCheck { id: "library/handles/threads", run: threads },
     LibraryCheck { id: "library/handles/two", run: two_handles },
     LibraryCheck { id: "library/handles/buffer_after_gpu", run: buffer_after_gpu },
+    LibraryCheck { id: "library/devices/each", run: each_device },
+    LibraryCheck { id: "library/devices/cross", run: cross_device },
 ];
 
 /// Calls of each view check: random shapes and offsets.
@@ -248,4 +250,106 @@ fn buffer_after_gpu(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
     drop(copied);
     copy_round_trip(gpu, rng, 4096)?;
     Ok("read, written and freed after the handle that allocated them closed".into())
+}
+
+/// `memory`'s device as the driver records it must be `want`.
+fn resident_on(what: &str, memory: &impl DeviceRead<f32>, want: u32) -> CheckResult<()> {
+    let got = memory.resident_device()?;
+    if got != want {
+        return Err(CheckError::Unexpected {
+            what: format!("{what}: the driver's device of the buffer"),
+            expected: want.to_string(),
+            got: got.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// A copy and a sum on `gpu`, from this thread: every buffer (and a sub-slice) where the driver
+/// says it is, every result against the CPU.
+fn copy_and_sum_on(gpu: &Gpu, rng: &mut Rng, n: usize) -> CheckResult<()> {
+    let ordinal = gpu.info().ordinal;
+    let input = rng.f32s(n + 3);
+    let d_input = gpu.upload(&input)?;
+    let mut d_output = gpu.poisoned::<f32>(n + 5, POISON_BITS)?;
+    resident_on("upload", &d_input, ordinal)?;
+    resident_on("poisoned", &d_output, ordinal)?;
+    resident_on("sub-slice", &d_input.slice(3..)?, ordinal)?;
+    coalescing::copy(gpu, &d_input.slice(3..)?, &mut d_output.slice_mut(1..n + 1)?)?;
+    same_bits(&format!("copy on device {ordinal}"), &d_output.to_vec()?, &expected_around(1, &input[3..], 4))?;
+    let ints = rng.i32s(n);
+    let d_ints = gpu.upload(&ints)?;
+    same_bits_i32(&format!("sum on device {ordinal}"), &[reduce::sum(gpu, &d_ints)?], &[reduce::sum_cpu(&ints)])
+}
+
+/// Every device the driver reports: a handle opened on it, buffers allocated there (the driver
+/// asked where they are), a copy and a sum checked, from this thread and from another one that
+/// shares the handle.
+fn each_device(_gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
+    let count = Gpu::device_count()?;
+    for ordinal in 0..count {
+        let gpu = Gpu::with_device(ordinal)?;
+        copy_and_sum_on(&gpu, rng, 1_000_003)?;
+        let seed = rng.next_u64();
+        std::thread::scope(|s| s.spawn(|| copy_and_sum_on(&gpu, &mut Rng::new(seed), 77_777)).join())
+            .expect("check thread")?;
+    }
+    Ok(format!("{count} device(s): buffers where the driver says, copy and sum from two threads each"))
+}
+
+/// Two devices: a kernel on one over the other's buffer is refused (`WrongDevice`, nothing
+/// written) until the first maps the second's memory, then runs and is right; the driver's peer
+/// copy both ways. SKIPPED with one device.
+fn cross_device(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
+    let count = Gpu::device_count()?;
+    let here = gpu.info().ordinal;
+    let Some(there) = (0..count).find(|&d| d != here) else {
+        return Ok(format!("SKIPPED (the driver reports {count} device; the cross-device checks need two)"));
+    };
+    // Handles of their own: `gpu` may have mapped the other device already (the peer lessons).
+    let (gpu, other) = (&Gpu::with_device(here)?, Gpu::with_device(there)?);
+    let n = 300_007;
+    let input = rng.f32s(n);
+    let remote = other.upload(&input)?;
+    let mut local = gpu.poisoned::<f32>(n, POISON_BITS)?;
+    match coalescing::copy(gpu, &remote, &mut local) {
+        Err(Error::WrongDevice { buffer, gpu: launch, .. }) if (buffer, launch) == (there, here) => {}
+        other => {
+            return Err(CheckError::Unexpected {
+                what: format!("a launch on device {here} over device {there}'s buffer, unmapped"),
+                expected: "WrongDevice".into(),
+                got: format!("{other:?}"),
+            });
+        }
+    }
+    same_bits("output of the refused launch", &local.to_vec()?, &vec![f32::from_bits(POISON_BITS); n])?;
+    let mut back = other.poisoned::<f32>(n, POISON_BITS)?;
+    gpu.memcpy_peer(&remote, &mut local)?;
+    same_bits(&format!("peer copy {there} -> {here}"), &local.to_vec()?, &input)?;
+    gpu.memcpy_peer(&local, &mut back)?;
+    same_bits(&format!("peer copy {here} -> {there}"), &back.to_vec()?, &input)?;
+    match gpu.enable_peer_access(&other) {
+        Ok(()) => {}
+        Err(e @ Error::NoPeer(_)) => {
+            return Ok(format!("refusal and peer copies checked; kernels across devices SKIPPED ({e})"));
+        }
+        Err(e) => return Err(e.into()),
+    }
+    let mut fresh = gpu.poisoned::<f32>(n, POISON_BITS)?;
+    coalescing::copy(gpu, &remote.slice(1..)?, &mut fresh.slice_mut(..n - 1)?)?;
+    same_bits(
+        &format!("copy on device {here} reading device {there}"),
+        &fresh.to_vec()?,
+        &expected_around(0, &input[1..], 1),
+    )?;
+    let mut written = other.poisoned::<f32>(n, POISON_BITS)?;
+    coalescing::copy(gpu, &fresh.slice(..n - 1)?, &mut written.slice_mut(1..)?)?;
+    same_bits(
+        &format!("copy on device {here} writing device {there}"),
+        &written.to_vec()?,
+        &expected_around(1, &input[1..], 0),
+    )?;
+    Ok(format!(
+        "devices {here} and {there}: unmapped launch refused, peer copies both ways, kernels reading and writing across"
+    ))
 }

@@ -19,6 +19,8 @@ pub struct Measured {
     pub median: Duration,
     pub bytes: u64,
     pub flops: u64,
+    /// Timed on the host clock: CPU work (a driver copy is GPU work without a kernel).
+    pub on_cpu: bool,
 }
 
 impl Measured {
@@ -40,7 +42,7 @@ pub fn measure(gpu: &Gpu, id: String, mut workload: Workload) -> Result<Measured
     } else {
         gpu.median_time(WARMUP, REPS, || workload.launch(gpu))?
     };
-    Ok(Measured { id, median, bytes: workload.bytes, flops: workload.flops })
+    Ok(Measured { id, median, bytes: workload.bytes, flops: workload.flops, on_cpu: workload.on_cpu })
 }
 
 /// Median wall-clock time of `reps` runs of CPU work after `warmup` runs.

@@ -215,6 +215,7 @@ pub fn families() -> Vec<(&'static str, Vec<&'static dyn Variant>)> {
         family::<coalesce::histogram::Method>(),
         family::<coalesce::matmul::Method>(),
         family::<crate::distance::Distance>(),
+        family::<crate::peer::Peer>(),
     ]
 }
 

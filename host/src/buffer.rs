@@ -141,7 +141,7 @@ pub(crate) enum Home<'a> {
 
 impl<'a> Home<'a> {
     /// The context, or why there is none.
-    fn context(self) -> Result<&'a Context> {
+    pub(crate) fn context(self) -> Result<&'a Context> {
         match self {
             Home::Device { context, .. } => Ok(context),
             Home::Model => Err(Error::Unsupported("a modelled buffer has no device memory".into())),
@@ -220,6 +220,15 @@ pub trait DeviceRead<T: DeviceCopy>: sealed::Sealed {
     /// The ordinal of the device its memory is on (`None` only for the model's stand-ins).
     fn device(&self) -> Option<u32> {
         self.view().home.ordinal()
+    }
+
+    /// The ordinal of the device the driver says holds its memory
+    /// (`cuPointerGetAttribute`): [`DeviceRead::device`] asked of the driver instead of the
+    /// handle that allocated it, for checks that buffers land where they should.
+    fn resident_device(&self) -> Result<u32> {
+        let view = self.view();
+        bind(view.home.context()?)?;
+        crate::driver::pointer_device(view.address)
     }
 
     /// Elements `range`, or [`Error::BadRange`] past the end (or with start > end).

@@ -259,6 +259,80 @@ pub(crate) unsafe fn set_words(dst: u64, value: u32, words: usize, stream: Optio
     check("cuMemsetD32", code as u32)
 }
 
+/// The driver's handle of device `ordinal` (`cuDeviceGet`).
+fn device_handle(ordinal: u32) -> Result<cust::sys::CUdevice> {
+    let ordinal = i32::try_from(ordinal).map_err(|_| Error::NoGpu(format!("device {ordinal} does not exist")))?;
+    let mut device: cust::sys::CUdevice = 0;
+    // SAFETY: `device` is a valid place for the handle; the driver was initialised by the
+    // `Gpu` that asks (no device handle exists before `cust::init`).
+    let code = unsafe { cust::sys::cuDeviceGet(&mut device, ordinal) };
+    check("cuDeviceGet", code as u32)?;
+    Ok(device)
+}
+
+/// Whether device `device` can map device `peer`'s memory into its address space
+/// (`cuDeviceCanAccessPeer`): NVLink or a PCIe switch that allows it, same driver.
+pub(crate) fn can_access_peer(device: u32, peer: u32) -> Result<bool> {
+    let (device, peer) = (device_handle(device)?, device_handle(peer)?);
+    let mut can = 0i32;
+    // SAFETY: both handles came from `cuDeviceGet`; `can` is a valid place for the answer.
+    let code = unsafe { cust::sys::cuDeviceCanAccessPeer(&mut can, device, peer) };
+    check("cuDeviceCanAccessPeer", code as u32)?;
+    Ok(can == 1)
+}
+
+/// Maps `peer`'s memory into the current context (`cuCtxEnablePeerAccess`), so kernels of this
+/// context may dereference its addresses. Mapping it twice is no error.
+///
+/// # Safety
+/// A context is current, and `peer` is another device's live context.
+pub(crate) unsafe fn enable_peer_access(peer: &cust::context::Context) -> Result<()> {
+    // SAFETY: forwarded from the caller; the flags must be 0.
+    let code = unsafe { cust::sys::cuCtxEnablePeerAccess(peer.as_raw(), 0) };
+    if code == cust::sys::cudaError_enum::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED {
+        return Ok(());
+    }
+    check("cuCtxEnablePeerAccess", code as u32)
+}
+
+/// Queues a copy of `bytes` bytes from `src` in context `src_context` to `dst` in `dst_context`
+/// on `stream` (`cuMemcpyPeerAsync`; without a peer mapping the driver stages it through the
+/// host).
+///
+/// # Safety
+/// Both ranges are live memory of their contexts and do not overlap; nothing writes `dst`, or
+/// frees either, before the copy has run.
+pub(crate) unsafe fn copy_peer_async(
+    src: u64,
+    src_context: &cust::context::Context,
+    dst: u64,
+    dst_context: &cust::context::Context,
+    bytes: usize,
+    stream: CUstream,
+) -> Result<()> {
+    // SAFETY: forwarded from the caller.
+    let code =
+        unsafe { cust::sys::cuMemcpyPeerAsync(dst, dst_context.as_raw(), src, src_context.as_raw(), bytes, stream) };
+    check("cuMemcpyPeerAsync", code as u32)
+}
+
+/// The ordinal of the device whose memory holds `address`, as the driver records it
+/// (`cuPointerGetAttribute(CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)`).
+pub(crate) fn pointer_device(address: u64) -> Result<u32> {
+    let mut ordinal = -1i32;
+    // SAFETY: the attribute is an `int`, written into `ordinal`; an address the driver does not
+    // know is reported as an error, not dereferenced.
+    let code = unsafe {
+        cust::sys::cuPointerGetAttribute(
+            (&mut ordinal as *mut i32).cast(),
+            cust::sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+            address,
+        )
+    };
+    check("cuPointerGetAttribute", code as u32)?;
+    u32::try_from(ordinal).map_err(|_| Error::Unsupported(format!("the driver gave device ordinal {ordinal}")))
+}
+
 /// Largest dimension of a tensor map (2^32 elements).
 const MAX_TENSOR_DIM: u64 = 1 << 32;
 /// Largest box side of a tensor map.

@@ -24,6 +24,10 @@ pub enum Error {
     /// A buffer on another device than the handle launching over it.
     #[error("{what} lives on device {buffer}, but the launch is on device {gpu}")]
     WrongDevice { what: &'static str, buffer: u32, gpu: u32 },
+    /// No second device, or one whose memory this device cannot map: the peer lessons need two
+    /// GPUs that `cuDeviceCanAccessPeer` pairs.
+    #[error("no peer device: {0}")]
+    NoPeer(String),
     /// A size of zero (nothing to launch).
     #[error("{0}: size must be at least 1")]
     Empty(&'static str),
@@ -89,7 +93,7 @@ impl Error {
     /// too little memory for the buffers asked of it, so the harness reports SKIPPED instead of
     /// a failure.
     pub fn is_unavailable(&self) -> bool {
-        matches!(self, Error::ModuleUnavailable { .. } | Error::Cuda(CudaError::OutOfMemory))
+        matches!(self, Error::ModuleUnavailable { .. } | Error::NoPeer(_) | Error::Cuda(CudaError::OutOfMemory))
     }
 }
 
@@ -180,6 +184,7 @@ mod tests {
         assert!(Error::Cuda(CudaError::OutOfMemory).is_unavailable());
         let module = Error::ModuleUnavailable { kernel: "k", needs: "sm_90".into(), why: "old GPU".into() };
         assert!(module.is_unavailable());
+        assert!(Error::NoPeer("one device".into()).is_unavailable());
         assert!(!Error::Cuda(CudaError::LaunchFailed).is_unavailable());
         assert!(!Error::Empty("n").is_unavailable());
     }

@@ -45,6 +45,10 @@ pub struct Gpu {
     /// One i32 of device memory that calls returning a device result to the host (`reduce::sum`)
     /// reuse instead of allocating one a call; held by one call at a time.
     result_slot: Mutex<Option<DeviceBuffer<i32>>>,
+    /// The devices whose memory this context maps ([`Gpu::enable_peer_access`]), each with a
+    /// retained handle to its context: the mapping lasts as long as that context, which cannot be
+    /// destroyed (and a new one made without the mapping) while this handle holds it.
+    peers: Mutex<Vec<(u32, Context)>>,
     stream: Stream,
     info: DeviceInfo,
     // Dropped after the functions' users: the functions belong to the module, the module and
@@ -149,6 +153,7 @@ impl Gpu {
             functions,
             hopper: OnceLock::new(),
             result_slot: Mutex::new(None),
+            peers: Mutex::new(Vec::new()),
             stream,
             info,
             _module: module,
@@ -237,25 +242,113 @@ impl Gpu {
         Ok(format!("{}.{}", v.major(), v.minor()))
     }
 
+    /// How many CUDA devices the driver reports (ordinals `0..count` open with
+    /// [`Gpu::with_device`]); [`Error::NoGpu`] where there is no driver.
+    pub fn device_count() -> Result<u32> {
+        let no_gpu = |e: cust::error::CudaError| Error::NoGpu(crate::error::cuda_message(&e));
+        cust::init(cust::CudaFlags::empty()).map_err(no_gpu)?;
+        Device::num_devices().map_err(no_gpu)
+    }
+
+    /// Whether this device can map `peer`'s memory (`cuDeviceCanAccessPeer`); `true` for the
+    /// same device.
+    pub fn can_access_peer(&self, peer: &Gpu) -> Result<bool> {
+        let (here, there) = (self.info.ordinal, peer.info.ordinal);
+        if here == there {
+            return Ok(true);
+        }
+        crate::driver::can_access_peer(here, there)
+    }
+
+    /// Maps `peer`'s memory into this device's context, so this handle's kernels may read and
+    /// write `peer`'s buffers (over NVLink or PCIe) and [`Gpu::launch`] accepts them. A launch
+    /// over another device's memory returns only when the kernel has finished: the other
+    /// device's `cuMemFree` would not wait for this device's stream. Mapping is one-way (call it
+    /// on `peer` for the other direction) and lasts as long as this handle; the same device, or
+    /// mapping twice, is no error. [`Error::NoPeer`] where the hardware cannot map it.
+    pub fn enable_peer_access(&self, peer: &Gpu) -> Result<()> {
+        let there = peer.info.ordinal;
+        if there == self.info.ordinal {
+            return Ok(());
+        }
+        let mut peers = self.peers.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if peers.iter().any(|(ordinal, _)| *ordinal == there) {
+            return Ok(());
+        }
+        if !self.can_access_peer(peer)? {
+            return Err(Error::NoPeer(format!(
+                "device {} cannot map device {there}'s memory (cuDeviceCanAccessPeer)",
+                self.info.ordinal
+            )));
+        }
+        bind(&self.context)?;
+        // SAFETY: this handle's context is current (bound above); `peer.context` is device
+        // `there`'s live primary context, another device's (checked above).
+        unsafe { crate::driver::enable_peer_access(&peer.context)? };
+        peers.push((there, peer.context.clone()));
+        Ok(())
+    }
+
+    /// Copies `src` into `dst` where the two live on different devices (or the same one), with
+    /// the driver's peer copy (`cuMemcpyPeerAsync` on this handle's stream), and waits for it:
+    /// the copy the peer lessons are measured against. Needs no [`Gpu::enable_peer_access`]
+    /// (without a mapping the driver stages the copy through the host).
+    pub fn memcpy_peer<T: DeviceCopy>(&self, src: &impl DeviceRead<T>, dst: &mut impl DeviceWrite<T>) -> Result<()> {
+        let (src, dst) = (src.view(), dst.view_mut());
+        exactly("peer copy destination", dst.len(), src.len())?;
+        let (src_context, dst_context) = (src.home().context()?, dst.home().context()?);
+        bind(&self.context)?;
+        // SAFETY: both views are live device memory of the contexts they name, of equal length,
+        // borrowed for this call (shared and exclusive, so they do not overlap); the call waits
+        // for the copy below before the borrows end, so neither can be freed or written during
+        // it.
+        unsafe {
+            let bytes = src.len() * std::mem::size_of::<T>();
+            crate::driver::copy_peer_async(
+                src.address(),
+                src_context,
+                dst.address(),
+                dst_context,
+                bytes,
+                self.stream.as_inner(),
+            )?;
+        }
+        Ok(self.stream.synchronize()?)
+    }
+
     /// Waits for everything queued so far; a kernel that failed reports its error here.
     pub fn synchronize(&self) -> Result<()> {
         bind(&self.context)?;
         Ok(self.stream.synchronize()?)
     }
 
-    /// `Ok` where `memory` is on this handle's device; the model's stand-ins never are.
-    fn check_device(&self, what: &'static str, device: ArgDevice) -> Result<()> {
+    /// `Ok(false)` where `memory` is on this handle's device, `Ok(true)` where it is on a device
+    /// whose memory this context maps ([`Gpu::enable_peer_access`]); the model's stand-ins never
+    /// are device memory.
+    fn check_device(&self, what: &'static str, device: ArgDevice) -> Result<bool> {
         let gpu = self.info.ordinal;
         match device {
-            ArgDevice::None => Ok(()),
-            ArgDevice::Device(d) if d == gpu => Ok(()),
-            ArgDevice::Device(buffer) => Err(Error::WrongDevice { what, buffer, gpu }),
+            ArgDevice::None => Ok(false),
+            ArgDevice::Device(d) if d == gpu => Ok(false),
+            ArgDevice::Device(buffer) => {
+                let peers = self.peers.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                if peers.iter().any(|(ordinal, _)| *ordinal == buffer) {
+                    Ok(true)
+                } else {
+                    Err(Error::WrongDevice { what, buffer, gpu })
+                }
+            }
             ArgDevice::Modelled => Err(Error::Unsupported(format!("{what} is a modelled buffer, not device memory"))),
         }
     }
 
+    /// `Ok` where `home` is this handle's device (copies and memsets stay on one device).
     fn check_home(&self, what: &'static str, home: Home<'_>) -> Result<()> {
-        self.check_device(what, ArgDevice::of(home))
+        let gpu = self.info.ordinal;
+        match ArgDevice::of(home) {
+            ArgDevice::Device(buffer) if buffer != gpu => Err(Error::WrongDevice { what, buffer, gpu }),
+            device => self.check_device(what, device).map(|_| ()),
+        }
     }
 
     /// Queues a planned kernel launch on the stream.
@@ -266,8 +359,9 @@ impl Gpu {
             // The PTX declares `.maxntid`: the driver refuses a larger block.
             in_range("threads per block (launch bounds)", launch.block_threads(), 1, max_threads.into())?;
         }
+        let mut remote = false;
         for device in Sig::devices(call.args()) {
-            self.check_device("a kernel argument", device)?;
+            remote |= self.check_device("a kernel argument", device)?;
         }
         bind(&self.context)?;
         let function = self.function(call.kernel())?;
@@ -278,11 +372,13 @@ impl Gpu {
         let mut args = call.arg_pointers();
         // SAFETY: `call` was made by `Call::new`, whose contract (established by the plan that
         // validated the sizes) is that every address the kernel computes for this launch lies
-        // inside memory borrowed for the call's lifetime; that memory is on this device (checked
-        // above), whose context is current; the argument values have the kernel's parameter
-        // types in order (`Signature`, checked at compile time) and live in `call` until
-        // `cuLaunchKernel` has copied them. A buffer freed later is freed by `cuMemFree`, which
-        // waits for the queued kernel.
+        // inside memory borrowed for the call's lifetime; that memory is on this device, whose
+        // context is current, or on a device this context maps (both checked above); the
+        // argument values have the kernel's parameter types in order (`Signature`, checked at
+        // compile time) and live in `call` until `cuLaunchKernel` has copied them. A buffer of
+        // this device freed later is freed by `cuMemFree`, which waits for the queued kernel;
+        // one of another device is not waited for there, so such a launch is waited for below,
+        // before its borrows end.
         // With clusters (launch.cluster > 1, checked to divide the grid) the launch goes through
         // `cuLaunchKernelEx` with the same arguments.
         unsafe {
@@ -299,6 +395,9 @@ impl Gpu {
             } else {
                 self.stream.launch(function, launch.grid, launch.block, launch.shared_bytes, args.as_mut_slice())?;
             }
+        }
+        if remote {
+            self.stream.synchronize()?;
         }
         Ok(())
     }

@@ -21,7 +21,7 @@ use coalesce_benches::cli::{Failure, ReportArgs, exit, print};
 
 use coalesce_benches::measure::{Measured, measure_memcpy, measure_variant};
 use coalesce_benches::predict::predict;
-use coalesce_benches::report::{Device, Measurement, Model, Param, Report, render};
+use coalesce_benches::report::{Device, Measurement, Model, Param, Report, Skipped, render};
 use coalesce_benches::{open_gpu, registry};
 
 fn measurement(m: &Measured, v: Option<(&dyn registry::Variant, u32)>) -> Measurement {
@@ -43,7 +43,7 @@ fn measurement(m: &Measured, v: Option<(&dyn registry::Variant, u32)>) -> Measur
         median_us: m.median.as_secs_f64() * 1e6,
         bytes: m.bytes,
         flops: m.flops,
-        on_cpu: v.is_some_and(|(v, _)| v.kernels().is_empty()),
+        on_cpu: m.on_cpu,
         model: None,
     }
 }
@@ -55,6 +55,7 @@ fn measure(filter: &str, with_sweep: bool) -> Result<Report, String> {
     let memcpy = measurement(&measure_memcpy(&gpu).map_err(fail)?, None);
     let start = Instant::now();
     let mut measured = Vec::new();
+    let mut skipped = Vec::new();
     for (k, &(v, p)) in runs.iter().enumerate() {
         let elapsed = start.elapsed().as_secs_f64();
         let left = if k == 0 { 0.0 } else { elapsed / k as f64 * (runs.len() - k) as f64 };
@@ -63,7 +64,10 @@ fn measure(filter: &str, with_sweep: bool) -> Result<Report, String> {
         match measure_variant(&gpu, v, p) {
             Ok(m) => measured.push(measurement(&m, Some((v, p)))),
             // A kernel this device cannot run (the Hopper module on an older GPU): left out.
-            Err(e) if e.is_unavailable() => eprintln!("\r\x1b[Kskipped {}: {e}", v.run_id(p)),
+            Err(e) if e.is_unavailable() => {
+                eprintln!("\r\x1b[Kskipped {}: {e}", v.run_id(p));
+                skipped.push(Skipped { run: v.run_id(p), reason: e.to_string() });
+            }
             Err(e) => return Err(format!("{}: {e}", v.run_id(p))),
         }
     }
@@ -101,6 +105,7 @@ fn measure(filter: &str, with_sweep: bool) -> Result<Report, String> {
         runs: measured,
         sweep,
         peers: None,
+        skipped,
     })
 }
 

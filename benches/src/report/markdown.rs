@@ -15,6 +15,7 @@ pub fn markdown(report: &Report, plots: &[Plot]) -> String {
         section(&mut md, report, family, plots);
     }
     super::cost::section(&mut md, report, plots);
+    super::peer::skipped_section(&mut md, report);
     md
 }
 

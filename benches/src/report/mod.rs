@@ -13,13 +13,14 @@ mod cost;
 mod html;
 mod markdown;
 mod model;
+mod peer;
 mod plots;
 mod readings;
 mod summary;
 
 pub use html::html;
 pub use markdown::markdown;
-pub use model::{Device, Measurement, Model, Param, PeerRow, Peers, PeersInfo, Report, SweepRow};
+pub use model::{Device, Measurement, Model, Param, PeerRow, Peers, PeersInfo, Report, Skipped, SweepRow};
 pub use plots::{PLOT_FILES, Plot, SWEEP_PLOT_FILES, plots};
 pub use readings::readings;
 pub use summary::{SummaryRow, summary};

@@ -28,6 +28,19 @@ pub struct Report {
     /// cuBLAS through PyTorch), attached with `report --peers peers.json`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peers: Option<Peers>,
+    /// Runs this machine could not make, with the reason (a kernel its GPU cannot run, the peer
+    /// lessons without a second GPU).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<Skipped>,
+}
+
+/// A run left out of the measurements, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Skipped {
+    /// The run id, e.g. `peer/copy_read`.
+    pub run: String,
+    /// The library's error, e.g. `no peer device: the driver reports 1 device(s); ...`.
+    pub reason: String,
 }
 
 /// One entry point at one size in the cost curve.

@@ -19,6 +19,7 @@ pub fn readings(report: &Report, family: &str) -> Vec<String> {
         "reduce" => reduce(report),
         "matmul" => matmul(report),
         "distance" => distance(report),
+        "peer" => super::peer::readings(report),
         // layouts and any family added later: which variant wins, which loses.
         _ => extremes(report, family),
     };

@@ -1,0 +1,91 @@
+//! The peer family's readings (every bandwidth beside the driver's peer copy of the same bytes,
+//! in the same direction) and the list of runs this machine could not make, with the reason.
+use std::fmt::Write;
+
+use super::{Measurement, Report, gbps, pct};
+
+/// The readings of the `peer` family: the link against local memory, then each kernel as a share
+/// of the peer copy in its direction, and what an offset or a stride costs across the link.
+pub(crate) fn readings(r: &Report) -> Vec<Option<String>> {
+    let get = |variant: &str| r.get("peer", variant);
+    let at =
+        |variant: &str, value: u32| r.sweep("peer", variant).into_iter().find(|(v, _)| *v == value).map(|(_, m)| m);
+    let share = |m: &Measurement, of: &Measurement| 100.0 * m.gbps() / of.gbps();
+    let sectors = |m: &Measurement| m.model.as_ref().map(|model| model.ld_sectors_per_request);
+    let mut out = Vec::new();
+    if let Some(read) = get("memcpy_read") {
+        out.push(Some(format!(
+            "The driver's peer copy pulls {} GB/s across the link (bytes counted once), {} of this \
+             GPU's own memcpy ({} GB/s): every byte a kernel fetches from the other GPU costs \
+             about {:.0}× a local one.",
+            gbps(read.gbps()),
+            pct(share(read, &r.memcpy)),
+            gbps(r.memcpy.gbps()),
+            r.memcpy.gbps() / read.gbps()
+        )));
+        out.push(get("copy_read").map(|copy| {
+            format!(
+                "The library's 16-byte copy reading the other GPU's buffer runs at {} GB/s, {} of \
+                 the peer copy.",
+                gbps(copy.gbps()),
+                pct(share(copy, read))
+            )
+        }));
+        out.push(at("offset_read", 0).zip(at("offset_read", 1)).map(|(aligned, off)| {
+            let cost = aligned.gbps() / off.gbps() - 1.0;
+            let counts = sectors(aligned)
+                .zip(sectors(off))
+                .map_or(String::new(), |(a, o)| format!(" ({a:.0} → {o:.0} sectors a request, as locally)"));
+            let verdict = if cost >= 0.0 {
+                format!("{} slower", pct(100.0 * cost))
+            } else {
+                format!("{} faster", pct(-100.0 * cost))
+            };
+            format!(
+                "One float off a 32-byte boundary across the link, the offset copy runs {verdict} than aligned{counts}: {} of the peer copy against {}.",
+                pct(share(off, read)),
+                pct(share(aligned, read))
+            )
+        }));
+        out.push(at("stride_read", 1).zip(at("stride_read", 32)).map(|(unit, wide)| {
+            let counts = sectors(wide).map_or(String::new(), |s| format!(", {s:.0} sectors a request for 4 useful"));
+            format!(
+                "Stride 32 across the link delivers {} GB/s of useful data, {} of stride 1 ({} of the peer copy){counts}: the link carries the wasted sectors too.",
+                gbps(wide.gbps()),
+                pct(share(wide, unit)),
+                pct(share(unit, read))
+            )
+        }));
+    }
+    if let Some(write) = get("memcpy_write") {
+        out.push(get("copy_write").map(|copy| {
+            format!(
+                "Writing the other GPU's memory, the library's copy runs at {} GB/s, {} of the driver's peer copy in that direction ({} GB/s).",
+                gbps(copy.gbps()),
+                pct(share(copy, write)),
+                gbps(write.gbps())
+            )
+        }));
+    }
+    out
+}
+
+/// `## Not measured here`: the runs this machine could not make, one line per family and reason
+/// (e.g. the peer lessons on a one-GPU machine). Nothing when every run was made.
+pub(crate) fn skipped_section(md: &mut String, r: &Report) {
+    if r.skipped.is_empty() {
+        return;
+    }
+    md.push_str("\n## Not measured here\n\n");
+    let mut groups: Vec<(&str, &str, usize)> = Vec::new();
+    for s in &r.skipped {
+        let family = s.run.split('/').next().unwrap_or(&s.run);
+        match groups.iter_mut().find(|(f, reason, _)| *f == family && *reason == s.reason) {
+            Some(group) => group.2 += 1,
+            None => groups.push((family, &s.reason, 1)),
+        }
+    }
+    for (family, reason, runs) in groups {
+        let _ = writeln!(md, "- `{family}` ({runs} run{}): SKIPPED, {reason}", if runs == 1 { "" } else { "s" });
+    }
+}
