@@ -85,7 +85,7 @@ impl Family for Reduce {
             Reduce::ManyPerThread => "tree 6: grid-stride accumulation before the tree, GPU-sized grid",
             Reduce::ShuffleVec4 => "16-byte loads, 4 in flight, warp shuffles, 1 atomic a block",
             Reduce::SumAt => {
-                "shuffle_vec4 over a view `offset` elements in: up to 3 elements added one by one before the 16-byte loads"
+                "shuffle_vec4 over a view `offset` elements in: up to 127 elements added one by one, so every warp's 16-byte loads cover one aligned 512-byte block"
             }
             Reduce::CpuSingle => "CPU reference: one thread",
             Reduce::CpuThreads => "CPU reference: every core (std::thread::scope)",
@@ -182,14 +182,16 @@ const OFFSET: Param = Param { name: "offset", sweep: &[0, 1, 2, 3], check: &[0, 
 /// `sum` and `sum_to` over views `offset` elements into buffers 3 longer, at every check size,
 /// against the CPU.
 fn check_at(gpu: &Gpu, rng: &mut Rng, offset: usize) -> CheckResult<String> {
-    // `sum` peels up to 31 elements to the first 128-byte boundary: starts `offset + 4j` cover,
-    // over the four offsets, every position in a 128-byte line; sizes straddle each head length.
-    const SIZES: [usize; 11] = [1, 2, 29, 30, 31, 32, 33, 63, 160, 1_000_003, (1 << 26) + 3];
-    const STARTS: usize = 8;
+    // `sum` peels up to 127 elements to the first 512-byte boundary: starts `offset + 4j` cover,
+    // over the four offsets, every position in a 512-byte block; sizes straddle the head lengths.
+    const SIZES: [usize; 14] = [1, 2, 31, 32, 33, 127, 128, 129, 130, 255, 513, 4099, 1_000_003, (1 << 26) + 3];
+    const STARTS: usize = 32;
     for n in SIZES {
         let host = rng.i32s(n + 4 * STARTS);
         let input = gpu.upload(&host)?;
-        for at in (0..STARTS).map(|j| offset + 4 * j) {
+        // The large sizes at the first and last start only: the small ones find the edges.
+        let starts: Vec<usize> = if n > 5000 { vec![0, STARTS - 1] } else { (0..STARTS).collect() };
+        for at in starts.into_iter().map(|j| offset + 4 * j) {
             let view = input.slice(at..at + n)?;
             let want = lib::sum_cpu(&host[at..at + n]);
             let mut total = gpu.poisoned::<i32>(1, POISON_BITS)?;

@@ -102,7 +102,7 @@ pub fn partials_needed(method: Method, n: usize, sms: u32) -> usize {
 /// - `Seed`, `SeedFilled`: `output[0]` (at least one element), which the kernel adds into, so
 ///   the caller zeroes it first;
 /// - the trees: the partial sums, one per block: at least [`partials_needed`] elements, at any
-///   offset (the second pass, [`plan_second`], adds the ones before its first 128-byte boundary
+///   offset (the second pass, [`plan_second`], adds the ones before its first 512-byte boundary
 ///   one by one).
 ///
 /// Errors: `Unsupported` for `ShuffleVec4`; `Empty` or `OutOfRange` (above `MAX_ELEMENTS_32`)
@@ -140,7 +140,7 @@ pub fn plan_first<'a>(
 /// `output[0]` (which the caller zeroes) and returns its launch.
 ///
 /// Errors: `Empty` for an empty input, `LengthMismatch` for an empty output. Any start: the
-/// kernel adds the elements before the first 128-byte boundary one by one.
+/// kernel adds the elements before the first 512-byte boundary one by one.
 pub fn plan_shuffle<'a>(
     input: &'a impl DeviceRead<i32>,
     output: &'a mut impl DeviceWrite<i32>,
@@ -151,8 +151,8 @@ pub fn plan_shuffle<'a>(
     let n = input.len() as u64;
     let launch = Launch::linear(shuffle_blocks(n, sms), SHUFFLE_BLOCK).with_shared(SHARED_BYTES);
     // SAFETY: the kernel adds elements `g < shuffle_head(address, n) <= n` one by one, loads
-    // vector `i` (16 bytes) only for `i < (n - head) / 4` from the 128-byte boundary at `head`
-    // (4-byte aligned i32 views reach one within 31 elements), and element `head +
+    // vector `i` (16 bytes) only for `i < (n - head) / 4` from the 512-byte boundary at `head`
+    // (4-byte aligned i32 views reach one within 127 elements), and element `head +
     // tail_index(..)` only below `n`, the input's exact length; 64-bit indices never wrap below
     // 2^62 elements. It adds into `output[0]`
     // (at least one element, checked) and indexes `WARPS <= BLOCK` words of the `BLOCK` words
