@@ -66,7 +66,7 @@ impl Family for AccessOrder {
     }
 
     fn kernels(self) -> &'static [&'static str] {
-        use coalesce::access_order::*;
+        use coalesce::kernels::access_order::*;
         match self {
             AccessOrder::Chunked => const { &[access_order_chunked.name()] },
             AccessOrder::Interleaved => const { &[access_order_interleaved.name()] },

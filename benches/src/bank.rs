@@ -1,5 +1,6 @@
 //! Bank-conflict lessons: the registry entries, checks and workloads for `coalesce::bank`.
-use coalesce::bank::{self as lib, ITERS, MAX_STRIDE, OUTPUTS, Pattern, Tile, WORDS};
+use coalesce::bank::{self as lib, MAX_STRIDE, OUTPUTS, Pattern, Tile, WORDS};
+use coalesce::kernels::bank::{ITERS, lane};
 use coalesce::model::Counts;
 use coalesce::util::Fill;
 use coalesce::{Gpu, Result};
@@ -47,7 +48,7 @@ impl Family for Bank {
     }
 
     fn kernels(self) -> &'static [&'static str] {
-        use coalesce::bank::*;
+        use coalesce::kernels::bank::*;
         match self {
             Bank::Rows => const { &[bank_rows.name()] },
             Bank::Cols => const { &[bank_cols.name()] },
@@ -70,7 +71,7 @@ impl Family for Bank {
         gpu.synchronize()?;
         // Every warp computes the same 32 sums: thread t's is lane t % 32's.
         let sums = lib::lane_sums_cpu(pattern, &table)?;
-        let want: Vec<i32> = (0..OUTPUTS).map(|t| sums[lib::lane(t) as usize]).collect();
+        let want: Vec<i32> = (0..OUTPUTS).map(|t| sums[lane(t) as usize]).collect();
         same_values("lane sums", &d_out.to_vec()?, &want)?;
         Ok(format!("{outputs} thread sums"))
     }

@@ -1,5 +1,6 @@
 //! Coalescing lessons: the registry entries, checks and workloads for `coalesce::coalescing`.
-use coalesce::coalescing::{self as lib, AsyncCopy, Load, MAX_OFFSET, MAX_STRIDE, offset_len, stride_len};
+use coalesce::coalescing::{self as lib, AsyncCopy, Load, MAX_OFFSET, MAX_STRIDE};
+use coalesce::kernels::coalescing::{offset_len, stride_len};
 use coalesce::model::Counts;
 use coalesce::{Gpu, Result};
 
@@ -165,7 +166,7 @@ impl Family for Coalescing {
     }
 
     fn kernels(self) -> &'static [&'static str] {
-        use coalesce::coalescing::*;
+        use coalesce::kernels::coalescing::*;
         match self {
             Coalescing::Offset => const { &[coalescing_offset.name()] },
             Coalescing::Stride => const { &[coalescing_stride.name()] },

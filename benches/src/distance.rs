@@ -53,7 +53,7 @@ impl Family for Distance {
     }
 
     fn kernels(self) -> &'static [&'static str] {
-        use coalesce::distance::*;
+        use coalesce::kernels::distance::*;
         match self {
             Distance::AosAll => const { &[distance_aos.name()] },
             Distance::SoaAll => const { &[distance_soa.name()] },

@@ -2,7 +2,8 @@
 //! on the GPU with `fill_value(i, seed)` and the CPU recomputes what every output element must be
 //! from the same hash, so no 8 GiB input has to cross PCIe. Each check says SKIPPED when the
 //! device has too little memory.
-use coalesce::util::{Fill, fill_value};
+use coalesce::kernels::util::fill_value;
+use coalesce::util::Fill;
 use coalesce::{DeviceBuffer, Gpu};
 
 use crate::check::{CheckError, CheckResult, Rng};

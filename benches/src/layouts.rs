@@ -51,7 +51,7 @@ impl Family for Layouts {
     }
 
     fn kernels(self) -> &'static [&'static str] {
-        use coalesce::layouts::*;
+        use coalesce::kernels::layouts::*;
         match self {
             Layouts::Aos => const { &[layouts_aos.name()] },
             Layouts::AosStaged => const { &[layouts_aos_staged.name()] },

@@ -1,8 +1,9 @@
 //! Reduction lessons: the registry entries, checks and workloads for `coalesce::reduce`, and the
 //! large check of the library's `sum` past 2^31 elements.
+use coalesce::kernels::util::fill_value;
 use coalesce::model::Counts;
 use coalesce::reduce::{self as lib, Method};
-use coalesce::util::{Fill, fill_value};
+use coalesce::util::Fill;
 use coalesce::{DeviceBuffer, Gpu, Result};
 
 use crate::check::{CheckResult, POISON_BITS, Rng, same_values};
@@ -95,7 +96,7 @@ impl Family for Reduce {
     /// The first pass's kernel first (the one ncu profiles); the trees' second pass adds the
     /// partials with `reduce_shuffle_vec4`.
     fn kernels(self) -> &'static [&'static str] {
-        use coalesce::reduce::*;
+        use coalesce::kernels::reduce::*;
         match self {
             Reduce::Seed | Reduce::SeedFilled => const { &[reduce_seed.name()] },
             Reduce::InterleavedDivergent => {

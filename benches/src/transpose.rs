@@ -1,8 +1,10 @@
 //! Transpose lessons: the registry entries, checks and workloads for `coalesce::transpose`, and
 //! the library transpose's check past 2^31 elements ([`check_large`]).
+use coalesce::kernels::transpose::transpose_tma;
+use coalesce::kernels::util::fill_value;
 use coalesce::model::Counts;
 use coalesce::transpose::{self as lib, Method};
-use coalesce::util::{Fill, fill_value};
+use coalesce::util::Fill;
 use coalesce::{DeviceBuffer, DeviceRead, DeviceWrite, Gpu, Result};
 
 use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, check_f32};
@@ -110,7 +112,7 @@ impl Family for Transpose {
     }
 
     fn kernels(self) -> &'static [&'static str] {
-        use coalesce::transpose::*;
+        use coalesce::kernels::transpose::*;
         match self {
             Transpose::Copy => const { &[transpose_copy.name()] },
             Transpose::Naive => const { &[transpose_naive.name()] },
@@ -155,7 +157,7 @@ impl Family for Transpose {
         let (r, c) = BENCH_SHAPES[shape as usize];
         let (input, mut output) = random_pair(gpu, r * c, r * c)?;
         if self == Transpose::Tma {
-            gpu.supports(lib::transpose_tma)?;
+            gpu.supports(transpose_tma)?;
             let maps = lib::TileMaps::new(gpu, &input, &output, r, c)?;
             return Ok(Workload::new(8 * (r * c) as u64, move |gpu| {
                 gpu.launch(lib::plan_tma(&maps, &input, &mut output)?)
@@ -235,7 +237,7 @@ pub const TMA_CHECK_SHAPES: [(usize, usize); 10] = [
 /// output, every element), then the refusals: a shape that is not a multiple of 4, and maps
 /// encoded for other buffers. SKIPPED where the Hopper module cannot run.
 fn check_tma(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
-    if let Err(e) = gpu.supports(lib::transpose_tma) {
+    if let Err(e) = gpu.supports(transpose_tma) {
         return Ok(format!("SKIPPED ({e})"));
     }
     for (r, c) in TMA_CHECK_SHAPES {

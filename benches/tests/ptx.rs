@@ -10,7 +10,7 @@ use coalesce_builder::{EMBEDDED, EMBEDDED_DIR, PtxBuilder, REFRESH_COMMAND, find
 
 /// Kernels that are helpers, not lessons, and so are not in the registry.
 fn helpers() -> [&'static str; 1] {
-    [coalesce::util::util_fill.name()]
+    [coalesce::kernels::util::util_fill.name()]
 }
 
 fn skipped(test: &str, why: &str) {
@@ -84,11 +84,11 @@ fn hopper_module_holds_the_hopper_kernels_and_their_instructions() {
     assert_entries_match_registry(ptx);
     let hopper = hopper_only();
     for kernel in [
-        coalesce::coalescing::coalescing_cp_async.name(),
-        coalesce::coalescing::coalescing_bulk.name(),
-        coalesce::matmul::matmul_cp_async.name(),
-        coalesce::transpose::transpose_tma.name(),
-        coalesce::histogram::histogram_cluster.name(),
+        coalesce::kernels::coalescing::coalescing_cp_async.name(),
+        coalesce::kernels::coalescing::coalescing_bulk.name(),
+        coalesce::kernels::matmul::matmul_cp_async.name(),
+        coalesce::kernels::transpose::transpose_tma.name(),
+        coalesce::kernels::histogram::histogram_cluster.name(),
     ] {
         assert!(hopper.contains(kernel), "{kernel} should be in the Hopper module only");
     }
@@ -112,7 +112,7 @@ fn hopper_module_holds_the_hopper_kernels_and_their_instructions() {
         assert!(ptx.contains(instruction), "no {instruction} in the Hopper module");
     }
     // The TMA transpose's maps are grid constants, declared with the alignment the TMA needs.
-    let tma = coalesce::transpose::transpose_tma.name();
+    let tma = coalesce::kernels::transpose::transpose_tma.name();
     for i in 0..2 {
         let param = format!(".param .align 64 .b8 {tma}_param_{i}[128]");
         assert!(ptx.contains(&param), "no `{param}` in the Hopper module");

@@ -8,7 +8,8 @@ use crate::buffer::{DeviceRead, DeviceWrite};
 use crate::error::{Error, Result, elements32, exactly, in_range};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Kernel, Launch, Out};
-pub use coalesce_kernels::access_order::*;
+pub use coalesce_kernels::access_order::MAX_PER_THREAD;
+use coalesce_kernels::access_order::*;
 
 /// Parameter list of every walk: input, output, then `(n, per_thread)` (1-D) or `(rows, cols)`
 /// (2-D).

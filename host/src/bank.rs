@@ -5,7 +5,8 @@ use crate::buffer::{DeviceRead, DeviceWrite};
 use crate::error::{Result, exactly, in_range};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Kernel, Launch, Out};
-pub use coalesce_kernels::bank::*;
+use coalesce_kernels::bank::*;
+pub use coalesce_kernels::bank::{MAX_STRIDE, OUTPUTS, WORDS};
 
 /// Parameter list of the tile kernels: table, out.
 pub type TileSig = fn(*const i32, *mut i32);

@@ -10,7 +10,8 @@
 //!
 //! Each buffer keeps its device's (primary) context alive and makes it current on the calling
 //! thread before every driver call, so a buffer may be used, and dropped, from any thread and
-//! after the [`crate::Gpu`] that allocated it is gone.//!
+//! after the [`crate::Gpu`] that allocated it is gone.
+//!
 //! # What does not compile
 //!
 //! Each pattern that reached freed, aliased or made-up memory through cust's slices is refused

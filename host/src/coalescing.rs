@@ -6,7 +6,8 @@ use crate::buffer::{DeviceRead, DeviceWrite};
 use crate::error::{Result, aligned16, at_least, elements32, exactly, in_range, non_empty, product, sum};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Launch, Out};
-pub use coalesce_kernels::coalescing::*;
+use coalesce_kernels::coalescing::*;
+pub use coalesce_kernels::coalescing::{MAX_OFFSET, MAX_STRIDE};
 use coalesce_kernels::launch::{MAX_GRID_X, grid_stride_blocks};
 
 /// Parameter list of the one-element-per-thread copies: input, output, n, offset or stride.

@@ -9,7 +9,8 @@ use crate::error::{Error, Result, elements32, exactly, in_range};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Launch, Out};
 pub use crate::layouts::Soa3;
-pub use coalesce_kernels::distance::*;
+pub use coalesce_kernels::distance::Float3;
+use coalesce_kernels::distance::*;
 
 /// Parameter list of `distance_aos`: points, out, n.
 pub type AosSig = fn(*const Float3, *mut f32, u32);

@@ -11,25 +11,25 @@ use cust::sys::{CUfunction, CUstream};
 use crate::error::{Error, Result};
 
 /// `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION` of `CUlaunchAttributeID`.
-pub const LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: u32 = 4;
+pub(crate) const LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: u32 = 4;
 /// `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` of `CUfunction_attribute`.
-pub const FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: u32 = 8;
+pub(crate) const FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: u32 = 8;
 /// `CU_TENSOR_MAP_DATA_TYPE_FLOAT32` of `CUtensorMapDataType`.
-pub const TENSOR_MAP_DATA_TYPE_FLOAT32: u32 = 7;
+pub(crate) const TENSOR_MAP_DATA_TYPE_FLOAT32: u32 = 7;
 /// `CU_TENSOR_MAP_INTERLEAVE_NONE`.
-pub const TENSOR_MAP_INTERLEAVE_NONE: u32 = 0;
+pub(crate) const TENSOR_MAP_INTERLEAVE_NONE: u32 = 0;
 /// `CU_TENSOR_MAP_SWIZZLE_128B`: 16-byte chunk `j` of a 128-byte box row `r` is stored at chunk
 /// `j ^ (r % 8)` (within 1024-byte aligned shared memory).
-pub const TENSOR_MAP_SWIZZLE_128B: u32 = 3;
+pub(crate) const TENSOR_MAP_SWIZZLE_128B: u32 = 3;
 /// `CU_TENSOR_MAP_L2_PROMOTION_L2_128B`.
-pub const TENSOR_MAP_L2_PROMOTION_128B: u32 = 2;
+pub(crate) const TENSOR_MAP_L2_PROMOTION_128B: u32 = 2;
 /// `CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE`: elements outside the tensor load as zero.
-pub const TENSOR_MAP_OOB_FILL_NONE: u32 = 0;
+pub(crate) const TENSOR_MAP_OOB_FILL_NONE: u32 = 0;
 
 /// `CUlaunchAttributeValue`: a 64-byte union; the one member used here is `clusterDim`.
 #[repr(C, align(8))]
 #[derive(Debug, Clone, Copy)]
-pub struct LaunchAttributeValue {
+pub(crate) struct LaunchAttributeValue {
     /// `clusterDim.{x, y, z}`.
     pub cluster_dim: [u32; 3],
     _rest: [u32; 13],
@@ -38,7 +38,7 @@ pub struct LaunchAttributeValue {
 /// `CUlaunchAttribute`: `{ CUlaunchAttributeID id; char pad[8 - sizeof(id)]; value; }`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub struct LaunchAttribute {
+pub(crate) struct LaunchAttribute {
     pub id: u32,
     pad: [u8; 4],
     pub value: LaunchAttributeValue,
@@ -47,7 +47,7 @@ pub struct LaunchAttribute {
 /// `CUlaunchConfig`.
 #[repr(C)]
 #[derive(Debug)]
-pub struct LaunchConfig {
+pub(crate) struct LaunchConfig {
     pub grid_dim_x: u32,
     pub grid_dim_y: u32,
     pub grid_dim_z: u32,
@@ -69,7 +69,7 @@ const _: () = assert!(std::mem::size_of::<TensorMap>() == 128 && std::mem::align
 
 impl LaunchAttribute {
     /// The cluster-dimension attribute `(x, 1, 1)`.
-    pub fn cluster(x: u32) -> Self {
+    pub(crate) fn cluster(x: u32) -> Self {
         LaunchAttribute {
             id: LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
             pad: [0; 4],
@@ -105,7 +105,7 @@ unsafe extern "C" {
 }
 
 /// `Ok` for `CUDA_SUCCESS`, else [`Error::Driver`] naming the call and the error.
-pub fn check(call: &'static str, code: u32) -> Result<()> {
+pub(crate) fn check(call: &'static str, code: u32) -> Result<()> {
     if code == 0 {
         return Ok(());
     }
@@ -129,7 +129,7 @@ pub fn check(call: &'static str, code: u32) -> Result<()> {
 /// to values of the kernel's parameter types, and every access the kernel makes for this
 /// launch is in bounds.
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn launch_cluster(
+pub(crate) unsafe fn launch_cluster(
     function: CUfunction,
     stream: CUstream,
     grid: (u32, u32),
@@ -160,7 +160,7 @@ pub unsafe fn launch_cluster(
 ///
 /// # Safety
 /// `function` is a live function handle of the current context.
-pub unsafe fn allow_shared_bytes(function: CUfunction, bytes: u32) -> Result<()> {
+pub(crate) unsafe fn allow_shared_bytes(function: CUfunction, bytes: u32) -> Result<()> {
     let bytes = i32::try_from(bytes).map_err(|_| Error::Unsupported(format!("{bytes} bytes of shared memory")))?;
     // SAFETY: forwarded from the caller; the attribute takes an int.
     check("cuFuncSetAttribute", unsafe {
@@ -178,7 +178,7 @@ pub unsafe fn allow_shared_bytes(function: CUfunction, bytes: u32) -> Result<()>
 /// bytes) that is not a multiple of 16 or a box row (`box_cols * 4` bytes) that is not 16 to
 /// 128 bytes in steps of 16 (the swizzle's span), [`Error::Misaligned`] for an address off a
 /// 16-byte boundary; [`Error::Driver`] if the driver refuses anyway.
-pub fn encode_tiled_f32(address: u64, rows: u64, cols: u64, box_rows: u32, box_cols: u32) -> Result<TensorMap> {
+pub(crate) fn encode_tiled_f32(address: u64, rows: u64, cols: u64, box_rows: u32, box_cols: u32) -> Result<TensorMap> {
     let (dims, strides, box_dims) = tiled_f32_layout(address, rows, cols, box_rows, box_cols)?;
     let mut map = TensorMap::default();
     let element_strides = [1u32, 1];

@@ -1,11 +1,5 @@
 //! The GPU handle: one context, one stream, the PTX modules with every function loaded once, and
 //! event timing.
-//!
-//! Two modules: the base one ([`crate::PTX`], sm_75 PTX the driver compiles for any GPU) holds
-//! every lesson kernel and is loaded when the handle opens; the Hopper one ([`crate::PTX_SM90`],
-//! sm_90 with PTX ISA 8.3) is loaded on first use of one of its kernels, and only on a device of
-//! compute capability 9.0 or newer. Kernels present in both are always taken from the base
-//! module, so their timings do not depend on which module is loaded.
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
@@ -35,6 +29,12 @@ use coalesce_kernels::launch::DEFAULT_SHARED_BYTES;
 /// Kernels and device-to-device copies are queued on the handle's stream and run in order.
 /// The stream is a blocking one, so the synchronous copies ([`crate::DeviceRead::to_vec`],
 /// [`crate::DeviceWrite::copy_from_host`]) wait for every kernel queued before them.
+///
+/// Two PTX modules: the base one ([`crate::PTX`], sm_75 PTX the driver compiles for any GPU)
+/// holds every lesson kernel and is loaded when the handle opens; the Hopper one
+/// ([`crate::PTX_SM90`], sm_90 with PTX ISA 8.3) is loaded on first use of one of its kernels,
+/// and only on a device of compute capability 9.0 or newer. Kernels present in both are always
+/// taken from the base module, so their timings do not depend on which module is loaded.
 pub struct Gpu {
     /// Every entry point of the base module, looked up once when it was loaded. `'static` stands
     /// for "as long as `_module`": see `load`.
@@ -523,7 +523,7 @@ impl Gpu {
 }
 
 /// The `.entry` names a PTX module defines, in order.
-pub fn ptx_entries(ptx: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn ptx_entries(ptx: &str) -> impl Iterator<Item = &str> {
     ptx.lines()
         .filter_map(|l| l.trim_start().strip_prefix(".visible .entry "))
         .map(|rest| rest.split(['(', ' ']).next().unwrap_or(""))

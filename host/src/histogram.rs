@@ -6,7 +6,8 @@ use crate::buffer::{DeviceRead, DeviceViewMut, DeviceWrite};
 use crate::error::{Result, aligned16, exactly, in_range, non_empty};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Kernel, Launch, Out};
-pub use coalesce_kernels::histogram::*;
+pub use coalesce_kernels::histogram::BINS;
+use coalesce_kernels::histogram::*;
 use coalesce_kernels::launch::MAX_GRID_X;
 
 /// Parameter list of every histogram kernel: input values, bins, n.

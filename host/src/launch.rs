@@ -1,16 +1,6 @@
-//! The typed seam between host and device.
-//!
-//! A kernel is declared once in `kernels-gpu` with `kernel!`, which gives the host a
-//! [`Kernel<fn(P1, .., Pn)>`] handle. [`Signature`] maps that parameter list to the host values
-//! that must be passed for it: a `*const T` parameter takes an [`In<T>`] (the address of a slice
-//! borrowed for reading), a `*mut T` an [`Out<T>`] (a slice borrowed exclusively), and a scalar
-//! the same scalar. A [`Call`] couples a handle, a [`Launch`] and those arguments; arguments of
-//! the wrong type, count or order do not compile, and swapping an input for an output does not
-//! either.
-//!
-//! A `Call` is made only by a plan, through the `unsafe` [`Call::new`]: the plan validates the
-//! sizes first, and its `SAFETY` comment says why every index the kernel computes for that launch
-//! stays inside the borrowed buffers. [`crate::Gpu::launch`] then runs it safely.
+//! The typed seam between host and device: [`Kernel`] handles, the [`Signature`] that maps a
+//! kernel's parameter list to host arguments, and the [`Call`] a plan returns (the crate docs,
+//! "How a launch is typed", tell the whole story).
 use std::ffi::c_void;
 use std::marker::PhantomData;
 
@@ -319,7 +309,7 @@ macro_rules! scalar_params {
 scalar_params!(u32, u64, i32, f32);
 
 /// Most parameters a kernel may take.
-pub const MAX_PARAMS: usize = 8;
+pub(crate) const MAX_PARAMS: usize = 8;
 
 /// Pointers to each argument value, in order: what `cuLaunchKernel` reads.
 pub struct ArgPointers {

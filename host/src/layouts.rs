@@ -8,7 +8,8 @@ use crate::buffer::{DeviceRead, DeviceView, DeviceViewMut, DeviceWrite};
 use crate::error::{self, Result, elements32, exactly};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Kernel, Launch, Out};
-pub use coalesce_kernels::layouts::*;
+use coalesce_kernels::layouts::*;
+pub use coalesce_kernels::layouts::{Float3, Float3A16};
 
 /// Parameter list of the AoS kernels (plain and staged): input, output, n.
 pub type AosSig = fn(*const Float3, *mut Float3, u32);

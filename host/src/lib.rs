@@ -1,11 +1,17 @@
 //! coalesce: CUDA memory-access lessons as Rust kernels, launched safely through `cust`.
 //!
-//! Each family module (`coalescing`, ...) holds the plans that validate a launch and return a
-//! typed [`Call`], the safe launchers built on them, and the CPU references the kernels are
-//! checked against. The kernels live in the `coalesce-kernels` crate (`kernels-gpu/`), declared
-//! once each with `kernel!`, compiled to PTX (committed in `host/ptx/`) and embedded here as
-//! [`PTX`]. The lesson harness (registry, checks, workloads, report) is a separate crate that
-//! depends on this one, never the other way round.
+//! Each family module ([`coalescing`], [`transpose`], [`reduce`], ...) holds the plans that
+//! validate a launch and return a typed [`Call`], the safe launchers built on them, and the CPU
+//! references the kernels are checked against; it re-exports by name the few kernel-crate types
+//! and limits its own signatures use (a [`layouts::Float3`], a [`coalescing::MAX_OFFSET`]). The
+//! kernels live in the `coalesce-kernels` crate (`kernels-gpu/`), declared once each with
+//! `kernel!`, compiled to PTX (committed in `host/ptx/`) and embedded here as [`PTX`]. That crate
+//! is re-exported as [`kernels`], the one public home of the index math, the launch constants and
+//! the typed kernel handles (`kernels::coalescing::offset_index`,
+//! `kernels::coalescing::coalescing_offset`).
+//! [`model`] replays a planned launch on the CPU and counts what Nsight Compute would. The lesson
+//! harness (registry, checks, workloads, report) is a separate crate that depends on this one,
+//! never the other way round.
 //!
 //! ```no_run
 //! use coalesce::{Gpu, coalescing};
@@ -17,17 +23,44 @@
 //! assert_eq!(output.to_vec()?[12345], 1.5);
 //! # Ok(()) }
 //! ```
+//!
+//! # Device memory
+//!
+//! [`Gpu::upload`] and [`Gpu::poisoned`] return a [`DeviceBuffer`], freed when dropped;
+//! [`DeviceRead::slice`] and [`DeviceWrite::slice_mut`] lend a [`DeviceView`] (shared, `Copy`) or
+//! a [`DeviceViewMut`] (exclusive) of a sub-range. A view borrows its buffer, so the borrow
+//! checker refuses a view that outlives its buffer, an output that overlaps an input, and two
+//! overlapping exclusive views; no safe function makes a view from an address, and every plan
+//! takes memory through the sealed [`DeviceRead`] and [`DeviceWrite`] traits, so only memory
+//! allocated here reaches a launch. (`host/src/buffer.rs` keeps each refused program as a
+//! `compile_fail` test.) A buffer keeps its device's context alive and may be used and dropped on
+//! any thread, after the [`Gpu`] that allocated it is gone.
+//!
+//! # How a launch is typed
+//!
+//! A kernel is declared once in `kernels-gpu` with `kernel!`, which gives the host a
+//! [`Kernel<fn(P1, .., Pn)>`](Kernel) handle. [`Signature`] maps that parameter list to the host
+//! values that must be passed for it: a `*const T` parameter takes an [`In<T>`](In) (the address
+//! of a slice borrowed for reading), a `*mut T` an [`Out<T>`](Out) (a slice borrowed
+//! exclusively), a tensor map a [`MapIn`] or [`MapOut`], and a scalar the same scalar. A [`Call`]
+//! couples a handle, a [`Launch`] and those arguments; arguments of the wrong type, count or order
+//! do not compile, and swapping an input for an output does not either.
+//!
+//! A `Call` is made only by a plan, through the `unsafe` [`Call::new`]: the plan validates the
+//! sizes first, and its `SAFETY` comment says why every index the kernel computes for that launch
+//! stays inside the borrowed buffers. [`Gpu::launch`] then runs it safely.
+
+mod buffer;
+pub(crate) mod driver;
+mod error;
+mod gpu;
+mod launch;
 
 pub mod access_order;
 pub mod bank;
-pub mod buffer;
 pub mod coalescing;
 pub mod distance;
-pub mod driver;
-pub mod error;
-pub mod gpu;
 pub mod histogram;
-pub mod launch;
 pub mod layouts;
 pub mod matmul;
 pub mod model;
@@ -40,7 +73,7 @@ pub use coalesce_kernels as kernels;
 pub use cust::memory::DeviceCopy;
 pub use error::{Error, Result};
 pub use gpu::{DeviceInfo, Gpu};
-pub use launch::{Call, In, Kernel, Launch, MapIn, MapOut, Out};
+pub use launch::{ArgDevice, ArgPointers, Call, DeviceParam, In, Kernel, Launch, MapIn, MapOut, Out, Signature};
 
 /// The kernels as PTX for [`PTX_ARCH`]: `host/ptx/coalesce-sm_75.ptx`, built from `kernels-gpu/`
 /// on the pinned nightly by `cargo xtask build-ptx --refresh` and committed, so that the library

@@ -10,7 +10,7 @@ use crate::error::{Error, Result, at_least, elements32, non_empty};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Kernel, Launch, Out, Signature};
 use coalesce_kernels::launch::MAX_ELEMENTS_32;
-pub use coalesce_kernels::reduce::*;
+use coalesce_kernels::reduce::*;
 
 /// Parameter list of the lesson kernels (32-bit indices): input, output or partials, n.
 pub type LessonSig = fn(*const i32, *mut i32, u32);

@@ -15,8 +15,10 @@ use crate::error::{Error, Result, aligned, aligned16, dim32, exactly, in_range};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Kernel, Launch, MapIn, MapOut, Out};
 use coalesce_kernels::launch::MAX_GRID_X;
-pub use coalesce_kernels::transpose::*;
-use coalesce_kernels::types::{LoadMap, StoreMap, TensorMap};
+pub use coalesce_kernels::transpose::TMA_ALIGN;
+use coalesce_kernels::transpose::*;
+use coalesce_kernels::types::TensorMap;
+pub use coalesce_kernels::types::{LoadMap, StoreMap};
 
 /// Parameter list of the TMA transpose: the input's map, the output's map, rows (the maps hold
 /// the shape).

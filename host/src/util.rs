@@ -7,9 +7,8 @@ use crate::error::{Result, in_range, non_empty, words};
 use crate::gpu::Gpu;
 use crate::launch::{Call, Launch, Out};
 use coalesce_kernels::launch::grid_stride_blocks;
-pub use coalesce_kernels::util::{
-    FILL_BLOCK, FILL_BLOCKS_PER_SM, Fill, MAX_FILL_WORDS, fill_start, fill_step, fill_value, hash, util_fill,
-};
+use coalesce_kernels::util::{FILL_BLOCK, FILL_BLOCKS_PER_SM, util_fill};
+pub use coalesce_kernels::util::{Fill, MAX_FILL_WORDS};
 
 /// `util_fill`'s parameter list.
 pub type FillSig = fn(*mut u32, u64, u32, u32);
@@ -38,7 +37,8 @@ pub fn plan_fill<'a, T: DeviceCopy + bytemuck::Pod>(
     Ok(unsafe { Call::new(util_fill, Launch::linear(blocks, FILL_BLOCK), (out, n, seed, fill as u32)) })
 }
 
-/// Queues filling `buffer` with `fill_value(i, seed, fill)` for each 32-bit word `i`.
+/// Queues filling `buffer` with [`fill_value`](crate::kernels::util::fill_value)`(i, seed, fill)` for each 32-bit
+/// word `i`.
 pub fn fill<T: DeviceCopy + bytemuck::Pod>(
     gpu: &Gpu,
     buffer: &mut impl DeviceWrite<T>,
@@ -60,6 +60,7 @@ mod tests {
     #[test]
     fn fill_grids_of_any_size_cover_every_word_once() {
         use coalesce_kernels::launch::MAX_GRID_X;
+        use coalesce_kernels::util::{fill_start, fill_step};
         // 2^40 words on a (made-up) GPU of 2^32 - 1 multiprocessors: the largest grid.
         // SAFETY: a descriptor only; nothing is launched.
         let mut huge = unsafe { DeviceViewMut::<u32>::stand_in(0x1000, 1 << 40) };

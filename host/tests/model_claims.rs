@@ -3,8 +3,9 @@
 //! profiler: a 32-byte sector per distinct aligned chunk a warp touches; 32 banks of 4 bytes, the
 //! most distinct words one bank must deliver per phase of the warp.
 use coalesce::access_order::{Lanes, Order};
-use coalesce::bank::{BLOCKS, ITERS, Pattern, Tile, conflict_degree};
+use coalesce::bank::{Pattern, Tile};
 use coalesce::coalescing::Load;
+use coalesce::kernels::bank::{BLOCKS, ITERS, conflict_degree};
 use coalesce::layouts::AosMethod;
 use coalesce::model::{self, Counts};
 use coalesce::reduce::Method as Reduce;

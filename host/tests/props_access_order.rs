@@ -5,6 +5,7 @@
 //! error.
 use coalesce::Error;
 use coalesce::access_order::*;
+use coalesce::kernels::access_order::*;
 use coalesce::kernels::launch::{MAX_ELEMENTS_32, MAX_GRID_Y};
 
 use coalesce::DeviceViewMut;

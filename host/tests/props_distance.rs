@@ -4,6 +4,7 @@
 //! inputs return their documented error.
 use coalesce::Error;
 use coalesce::distance::*;
+use coalesce::kernels::distance::*;
 use coalesce::kernels::launch::MAX_ELEMENTS_32;
 
 use coalesce::DeviceViewMut;

@@ -6,6 +6,7 @@ use coalesce::Error;
 use coalesce::kernels::launch::MAX_ELEMENTS_32;
 
 use coalesce::DeviceViewMut;
+use coalesce::kernels::layouts::*;
 use coalesce::layouts::*;
 use cust::memory::DeviceCopy;
 use proptest::prelude::*;

@@ -7,6 +7,7 @@ use coalesce::Error;
 use coalesce::kernels::launch::MAX_GRID_X;
 
 use coalesce::DeviceViewMut;
+use coalesce::kernels::transpose::*;
 use coalesce::transpose::*;
 use proptest::prelude::*;
 

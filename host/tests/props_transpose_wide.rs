@@ -6,6 +6,7 @@
 use coalesce::Error;
 
 use coalesce::DeviceViewMut;
+use coalesce::kernels::transpose::*;
 use coalesce::transpose::*;
 use proptest::prelude::*;
 

@@ -5,13 +5,14 @@
 //! `t < threads` (1-D) or `r < rows && c < cols` (2-D).
 
 use super::{Counts, Model, fake_slice, lanes_where, warps};
-use crate::access_order::{
-    Lanes, Order, WalkSig, access_order_block_x, access_order_block_y, access_order_chunked, along_x, along_y,
-    chunked_index, interleaved_index, matrix_index, plan_walk, plan_walk_2d, walk_threads,
-};
+use crate::access_order::{Lanes, Order, WalkSig, plan_walk, plan_walk_2d};
 use crate::buffer::DeviceViewMut;
 use crate::error::Result;
 use crate::launch::Call;
+use coalesce_kernels::access_order::{
+    access_order_block_x, access_order_block_y, access_order_chunked, along_x, along_y, chunked_index,
+    interleaved_index, matrix_index, walk_threads,
+};
 
 /// Counts of a planned walk, 1-D or 2-D (told apart by the kernel).
 pub fn walk(call: &Call<'_, WalkSig>) -> Counts {

@@ -10,13 +10,11 @@
 //! work than replaying 34.6 M identical instructions.
 
 use super::{Counts, Model, fake_slice, lanes_where, warps};
-use crate::bank::{
-    ITERS, Pattern, StrideSig, Tile, TileSig, WORDS, bank_stride, lane, output_index, plan_stride, plan_tile,
-    table_word,
-};
+use crate::bank::{Pattern, StrideSig, Tile, TileSig, WORDS, plan_stride, plan_tile};
 use crate::buffer::DeviceViewMut;
 use crate::error::Result;
 use crate::launch::{Call, Launch};
+use coalesce_kernels::bank::{ITERS, bank_stride, lane, output_index, table_word};
 
 /// Counts of a planned tile read.
 pub fn tile(call: &Call<'_, TileSig>) -> Counts {

@@ -28,14 +28,16 @@ use super::{Counts, Model, fake_slice, lanes_below, lanes_where, warps};
 use crate::buffer::DeviceViewMut;
 use crate::buffer::{DeviceRead, DeviceWrite};
 use crate::coalescing::{
-    ANY_CHUNK, ANY_UNROLL, AsyncCopy, CHUNK, CP_BLOCK, CopySig, Load, OffsetSig, UNROLL, any_index, coalescing_bulk,
-    coalescing_stride, cp_chunk, cp_slot, cp_vector, offset_index, offset_len, plan_async_copy, plan_copy,
-    plan_copy_any, plan_offset, plan_stride, shifted_scalar, shifted_split, stride_index, stride_len, vec4_index,
-    vec4_split, vec4_tail_index,
+    AsyncCopy, CopySig, Load, OffsetSig, plan_async_copy, plan_copy, plan_copy_any, plan_offset, plan_stride,
 };
 use crate::error::Result;
 use crate::launch::Call;
 use coalesce_kernels::WARP_SIZE;
+use coalesce_kernels::coalescing::{
+    ANY_CHUNK, ANY_UNROLL, CHUNK, CP_BLOCK, UNROLL, any_index, coalescing_bulk, coalescing_stride, cp_chunk, cp_slot,
+    cp_vector, offset_index, offset_len, shifted_scalar, shifted_split, stride_index, stride_len, vec4_index,
+    vec4_split, vec4_tail_index,
+};
 
 /// Counts of a planned offset, L2-only offset or stride copy.
 pub fn offset_or_stride(call: &Call<'_, OffsetSig>) -> Counts {

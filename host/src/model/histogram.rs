@@ -57,11 +57,11 @@
 use super::{Buffer, Counts, Model, Warp, block_warps, blocks, fake_slice, lanes_where};
 use crate::buffer::DeviceViewMut;
 use crate::error::Result;
-use crate::histogram::{
-    BINS, BINS_PER_RANK, HistogramSig, Method, VECTORS_PER_THREAD, bin, cluster_bin, plan, split, tail_index,
-    vector_index,
-};
+use crate::histogram::{BINS, HistogramSig, Method, plan};
 use crate::launch::Call;
+use coalesce_kernels::histogram::{
+    BINS_PER_RANK, VECTORS_PER_THREAD, bin, cluster_bin, split, tail_index, vector_index,
+};
 
 /// 32-bit counts of every bin, wrapping as the kernels' counters.
 type Bins = [u32; BINS as usize];

@@ -12,8 +12,10 @@ use crate::buffer::DeviceViewMut;
 use crate::error::Result;
 use crate::launch::Call;
 use crate::layouts::{
-    AlignedSig, AosMethod, AosSig, FLOAT3_FLOATS, Float3, Float3A16, Soa3, Soa3Mut, SoaSig, floats, layouts_aos,
-    plan_aligned16, plan_aos, plan_soa, staged_component_slot, staged_element, staged_index, staged_slot,
+    AlignedSig, AosMethod, AosSig, Float3, Float3A16, Soa3, Soa3Mut, SoaSig, plan_aligned16, plan_aos, plan_soa,
+};
+use coalesce_kernels::layouts::{
+    FLOAT3_FLOATS, floats, layouts_aos, staged_component_slot, staged_element, staged_index, staged_slot,
 };
 
 /// Byte offsets of x, y and z inside a `Float3`.

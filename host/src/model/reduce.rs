@@ -23,12 +23,13 @@ use super::{Counts, Model, Warp, advance, block_warps, blocks, fake_slice, lanes
 use crate::buffer::{DeviceRead, DeviceViewMut};
 use crate::error::Result;
 use crate::launch::{Call, Launch};
-use crate::reduce::{
-    BLOCK, LessonSig, Method, ShuffleSig, UNROLL, WARPS, conflict_pair, divergent_pair, grid_threads, grid_threads64,
-    last_warp_pair, pair_index, pair_partner, pair_step, plan_first, plan_shuffle, sequential_pair, shuffle_head,
-    tail_index, thread_index, thread_index64, unrolled_vector, vec4_split, warp_lane, whole_trip,
-};
+use crate::reduce::{LessonSig, Method, ShuffleSig, plan_first, plan_shuffle};
 use coalesce_kernels::WARP_SIZE;
+use coalesce_kernels::reduce::{
+    BLOCK, UNROLL, WARPS, conflict_pair, divergent_pair, grid_threads, grid_threads64, last_warp_pair, pair_index,
+    pair_partner, pair_step, sequential_pair, shuffle_head, tail_index, thread_index, thread_index64, unrolled_vector,
+    vec4_split, warp_lane, whole_trip,
+};
 
 type Pair = fn(u32, u32) -> Option<(u32, u32)>;
 

@@ -24,12 +24,13 @@ use super::{Counts, FAKE_BASE, FAKE_SPACING, Model, block_warps, blocks, fake_sl
 use crate::buffer::DeviceViewMut;
 use crate::error::Result;
 use crate::launch::Call;
-use crate::transpose::{
-    BLOCK_ROWS, Method, PITCH, PITCH_PADDED, TILE, TMA_STEPS, TMA_THREADS, TransposeSig, WIDE_PITCH, WIDE_ROWS,
-    WIDE_TILE, col_tiles, load_coords, plan, row_major_index, store_coords, tile_origin, tile_slot, tma_dst,
-    tma_lane_coords, tma_src, tma_supports, transpose_copy, transpose_naive, transpose_padded, transpose_shared,
-    transpose_wide, transpose_wide_copy, transpose_wide_copy_down, transposed_index, wide_col_tiles, wide_load_coords,
-    wide_row_tiles, wide_store_coords, wide_tile_origin, wide_tile_origin_along, wide_tiles,
+use crate::transpose::{Method, TransposeSig, plan};
+use coalesce_kernels::transpose::{
+    BLOCK_ROWS, PITCH, PITCH_PADDED, TILE, TMA_STEPS, TMA_THREADS, WIDE_PITCH, WIDE_ROWS, WIDE_TILE, col_tiles,
+    load_coords, row_major_index, store_coords, tile_origin, tile_slot, tma_dst, tma_lane_coords, tma_src,
+    tma_supports, transpose_copy, transpose_naive, transpose_padded, transpose_shared, transpose_wide,
+    transpose_wide_copy, transpose_wide_copy_down, transposed_index, wide_col_tiles, wide_load_coords, wide_row_tiles,
+    wide_store_coords, wide_tile_origin, wide_tile_origin_along, wide_tiles,
 };
 
 /// Counts of a planned transpose (or tiled copy).

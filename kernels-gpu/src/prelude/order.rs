@@ -1,0 +1,15 @@
+//! Ordering hints for the compiler, which emit no instruction.
+
+/// Pins `values` to this point of the program: everything that computes them happens before
+/// it and every use after it, even where LLVM would sink a load to its first use (across a
+/// loop's back edge) or hoist arithmetic above a barrier. An empty `asm!` per value, not
+/// `core::hint::black_box`, which goes through local memory (the asm is a PTX comment).
+#[inline(always)]
+pub fn pin<const N: usize>(values: &mut [f32; N]) {
+    let mut i = 0;
+    while i < N {
+        // SAFETY: an empty instruction string; the value passes through unchanged.
+        unsafe { core::arch::asm!("// pin {0}", inout(reg32) values[i], options(nostack, preserves_flags)) };
+        i += 1;
+    }
+}
