@@ -7,7 +7,8 @@
 //! Every variant needs a second device that `cuDeviceCanAccessPeer` pairs with this one; on a
 //! machine without one, checks say SKIPPED with the reason and the report leaves the family out
 //! with that reason.
-use coalesce::coalescing::{self as lib, Load, offset_len, stride_len};
+use coalesce::coalescing::{self as lib, Load};
+use coalesce::kernels::coalescing::{offset_len, stride_len};
 use coalesce::model::Counts;
 use coalesce::{DeviceRead, DeviceWrite, Error, Gpu, Result};
 
@@ -75,7 +76,7 @@ impl Family for Peer {
     }
 
     fn kernels(self) -> &'static [&'static str] {
-        use coalesce::coalescing::*;
+        use coalesce::kernels::coalescing::*;
         match self {
             Peer::MemcpyRead | Peer::MemcpyWrite => &[],
             Peer::CopyRead | Peer::CopyWrite => const { &[coalescing_copy_any.name()] },
