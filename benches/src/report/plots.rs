@@ -319,7 +319,7 @@ fn coalescing_stride(r: &Report) -> Option<Chart> {
         ..lines(
             "coalescing: stride against stride 1, and what the model moves",
             "stride (floats, log2 scale)",
-            "%",
+            "% (of stride 1's GB/s; of the bytes moved)",
             all,
         )
     }))
@@ -551,6 +551,7 @@ type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 enum Swatch {
     Line(RGBColor),
     Box(RGBColor),
+    Dot(RGBColor),
 }
 
 const LEGEND_FONT: u32 = 14;
@@ -603,6 +604,7 @@ fn frame<'a>(root: &Area<'a>, title: &str, legend: &[(String, Swatch)]) -> DrawR
             match *swatch {
                 Swatch::Line(c) => key.draw(&PathElement::new(vec![(x, y), (x + 24, y)], c.stroke_width(3)))?,
                 Swatch::Box(c) => key.draw(&Rectangle::new([(x + 4, y - 7), (x + 20, y + 7)], c.filled()))?,
+                Swatch::Dot(c) => key.draw(&Circle::new((x + 12, y), 4, c.filled()))?,
             }
             key.draw(&Text::new(label.clone(), (x + SWATCH, y), font.clone()))?;
         }
@@ -613,8 +615,10 @@ fn frame<'a>(root: &Area<'a>, title: &str, legend: &[(String, Swatch)]) -> DrawR
 fn draw_lines(c: &Lines) -> DrawResult<String> {
     let secondary: &[Series] = c.secondary.as_ref().map_or(&[], |s| &s.series);
     let color = |i: usize| PALETTE[i % PALETTE.len()];
+    let swatch =
+        |i: usize, s: &Series| if s.style == Style::Dots { Swatch::Dot(color(i)) } else { Swatch::Line(color(i)) };
     let mut legend: Vec<(String, Swatch)> =
-        c.series.iter().chain(secondary).enumerate().map(|(i, s)| (s.label.clone(), Swatch::Line(color(i)))).collect();
+        c.series.iter().chain(secondary).enumerate().map(|(i, s)| (s.label.clone(), swatch(i, s))).collect();
     legend.extend(c.ceiling.iter().map(|(label, _)| (label.clone(), Swatch::Line(REFERENCE))));
     let mut svg = String::new();
     {
