@@ -109,6 +109,9 @@ fn useful(a: &WarpAccess) -> String {
 
 fn offset() -> coalesce::Result<WarpPicture> {
     let (zero, one) = (warp::offset_copy(Load::Cached, 0)?, warp::offset_copy(Load::Cached, 1)?);
+    let unit_stride = warp::stride_copy(1)?;
+    let same = unit_stride.active == zero.active && unit_stride.address == zero.address;
+    let zero_label = if same { "offset 0 (the same lanes as stride 1)" } else { "offset 0" };
     // The offsets (of those the lesson sweeps) at which the warp needs no more than at 0.
     let mut aligned = Vec::new();
     for o in 0..=coalesce::coalescing::MAX_OFFSET {
@@ -132,7 +135,7 @@ fn offset() -> coalesce::Result<WarpPicture> {
         "coalescing: the load of warp 0 at offset 0 and 1",
         caption,
         vec![
-            Panel { case: "offset=0".into(), label: "offset 0 (also stride 1)".into(), access: zero },
+            Panel { case: "offset=0".into(), label: zero_label.into(), access: zero },
             Panel { case: "offset=1".into(), label: "offset 1".into(), access: one },
         ],
     ))
