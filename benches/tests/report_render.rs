@@ -116,12 +116,21 @@ fn every_plot_is_an_svg_with_title_and_legend() {
     let dir = scratch("plots");
     let written = report::render(&r, &dir).expect("render");
     let memcpy = format!("memcpy ({:.0} GB/s)", gbps(&r.memcpy));
-    let expected: [(&str, Vec<String>); 8] = [
-        ("coalescing_offset.svg", vec!["coalescing/offset".into(), "coalescing/offset_cg".into(), memcpy.clone()]),
-        ("coalescing_stride.svg", vec!["coalescing/stride".into(), memcpy.clone()]),
+    let expected: [(&str, Vec<String>); 9] = [
+        (
+            "coalescing_offset.svg",
+            vec![
+                "coalescing/offset".into(),
+                "coalescing/offset_cg".into(),
+                "sectors per request, coalescing/offset (model)".into(),
+            ],
+        ),
+        // The sample's stride runs carry no model counts: the measured series alone.
+        ("coalescing_stride.svg", vec!["coalescing/stride, % of stride 1".into()]),
         ("access_order.svg", vec!["access_order/chunked".into(), "access_order/interleaved".into(), memcpy.clone()]),
         ("layouts.svg", vec!["% of memcpy".into(), "memcpy = 100%".into()]),
-        ("bank_stride.svg", vec!["bank/stride".into(), "gcd(stride, 32) × time at stride 1".into()]),
+        ("transpose.svg", vec!["shape=8192x8192".into(), "shape=4096x16384".into(), memcpy.clone()]),
+        ("bank_stride.svg", vec!["bank/stride (one dot a stride)".into(), "bank/rows, cols, cols_padded".into()]),
         ("reduce.svg", vec!["GPU GB/s".into(), "CPU GB/s".into(), memcpy.clone()]),
         ("matmul.svg", vec!["FP32 TFLOP/s".into()]),
         ("distance.svg", vec!["% of memcpy".into(), "memcpy = 100%".into()]),
@@ -150,9 +159,9 @@ fn every_plot_is_an_svg_with_title_and_legend() {
     for (file, axis) in [("coalescing_offset.svg", "offset (floats)"), ("bank_stride.svg", "median µs")] {
         assert!(svg_texts(&dir.join(file)).iter().any(|t| t == axis), "{file}: axis label {axis:?}");
     }
-    // Nothing else was written (report.md, report.json, the plots, report.html), and every plot
-    // is embedded in the markdown.
-    assert_eq!(written.len(), 3 + expected.len(), "{written:?}");
+    // Nothing else was written (report.md, report.json, the plots, the seven warp pictures,
+    // report.html), and every plot is embedded in the markdown.
+    assert_eq!(written.len(), 3 + expected.len() + report::WARP_FILES.len(), "{written:?}");
     assert_eq!(written.last(), Some(&dir.join("report.html")), "the page is written last");
     let md = fs::read_to_string(dir.join("report.md")).expect("report.md");
     for (file, _) in &expected {
@@ -181,22 +190,38 @@ fn table_cells_equal_the_json() {
         }
         assert_eq!(cpu, m.on_cpu, "{id}: (CPU) mark");
         assert_eq!(row["median µs"], format!("{:.1}", m.median_us), "{id}: median");
-        assert_eq!(row["GB/s"], format!("{:.0}", gbps(m)), "{id}: GB/s");
-        assert_eq!(row["% of memcpy"], format!("{:.1}%", pct(&r, m)), "{id}: % of memcpy");
-        // TFLOP/s only in families with flops, filled only where a run has them.
+        // The units that fit the family: TFLOP/s for the FLOP-bound family, the time against the
+        // conflict-free tile and the model's wavefronts for the shared-memory one, GB/s and % of
+        // memcpy for the rest.
         let family_flops = r.runs.iter().any(|o| o.family == m.family && o.flops > 0);
+        let shared = m.family == "bank";
+        let bandwidth = !family_flops && !shared;
+        assert_eq!(row.contains_key("GB/s"), bandwidth, "{id}: GB/s column");
+        assert_eq!(row.contains_key("% of memcpy"), bandwidth, "{id}: % of memcpy column");
+        if bandwidth {
+            assert_eq!(row["GB/s"], format!("{:.0}", gbps(m)), "{id}: GB/s");
+            assert_eq!(row["% of memcpy"], format!("{:.1}%", pct(&r, m)), "{id}: % of memcpy");
+        }
         assert_eq!(row.contains_key("TFLOP/s"), family_flops, "{id}: TFLOP/s column");
         if m.flops > 0 {
             assert_eq!(row["TFLOP/s"], format!("{:.2}", tflops(m)), "{id}: TFLOP/s");
         }
+        if shared {
+            let rows_time = run(&r, "bank/rows").median_us;
+            assert_eq!(row["time × rows"], format!("{:.2}×", m.median_us / rows_time), "{id}: time × rows");
+            assert!(row.contains_key("wavefronts a warp load (model)"), "{id}: wavefronts column");
+        }
         let family_model = r.runs.iter().any(|o| o.family == m.family && o.model.is_some());
-        assert_eq!(row.contains_key("ld sectors/req"), family_model, "{id}: model columns");
+        assert_eq!(row.contains_key("bank conflicts"), family_model, "{id}: model columns");
+        assert_eq!(row.contains_key("ld sectors/req"), family_model && !shared, "{id}: sector columns");
         if let Some(model) = &m.model {
-            assert_eq!(row["ld sectors/req"], format!("{:.2}", model.ld_sectors_per_request), "{id}: ld");
-            assert_eq!(row["st sectors/req"], format!("{:.2}", model.st_sectors_per_request), "{id}: st");
+            if !shared {
+                assert_eq!(row["ld sectors/req"], format!("{:.2}", model.ld_sectors_per_request), "{id}: ld");
+                assert_eq!(row["st sectors/req"], format!("{:.2}", model.st_sectors_per_request), "{id}: st");
+            }
             let conflicts = (model.shared_ld_bank_conflicts + model.shared_st_bank_conflicts).to_string();
             assert_eq!(row["bank conflicts"].replace(',', ""), conflicts, "{id}: conflicts");
-        } else if family_model {
+        } else if family_model && !shared {
             assert_eq!(row["ld sectors/req"], "", "{id}: no model, empty cell");
         }
     }
@@ -246,7 +271,11 @@ fn readings_match_a_recomputation() {
     assert_eq!(*k, 17, "the sample's slowest offset");
     has(
         "coalescing",
-        &format!("(offset={k}, {:.0} GB/s) costs {:.1}%", gbps(worst), 100.0 * (1.0 - gbps(worst) / gbps(base))),
+        &format!(
+            "(offset={k}, {:.0} GB/s) is {} than offset=0",
+            gbps(worst),
+            cost_words(worst.median_us / base.median_us)
+        ),
     );
     has("coalescing", &format!("Stride 32 runs at {:.1}% of memcpy", pct(&r, run(&r, "coalescing/stride/stride=32"))));
     let best_vec4 =
@@ -280,7 +309,7 @@ fn readings_match_a_recomputation() {
     // bank: cols vs rows, padded vs rows, the gcd law.
     let (rows, cols, padded) = (run(&r, "bank/rows"), run(&r, "bank/cols"), run(&r, "bank/cols_padded"));
     has("bank", &format!("takes {} the time", ratio(cols.median_us / rows.median_us)));
-    has("bank", &format!("Padded columns are {:+.1}% against rows", 100.0 * (padded.median_us / rows.median_us - 1.0)));
+    has("bank", &format!("Padded columns are {} than rows", cost_words(padded.median_us / rows.median_us)));
     let strides = sweep(&r, "bank", "stride");
     let mean = |degree: u32| {
         let t: Vec<f64> = strides.iter().filter(|(s, _)| gcd(*s, 32) == degree).map(|(_, m)| m.median_us).collect();
@@ -341,7 +370,9 @@ fn a_missing_family_loses_its_section_and_plot() {
     let dir = scratch("missing-family");
     // A full render first: the partial one below must also remove the plot it no longer draws.
     report::render(&full, &dir).expect("render the full sample");
-    assert!(dir.join("bank_stride.svg").exists());
+    assert!(dir.join("bank_stride.svg").exists() && dir.join("warp_bank.svg").exists());
+    let drawn: Vec<&str> =
+        PLOT_FILES.iter().chain(report::WARP_FILES).copied().filter(|f| dir.join(f).exists()).collect();
 
     let mut r = full.clone();
     r.runs.retain(|m| m.family != "bank");
@@ -350,7 +381,8 @@ fn a_missing_family_loses_its_section_and_plot() {
     assert!(!dir.join("bank_stride.svg").exists(), "stale bank plot removed");
     assert!(!written.iter().any(|p| p.ends_with("bank_stride.svg")));
     assert!(!md.contains("## bank") && !md.contains("bank_stride.svg"));
-    for file in PLOT_FILES.iter().filter(|f| **f != "bank_stride.svg") {
+    assert!(!dir.join("warp_bank.svg").exists() && !md.contains("warp_bank.svg"), "stale bank picture removed");
+    for file in drawn.iter().filter(|f| !f.contains("bank")) {
         assert!(dir.join(file).exists(), "{file} still drawn");
     }
 
@@ -397,11 +429,11 @@ fn the_column_walk_reading_compares_the_wide_copies() {
     let (along, down) = (run(&r, "transpose/wide_copy/shape=0"), run(&r, "transpose/wide_copy_down/shape=0"));
     let sentence = format!(
         "shape=8192x8192: the wide tile's copy reads {:.1}% of memcpy with tiles along rows and {:.1}% down columns for the \
-         same transactions in the model: walking down a column costs {:+.1}% of the time; the wide transpose, which \
-         reads down columns and writes along rows, runs at {:.1}% of the along-rows copy.",
+         same transactions in the model: walking down a column is {}; the wide transpose, which reads down \
+         columns and writes along rows, runs at {:.1}% of the along-rows copy.",
         pct(&r, along),
         pct(&r, down),
-        100.0 * (down.median_us / along.median_us - 1.0),
+        cost_words(down.median_us / along.median_us),
         100.0 * gbps(&wide) / gbps(along)
     );
     let sentences = reading(&md, "transpose");
@@ -471,7 +503,7 @@ fn partial_and_odd_reports_render_without_panicking() {
     assert!(svg_texts(&dir.join("reduce.svg")).iter().any(|t| t == "n/a"));
     assert!(!md.contains("n/a of memcpy") && !md.contains("n/a faster"), "readings skip zero times");
     assert!(reading(&md, "reduce").iter().any(|s| s.contains("`shuffle_vec4`")));
-    for file in PLOT_FILES {
+    for file in PLOT_FILES.iter().chain(report::WARP_FILES).filter(|f| dir.join(f).exists()) {
         svg_texts(&dir.join(file));
     }
 }

@@ -60,6 +60,7 @@ pub mod layouts;
 pub mod matmul;
 pub mod reduce;
 pub mod transpose;
+pub mod warp;
 
 /// Bytes in a sector, the unit of L1/L2 tags and of `l1tex__t_sectors`.
 pub const SECTOR_BYTES: u64 = 32;

@@ -4,7 +4,7 @@
 //! per implementation the sizes where a call costs its launch rather than its work.
 use std::fmt::Write;
 
-use super::{Plot, Report, gbps, tflops, us};
+use super::{PeerRow, Plot, Report, gbps, tflops, us};
 use crate::sweep::{ENTRIES, work};
 
 /// One timed call of one implementation at one size.
@@ -259,4 +259,14 @@ pub(crate) fn section(md: &mut String, r: &Report, plots: &[Plot]) {
             let _ = writeln!(md, "\n![{}]({})", plot.title, plot.file);
         }
     }
+}
+
+/// cuBLAS's row of the peers at the square size whose 2n³ flops are `flops`, if it was timed.
+pub(crate) fn cublas_at(r: &Report, flops: u64) -> Option<&PeerRow> {
+    if flops == 0 {
+        return None;
+    }
+    let peers = r.peers.as_ref()?;
+    let flops_of = |n: u64| n.checked_pow(3).and_then(|c| c.checked_mul(2));
+    peers.rows.iter().find(|p| p.peer == "cublas" && p.entry == "matmul" && flops_of(p.n) == Some(flops))
 }

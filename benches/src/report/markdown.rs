@@ -1,16 +1,19 @@
-//! `report.md`: a header table saying what was measured where, the summary of every lesson, then
-//! per family the variants' summaries, one table of every run, the computed reading and the
-//! family's plots.
+//! `report.md`: a header table saying what was measured where, the summary of every lesson, the
+//! warp pictures, then per family the variants' summaries, one table of every run (in the units
+//! that fit the family), the computed reading and the family's plots.
 use std::fmt::Write;
 
-use super::{Measurement, Plot, Report, gbps, pct, readings, tflops, us};
+use super::cost::cublas_at;
+use super::warp::bank_wavefronts;
+use super::{Measurement, Plot, Report, WarpPicture, gbps, pct, ratio, readings, tflops, us};
 
-/// The markdown of `report`, embedding `plots` (by file name, relative to the markdown) in their
-/// families' sections.
-pub fn markdown(report: &Report, plots: &[Plot]) -> String {
+/// The markdown of `report`, embedding `plots` in their families' sections and `pictures` in the
+/// section after the summary (by file name, relative to the markdown).
+pub fn markdown(report: &Report, plots: &[Plot], pictures: &[WarpPicture]) -> String {
     let mut md = String::new();
     header(&mut md, report);
     super::summary::section(&mut md, report);
+    warp_section(&mut md, pictures);
     for family in report.families() {
         section(&mut md, report, family, plots);
     }
@@ -46,6 +49,46 @@ fn header(md: &mut String, r: &Report) {
     );
 }
 
+/// "What a warp touches": each picture with its caption, nothing without pictures.
+fn warp_section(md: &mut String, pictures: &[WarpPicture]) {
+    if pictures.is_empty() {
+        return;
+    }
+    md.push_str(
+        "\n## What a warp touches\n\nWarp 0 of a lesson kernel, one memory instruction: its 32 lanes on top, below \
+         them the 32-byte sectors (global memory, each drawn as eight 4-byte words, the lanes' words filled) or the \
+         32 banks (shared memory, each stacking the distinct words asked of it) they land in. The lanes' addresses \
+         come from the model's replay of the kernel's own index functions, and each count is the model's, the \
+         counter behind the tables' sectors per request and bank conflicts; the pictures are computed when the \
+         report is rendered, not read from the record.\n",
+    );
+    for p in pictures {
+        let _ = writeln!(md, "\n![{}]({})\n\n{}", p.title, p.file, p.caption);
+    }
+}
+
+/// What a family's table shows besides the time: the units that fit its lesson.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Units {
+    /// Memory-bound: GB/s and % of memcpy.
+    Bandwidth,
+    /// Shared-memory bound (the bank kernel): its global bytes are few, so no GB/s; the time
+    /// against the conflict-free tile read and the model's wavefronts instead.
+    Shared,
+    /// FLOP-bound (matmul): TFLOP/s and the share of cuBLAS at the same size.
+    Flops,
+}
+
+fn units(runs: &[&Measurement], family: &str) -> Units {
+    if family == "bank" {
+        Units::Shared
+    } else if runs.iter().any(|m| m.flops > 0) {
+        Units::Flops
+    } else {
+        Units::Bandwidth
+    }
+}
+
 fn section(md: &mut String, r: &Report, family: &str, plots: &[Plot]) {
     let _ = writeln!(md, "\n## {family}\n");
     for variant in r.variants(family) {
@@ -54,50 +97,99 @@ fn section(md: &mut String, r: &Report, family: &str, plots: &[Plot]) {
         }
     }
     let runs: Vec<&Measurement> = r.family(family).collect();
-    let with_flops = runs.iter().any(|m| m.flops > 0);
+    let units = units(&runs, family);
     let with_model = runs.iter().any(|m| m.model.is_some());
-    md.push_str("\n| run | median µs | GB/s | % of memcpy |");
-    let mut rule = String::from("|---|---:|---:|---:|");
-    if with_flops {
-        md.push_str(" TFLOP/s |");
+    // The conflict-free tile read every bank run is compared with (the same loads, one
+    // wavefront each).
+    let rows = r.get("bank", "rows").filter(|m| m.median_us > 0.0);
+    let with_cublas = units == Units::Flops && runs.iter().any(|m| cublas_at(r, m.flops).is_some());
+    let mut head = String::from("| run | median µs |");
+    let mut rule = String::from("|---|---:|");
+    let mut column = |name: &str| {
+        let _ = write!(head, " {name} |");
         rule.push_str("---:|");
+    };
+    match units {
+        Units::Bandwidth => {
+            column("GB/s");
+            column("% of memcpy");
+        }
+        Units::Shared => {
+            if rows.is_some() {
+                column("time × rows");
+            }
+            column("wavefronts a warp load (model)");
+        }
+        Units::Flops => {
+            column("TFLOP/s");
+            if with_cublas {
+                column("% of cuBLAS");
+            }
+        }
     }
     if with_model {
-        md.push_str(" ld sectors/req | st sectors/req | bank conflicts |");
-        rule.push_str("---:|---:|---:|");
+        if units != Units::Shared {
+            column("ld sectors/req");
+            column("st sectors/req");
+        }
+        column("bank conflicts");
     }
-    let _ = writeln!(md, "\n{rule}");
+    let _ = writeln!(md, "\n{head}\n{rule}");
     for m in runs {
         let cpu = if m.on_cpu { " (CPU)" } else { "" };
         let label = m.param_label().map_or(String::new(), |l| format!(" ({l})"));
-        let _ = write!(
-            md,
-            "| {}{label}{cpu} | {} | {} | {} |",
-            m.run,
-            us(m.median_us),
-            gbps(m.gbps()),
-            pct(m.percent_of(&r.memcpy))
-        );
-        if with_flops {
-            let cell = if m.flops > 0 { tflops(m.tflops()) } else { String::new() };
-            let _ = write!(md, " {cell} |");
+        let _ = write!(md, "| {}{label}{cpu} | {} |", m.run, us(m.median_us));
+        match units {
+            Units::Bandwidth => {
+                let _ = write!(md, " {} | {} |", gbps(m.gbps()), pct(m.percent_of(&r.memcpy)));
+            }
+            Units::Shared => {
+                if let Some(rows) = rows {
+                    let _ = write!(md, " {} |", ratio(m.median_us / rows.median_us));
+                }
+                let _ = write!(md, " {} |", bank_wavefronts(m).map_or(String::new(), |w| w.to_string()));
+            }
+            Units::Flops => {
+                let cell = if m.flops > 0 { tflops(m.tflops()) } else { String::new() };
+                let _ = write!(md, " {cell} |");
+                if with_cublas {
+                    let cell = cublas_at(r, m.flops).map_or(String::new(), |c| pct(100.0 * c.median_us / m.median_us));
+                    let _ = write!(md, " {cell} |");
+                }
+            }
         }
         if with_model {
             match &m.model {
                 Some(model) => {
                     let conflicts = model.shared_ld_bank_conflicts + model.shared_st_bank_conflicts;
-                    let _ = write!(
-                        md,
-                        " {:.2} | {:.2} | {} |",
-                        model.ld_sectors_per_request,
-                        model.st_sectors_per_request,
-                        thousands(conflicts)
-                    );
+                    if units != Units::Shared {
+                        let _ =
+                            write!(md, " {:.2} | {:.2} |", model.ld_sectors_per_request, model.st_sectors_per_request);
+                    }
+                    let _ = write!(md, " {} |", thousands(conflicts));
                 }
-                None => md.push_str("  |  |  |"),
+                None if units != Units::Shared => md.push_str("  |  |  |"),
+                None => md.push_str("  |"),
             }
         }
         md.push('\n');
+    }
+    match units {
+        Units::Shared => md.push_str(
+            "\nThe bank kernel's few global bytes say nothing of its cost, so this table has no GB/s: **time × rows** \
+             is the time against the conflict-free tile read (`bank/rows`, the same loads), and the wavefronts a \
+             warp load takes are the model's, computed when rendering.\n",
+        ),
+        Units::Flops if with_cublas => md.push_str(
+            "\nMatrix multiplication is bound by arithmetic, not by memory, so this table has TFLOP/s instead of \
+             GB/s; **% of cuBLAS** is cuBLAS's time (SGEMM through PyTorch, from this record's peers) over the run's \
+             at the same size.\n",
+        ),
+        Units::Flops => md.push_str(
+            "\nMatrix multiplication is bound by arithmetic, not by memory, so this table has TFLOP/s instead of \
+             GB/s.\n",
+        ),
+        Units::Bandwidth => {}
     }
     let sentences = readings(r, family);
     if !sentences.is_empty() {

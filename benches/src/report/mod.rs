@@ -1,9 +1,11 @@
-//! The report renderer: turns the JSON record of one measurement run into `report.md` and SVG
-//! plots, with no GPU involved.
+//! The report renderer: turns the JSON record of one measurement run into `report.md`, SVG plots,
+//! the warp pictures and `report.html`, with no GPU involved.
 //!
-//! The JSON ([`Report`]) is the only source: every number in the markdown, in the readings and in
-//! the plots is computed from it when rendering, so a report can never contradict its own data and
-//! can be re-rendered after the renderer improves. [`render`] writes everything into one folder,
+//! The JSON ([`Report`]) is the source of every measured number: the markdown, the readings and the
+//! plots compute them from it when rendering, so a report can never contradict its own data and
+//! can be re-rendered after the renderer improves. What the record does not hold, the warp
+//! pictures and the wavefronts a warp load of the bank kernel takes, comes from the transaction
+//! model (`coalesce::model`) at render time, and the report says so where it shows them. [`render`] writes everything into one folder,
 //! including `report.json` itself, so the folder is self-contained.
 use std::fs;
 use std::io;
@@ -17,6 +19,7 @@ mod peer;
 mod plots;
 mod readings;
 mod summary;
+mod warp;
 
 pub use html::html;
 pub use markdown::markdown;
@@ -24,44 +27,63 @@ pub use model::{Device, Measurement, Model, Param, PeerRow, Peers, PeersInfo, Re
 pub use plots::{PLOT_FILES, Plot, SWEEP_PLOT_FILES, plots};
 pub use readings::readings;
 pub use summary::{SummaryRow, summary};
+pub use warp::{PICTURE_PER_THREAD, WARP_FILES, WarpPicture, pictures};
 
-/// Writes `dir/report.md`, `dir/report.json`, one SVG per plot whose runs are present and
-/// `dir/report.html` (the markdown as one page, each plot's SVG file inlined) into `dir` (created
-/// if missing); returns the paths written, markdown first and the page last.
+/// Writes `dir/report.md`, `dir/report.json`, one SVG per plot and per warp picture whose runs
+/// are present and `dir/report.html` (the markdown as one page, each SVG file inlined) into `dir`
+/// (created if missing); returns the paths written, markdown first, then the JSON, the plots, the
+/// pictures and the page last.
 ///
-/// A plot whose runs are absent is not written, and a file of that name left in `dir` by an
-/// earlier render is removed, so the folder never shows a plot of data the report lacks.
+/// A plot or picture whose runs are absent is not written, and a file of that name left in `dir`
+/// by an earlier render is removed, so the folder never shows a drawing of data the report lacks.
 pub fn render(report: &Report, dir: &Path) -> io::Result<Vec<PathBuf>> {
     fs::create_dir_all(dir)?;
     let plots = plots(report)?;
+    let pictures = pictures(report)?;
     let md_path = dir.join("report.md");
-    let md = markdown(report, &plots);
+    let md = markdown(report, &plots, &pictures);
     fs::write(&md_path, &md)?;
     let json_path = dir.join("report.json");
     fs::write(&json_path, report.to_json() + "\n")?;
     let mut written = vec![md_path, json_path];
-    for plot in &plots {
-        let path = dir.join(plot.file);
-        fs::write(&path, &plot.svg)?;
+    let files = plots.iter().map(|p| (p.file, &p.svg)).chain(pictures.iter().map(|p| (p.file, &p.svg)));
+    for (file, svg) in files.clone() {
+        let path = dir.join(file);
+        fs::write(&path, svg)?;
         written.push(path);
     }
-    // The page inlines the SVG files just written (not the plots in memory), so it shows exactly
-    // what the folder holds.
+    // The page inlines the SVG files just written (not the drawings in memory), so it shows
+    // exactly what the folder holds.
     let html_path = dir.join("report.html");
-    let svgs = plots
-        .iter()
-        .map(|p| Ok((p.file, fs::read_to_string(dir.join(p.file))?)))
+    let svgs = files
+        .map(|(file, _)| Ok((file, fs::read_to_string(dir.join(file))?)))
         .collect::<io::Result<Vec<(&str, String)>>>()?;
     let page = html(&md, |file| svgs.iter().find(|(f, _)| *f == file).map(|(_, svg)| svg.clone()));
     fs::write(&html_path, page)?;
     written.push(html_path);
-    for stale in PLOT_FILES.iter().chain(SWEEP_PLOT_FILES).filter(|f| !plots.iter().any(|p| p.file == **f)) {
+    let drawn = |f: &str| svgs.iter().any(|(file, _)| *file == f);
+    for stale in PLOT_FILES.iter().chain(SWEEP_PLOT_FILES).chain(WARP_FILES).filter(|f| !drawn(f)) {
         match fs::remove_file(dir.join(stale)) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
             _ => {}
         }
     }
     Ok(written)
+}
+
+/// A change of time in words, never a negative cost: `3.5% slower`, `2.33× slower`,
+/// `12.0% faster`, `36.49× faster` for `ratio` = the changed run's time over the baseline's
+/// (within 1.5× as a percentage, beyond as a factor).
+pub(crate) fn slower_or_faster(ratio: f64) -> String {
+    if !ratio.is_finite() || ratio <= 0.0 {
+        return "n/a".into();
+    }
+    let (factor, word) = if ratio >= 1.0 { (ratio, "slower") } else { (1.0 / ratio, "faster") };
+    if factor < 1.5 {
+        format!("{} {word}", pct(100.0 * (factor - 1.0)))
+    } else {
+        format!("{} {word}", self::ratio(factor))
+    }
 }
 
 /// A time in microseconds, as the tables print it.
@@ -77,11 +99,6 @@ pub(crate) fn gbps(x: f64) -> String {
 /// A percentage with one decimal and the `%` sign.
 pub(crate) fn pct(x: f64) -> String {
     finite(x, format!("{x:.1}%"))
-}
-
-/// A signed percentage difference, e.g. `+0.3%`.
-pub(crate) fn signed_pct(x: f64) -> String {
-    finite(x, format!("{x:+.1}%"))
 }
 
 /// A ratio, e.g. `31.22×`.

@@ -1,5 +1,7 @@
-//! The SVG plots: sweeps as line charts (one series per variant, the memcpy ceiling as a line),
-//! per-method comparisons as horizontal bar charts in registry order.
+//! The SVG plots: sweeps as line charts in the units that show each lesson (offsets against offset
+//! 0 with the model's sectors per request on a second axis, strides on a log axis with the model's
+//! useful-bytes fraction, bank time against the model's wavefronts, matmul TFLOP/s against size
+//! beside cuBLAS), per-method comparisons as horizontal bar charts in registry order.
 //!
 //! Plots are drawn into strings (plotters' SVG backend) and only then written by
 //! [`super::render`], so a drawing error never leaves a half-written file, and a plot whose runs
@@ -12,9 +14,10 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::cost::{Curve, Point as CostPoint, curves};
-use super::readings::gcd;
-use super::{Measurement, Report, gbps, short};
+use super::cost::{Curve, Point as CostPoint, cublas_at, curves};
+use super::readings::{bank_fit, matmul_side};
+use super::warp::bank_wavefronts;
+use super::{Measurement, Report, gbps, short, tflops};
 
 /// One rendered plot.
 #[derive(Debug, Clone)]
@@ -35,9 +38,12 @@ pub const PLOT_FILES: &[&str] = &[
     "coalescing_stride.svg",
     "access_order.svg",
     "layouts.svg",
+    "transpose.svg",
     "bank_stride.svg",
     "reduce.svg",
+    "histogram.svg",
     "matmul.svg",
+    "matmul_size.svg",
     "distance.svg",
 ];
 
@@ -65,9 +71,12 @@ pub fn plots(report: &Report) -> io::Result<Vec<Plot>> {
         ("coalescing_stride.svg", "coalescing", coalescing_stride(report)),
         ("access_order.svg", "access_order", access_order(report)),
         ("layouts.svg", "layouts", percent_bars(report, "layouts", "layouts: % of memcpy per layout (float3)")),
+        ("transpose.svg", "transpose", grouped_bars(report, "transpose", "transpose: bandwidth per method and shape")),
         ("bank_stride.svg", "bank", bank_stride(report)),
         ("reduce.svg", "reduce", reduce(report)),
+        ("histogram.svg", "histogram", grouped_bars(report, "histogram", "histogram: bandwidth per method and input")),
         ("matmul.svg", "matmul", matmul(report)),
+        ("matmul_size.svg", "matmul", matmul_size(report)),
         ("distance.svg", "distance", percent_bars(report, "distance", "distance: % of memcpy per layout and access")),
     ];
     let mut specs: Vec<(&'static str, &'static str, Option<Chart>)> = specs.into();
@@ -91,18 +100,44 @@ pub fn plots(report: &Report) -> io::Result<Vec<Plot>> {
     Ok(out)
 }
 
+/// How a series is drawn.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Style {
+    /// A line through dots at the points.
+    Line,
+    /// Dots only (measurements that share an x, in no order along it).
+    Dots,
+    /// A line only (a fit).
+    Plain,
+}
+
 /// A named series of (x, y) points.
 struct Series {
     label: String,
     points: Vec<(f64, f64)>,
+    style: Style,
+}
+
+fn series(label: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
+    Series { label: label.into(), points, style: Style::Line }
+}
+
+/// Series drawn against a second value axis on the right.
+struct Secondary {
+    desc: String,
+    range: (f64, f64),
+    series: Vec<Series>,
 }
 
 /// A line chart: sweeps against their parameter.
 struct Lines {
     title: String,
     x_desc: &'static str,
-    y_desc: &'static str,
+    y_desc: String,
     series: Vec<Series>,
+    /// The value axis' range, where the data's own (from 0) would hide the lesson.
+    y_range: Option<(f64, f64)>,
+    secondary: Option<Secondary>,
     /// A horizontal line across the whole x range (the memcpy ceiling), with its legend label.
     ceiling: Option<(String, f64)>,
     /// x holds log2 of the parameter; axis labels show the parameter itself.
@@ -170,30 +205,39 @@ fn memcpy_label(r: &Report) -> (String, f64) {
     (format!("memcpy ({} GB/s)", gbps(r.memcpy.gbps())), r.memcpy.gbps())
 }
 
-/// GB/s against the swept parameter for each of `variants` of `family` that has runs.
-fn gbps_series(r: &Report, family: &str, variants: &[&str], x: fn(u32) -> f64) -> Vec<Series> {
+/// `y(run)` against the swept parameter for each of `variants` of `family` that has runs.
+fn sweep_series(
+    r: &Report,
+    family: &str,
+    variants: &[&str],
+    x: fn(u32) -> f64,
+    y: impl Fn(&Measurement) -> f64,
+) -> Vec<Series> {
     variants
         .iter()
-        .map(|v| Series {
-            label: format!("{family}/{v}"),
-            // A zero time has no finite bandwidth to plot; the table shows it as n/a.
-            points: r
-                .sweep(family, v)
-                .into_iter()
-                .map(|(p, m)| (x(p), m.gbps()))
-                .filter(|(_, y)| y.is_finite())
-                .collect(),
+        .map(|v| {
+            // A zero time has no finite value to plot; the table shows it as n/a.
+            let points =
+                r.sweep(family, v).into_iter().map(|(p, m)| (x(p), y(m))).filter(|(_, y)| y.is_finite()).collect();
+            series(format!("{family}/{v}"), points)
         })
         .filter(|s| !s.points.is_empty())
         .collect()
 }
 
-fn lines(title: &str, x_desc: &'static str, y_desc: &'static str, series: Vec<Series>) -> Lines {
+/// GB/s against the swept parameter for each of `variants` of `family` that has runs.
+fn gbps_series(r: &Report, family: &str, variants: &[&str], x: fn(u32) -> f64) -> Vec<Series> {
+    sweep_series(r, family, variants, x, Measurement::gbps)
+}
+
+fn lines(title: &str, x_desc: &'static str, y_desc: &str, series: Vec<Series>) -> Lines {
     Lines {
         title: title.into(),
         x_desc,
-        y_desc,
+        y_desc: y_desc.into(),
         series,
+        y_range: None,
+        secondary: None,
         ceiling: None,
         log2_x: false,
         x_exponents: false,
@@ -201,24 +245,84 @@ fn lines(title: &str, x_desc: &'static str, y_desc: &'static str, series: Vec<Se
     }
 }
 
-fn coalescing_offset(r: &Report) -> Option<Chart> {
-    let series = gbps_series(r, "coalescing", &["offset", "offset_cg"], f64::from);
-    (!series.is_empty()).then(|| {
-        Chart::Lines(Lines {
-            ceiling: Some(memcpy_label(r)),
-            ..lines("coalescing: bandwidth vs start offset", "offset (floats)", "GB/s", series)
-        })
-    })
+/// A value range around `values` (and `anchor`) that shows differences of a few percent: padded,
+/// whole units at the ends, and from 0 only when the data come near it.
+fn tight_range(values: impl Iterator<Item = f64>, anchor: f64) -> (f64, f64) {
+    let (lo, hi) = values.filter(|v| v.is_finite()).fold((anchor, anchor), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let pad = ((hi - lo) * 0.15).max(0.5);
+    let (y0, y1) = ((lo - pad).floor(), (hi + pad).ceil());
+    if y0 <= 0.25 * y1 { (0.0, y1) } else { (y0, y1) }
 }
 
+/// Each offset's bandwidth as a percentage of the plain loads' at offset 0, on an axis tight
+/// enough to show a 3% step, with the model's sectors per request on the right: the step in time
+/// sits where the sectors go from 4 to 5.
+fn coalescing_offset(r: &Report) -> Option<Chart> {
+    let variants = ["offset", "offset_cg"];
+    let base_of = |v: &str| r.sweep("coalescing", v).into_iter().find(|(p, _)| *p == 0).map(|(_, m)| m.gbps());
+    let (base_variant, base) = variants.iter().find_map(|v| Some((*v, base_of(v)?)))?;
+    let measured = sweep_series(r, "coalescing", &variants, f64::from, |m| 100.0 * m.gbps() / base);
+    if measured.is_empty() {
+        return None;
+    }
+    let (y0, y1) = tight_range(measured.iter().flat_map(|s| s.points.iter().map(|p| p.1)), 100.0);
+    let from = if y0 > 0.0 { format!(", axis from {y0:.0}%") } else { String::new() };
+    let kind = if base_variant == "offset" { "plain loads" } else { "L2-only loads" };
+    let sectors: Vec<(f64, f64)> = r
+        .sweep("coalescing", base_variant)
+        .into_iter()
+        .filter_map(|(p, m)| Some((f64::from(p), m.model.as_ref()?.ld_sectors_per_request)))
+        .collect();
+    let secondary = (!sectors.is_empty()).then(|| {
+        let top = sectors.iter().map(|p| p.1).fold(0.0, f64::max).ceil() + 1.0;
+        Secondary {
+            desc: "sectors per load request (model)".into(),
+            range: (0.0, top),
+            series: vec![series(format!("sectors per request, coalescing/{base_variant} (model)"), sectors)],
+        }
+    });
+    Some(Chart::Lines(Lines {
+        y_range: Some((y0, y1)),
+        secondary,
+        ..lines(
+            "coalescing: bandwidth vs start offset, against offset 0",
+            "offset (floats)",
+            &format!("% of {kind} at offset 0{from}"),
+            measured,
+        )
+    }))
+}
+
+/// Bandwidth against stride on a log axis, as a percentage of stride 1's, beside the model's
+/// useful-bytes fraction: the 4 bytes a lane asks for over the 32-byte sectors a request moves
+/// per lane (4 / sectors per request for these 4-byte loads).
 fn coalescing_stride(r: &Report) -> Option<Chart> {
-    let series = gbps_series(r, "coalescing", &["stride"], f64::from);
-    (!series.is_empty()).then(|| {
-        Chart::Lines(Lines {
-            ceiling: Some(memcpy_label(r)),
-            ..lines("coalescing: bandwidth vs stride", "stride (floats)", "GB/s", series)
-        })
-    })
+    let sweep = r.sweep("coalescing", "stride");
+    let unit = sweep.iter().find(|(s, _)| *s == 1)?.1.gbps();
+    let log2 = |s: u32| f64::from(s.max(1)).log2();
+    let mut all = vec![series(
+        "coalescing/stride, % of stride 1",
+        sweep.iter().map(|(s, m)| (log2(*s), 100.0 * m.gbps() / unit)).filter(|p| p.1.is_finite()).collect(),
+    )];
+    let useful: Vec<(f64, f64)> = sweep
+        .iter()
+        .filter_map(|(s, m)| Some((log2(*s), m.model.as_ref()?.ld_sectors_per_request)))
+        .filter(|(_, spr)| *spr > 0.0)
+        .map(|(x, spr)| (x, 100.0 * 4.0 / spr))
+        .collect();
+    if !useful.is_empty() {
+        all.push(series("useful bytes / bytes moved (model)", useful));
+    }
+    Some(Chart::Lines(Lines {
+        log2_x: true,
+        y_range: Some((0.0, 110.0)),
+        ..lines(
+            "coalescing: stride against stride 1, and what the model moves",
+            "stride (floats, log2 scale)",
+            "% (of stride 1's GB/s; of the bytes moved)",
+            all,
+        )
+    }))
 }
 
 fn access_order(r: &Report) -> Option<Chart> {
@@ -237,28 +341,33 @@ fn access_order(r: &Report) -> Option<Chart> {
     })
 }
 
-/// Time against stride, with the conflict-degree law gcd(stride, 32) scaled to the smallest
-/// stride's time beside it: where the two curves agree, the law explains the cost.
+/// Measured time against the model's wavefronts a warp load takes, for the stride sweep and the
+/// tile reads, with the least-squares line of the stride sweep's times on its wavefronts: where
+/// the points sit on the line, the wavefronts explain the time.
 fn bank_stride(r: &Report) -> Option<Chart> {
-    let sweep = r.sweep("bank", "stride");
-    let &(s0, m0) = sweep.iter().min_by_key(|(s, _)| *s)?;
-    let per_degree = m0.median_us / f64::from(gcd(s0, 32));
-    let law_label = if s0 == 1 {
-        "gcd(stride, 32) × time at stride 1".to_string()
-    } else {
-        format!("gcd(stride, 32) × time at stride {s0} / {}", gcd(s0, 32))
-    };
-    let series = vec![
-        Series {
-            label: "bank/stride".into(),
-            points: sweep.iter().map(|(s, m)| (f64::from(*s), m.median_us)).collect(),
-        },
-        Series {
-            label: law_label,
-            points: sweep.iter().map(|(s, _)| (f64::from(*s), per_degree * f64::from(gcd(*s, 32)))).collect(),
-        },
-    ];
-    Some(Chart::Lines(Lines { ..lines("bank: shared-memory time vs stride", "stride (words)", "median µs", series) }))
+    let point = |m: &Measurement| Some((bank_wavefronts(m)? as f64, m.median_us));
+    let strides: Vec<(f64, f64)> = r.sweep("bank", "stride").into_iter().filter_map(|(_, m)| point(m)).collect();
+    let tiles: Vec<(f64, f64)> = r.family("bank").filter(|m| m.param.is_none()).filter_map(point).collect();
+    let mut all = Vec::new();
+    if !strides.is_empty() {
+        all.push(Series { style: Style::Dots, ..series("bank/stride (one dot a stride)", strides.clone()) });
+    }
+    if !tiles.is_empty() {
+        all.push(Series { style: Style::Dots, ..series("bank/rows, cols, cols_padded", tiles) });
+    }
+    if let Some(fit) = bank_fit(&strides) {
+        let (lo, hi) = strides.iter().fold((f64::MAX, f64::MIN), |(lo, hi), p| (lo.min(p.0), hi.max(p.0)));
+        let line = vec![(lo, fit.at(lo)), (hi, fit.at(hi))];
+        all.push(Series { style: Style::Plain, ..series(format!("least squares: {}", fit.describe()), line) });
+    }
+    (!all.is_empty()).then(|| {
+        Chart::Lines(lines(
+            "bank: time vs the model's wavefronts a warp load",
+            "wavefronts a warp load takes (model)",
+            "median µs",
+            all,
+        ))
+    })
 }
 
 fn reduce(r: &Report) -> Option<Chart> {
@@ -280,20 +389,95 @@ fn reduce(r: &Report) -> Option<Chart> {
     }))
 }
 
+/// The matmul ladder: every run at the size of the naive kernel's, in registry order, in TFLOP/s,
+/// with cuBLAS at that size where the record's peers timed it.
 fn matmul(r: &Report) -> Option<Chart> {
+    let naive = r.get("matmul", "naive").filter(|m| m.flops > 0);
+    let size = naive.map_or_else(|| r.family("matmul").find(|m| m.flops > 0).map(|m| m.flops), |n| Some(n.flops))?;
     let bars: Vec<Bar> = r
         .family("matmul")
-        .filter(|m| m.flops > 0)
+        .filter(|m| m.flops == size)
         .map(|m| Bar { name: short(m).to_string(), value: m.tflops(), group: 0 })
         .collect();
+    let side = matmul_side(size).map_or(String::new(), |n| format!(" at {n}³"));
+    let reference = cublas_at(r, size).map(|c| {
+        let rate = size as f64 / (c.median_us * 1e-6) / 1e12;
+        (format!("cuBLAS (torch){side}: {}", tflops(rate)), rate)
+    });
     (!bars.is_empty()).then(|| {
         Chart::Bars(Bars {
-            title: "matmul: TFLOP/s per method".into(),
+            title: format!("matmul: the lesson ladder{side}, TFLOP/s"),
             value_desc: "TFLOP/s",
             groups: vec!["FP32 TFLOP/s".into()],
             bars,
             format: |v| format!("{v:.2}"),
-            reference: None,
+            reference,
+        })
+    })
+}
+
+/// TFLOP/s against the matrix side for every variant swept over `size`, with cuBLAS from the
+/// record's peers over the same range of sizes.
+fn matmul_size(r: &Report) -> Option<Chart> {
+    let variants: Vec<&str> = r
+        .variants("matmul")
+        .into_iter()
+        .filter(|v| r.get("matmul", v).and_then(|m| m.param.as_ref()).is_some_and(|p| p.name == "size"))
+        .collect();
+    let log2 = |n: u32| f64::from(n.max(1)).log2();
+    let mut all = sweep_series(r, "matmul", &variants, log2, Measurement::tflops);
+    if all.is_empty() {
+        return None;
+    }
+    let (lo, hi) =
+        all.iter().flat_map(|s| s.points.iter()).fold((f64::MAX, f64::MIN), |(lo, hi), p| (lo.min(p.0), hi.max(p.0)));
+    let cublas: Vec<(f64, f64)> = r
+        .peers
+        .iter()
+        .flat_map(|p| &p.rows)
+        .filter(|p| p.peer == "cublas" && p.entry == "matmul" && p.median_us > 0.0)
+        .map(|p| ((p.n as f64).log2(), 2.0 * (p.n as f64).powi(3) / (p.median_us * 1e-6) / 1e12))
+        .filter(|(x, _)| (lo..=hi).contains(x))
+        .collect();
+    if !cublas.is_empty() {
+        all.push(series("cuBLAS (torch), same record", cublas));
+    }
+    Some(Chart::Lines(Lines {
+        log2_x: true,
+        ..lines("matmul: TFLOP/s vs size", "matrix side n of n × n × n (log2 scale)", "TFLOP/s", all)
+    }))
+}
+
+/// Every run of `family` as a bar of GB/s, coloured by its parameter's value (a shape, an input),
+/// with the memcpy line.
+fn grouped_bars(r: &Report, family: &str, title: &str) -> Option<Chart> {
+    let runs: Vec<&Measurement> = r.family(family).collect();
+    let mut groups: Vec<(Option<u32>, String)> = Vec::new();
+    for m in &runs {
+        if !groups.iter().any(|(v, _)| *v == m.param_value()) {
+            let name = m.param.as_ref().map_or_else(
+                || "GB/s".to_string(),
+                |p| format!("{}={}", p.name, m.param_label().unwrap_or_else(|| p.value.to_string())),
+            );
+            groups.push((m.param_value(), name));
+        }
+    }
+    let bars = runs
+        .iter()
+        .map(|m| Bar {
+            name: m.variant.clone(),
+            value: m.gbps(),
+            group: groups.iter().position(|(v, _)| *v == m.param_value()).unwrap_or(0),
+        })
+        .collect::<Vec<_>>();
+    (!bars.is_empty()).then(|| {
+        Chart::Bars(Bars {
+            title: title.into(),
+            value_desc: "GB/s",
+            groups: groups.into_iter().map(|(_, name)| name).collect(),
+            bars,
+            format: |v| format!("{v:.0}"),
+            reference: Some(memcpy_label(r)),
         })
     })
 }
@@ -326,9 +510,11 @@ fn cost_x(c: &Curve) -> (&'static str, bool) {
 fn cost_series(c: &Curve, y: impl Fn(&CostPoint) -> f64) -> Vec<Series> {
     c.series
         .iter()
-        .map(|s| Series {
-            label: s.label.clone(),
-            points: s.points.iter().map(|p| ((p.n as f64).log2(), y(p))).filter(|(_, y)| y.is_finite()).collect(),
+        .map(|s| {
+            series(
+                s.label.clone(),
+                s.points.iter().map(|p| ((p.n as f64).log2(), y(p))).filter(|(_, y)| y.is_finite()).collect(),
+            )
         })
         .collect()
 }
@@ -365,6 +551,7 @@ type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 enum Swatch {
     Line(RGBColor),
     Box(RGBColor),
+    Dot(RGBColor),
 }
 
 const LEGEND_FONT: u32 = 14;
@@ -417,6 +604,7 @@ fn frame<'a>(root: &Area<'a>, title: &str, legend: &[(String, Swatch)]) -> DrawR
             match *swatch {
                 Swatch::Line(c) => key.draw(&PathElement::new(vec![(x, y), (x + 24, y)], c.stroke_width(3)))?,
                 Swatch::Box(c) => key.draw(&Rectangle::new([(x + 4, y - 7), (x + 20, y + 7)], c.filled()))?,
+                Swatch::Dot(c) => key.draw(&Circle::new((x + 12, y), 4, c.filled()))?,
             }
             key.draw(&Text::new(label.clone(), (x + SWATCH, y), font.clone()))?;
         }
@@ -425,20 +613,26 @@ fn frame<'a>(root: &Area<'a>, title: &str, legend: &[(String, Swatch)]) -> DrawR
 }
 
 fn draw_lines(c: &Lines) -> DrawResult<String> {
+    let secondary: &[Series] = c.secondary.as_ref().map_or(&[], |s| &s.series);
+    let color = |i: usize| PALETTE[i % PALETTE.len()];
+    let swatch =
+        |i: usize, s: &Series| if s.style == Style::Dots { Swatch::Dot(color(i)) } else { Swatch::Line(color(i)) };
     let mut legend: Vec<(String, Swatch)> =
-        c.series.iter().enumerate().map(|(i, s)| (s.label.clone(), Swatch::Line(PALETTE[i % PALETTE.len()]))).collect();
+        c.series.iter().chain(secondary).enumerate().map(|(i, s)| (s.label.clone(), swatch(i, s))).collect();
     legend.extend(c.ceiling.iter().map(|(label, _)| (label.clone(), Swatch::Line(REFERENCE))));
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (820, 500)).into_drawing_area();
         let area = frame(&root, &c.title, &legend)?;
-        let xs = c.series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+        let xs = c.series.iter().chain(secondary).flat_map(|s| s.points.iter().map(|p| p.0));
         let (mut x0, mut x1) = xs.fold((f64::MAX, f64::MIN), |(lo, hi), x| (lo.min(x), hi.max(x)));
         if x1 <= x0 {
             (x0, x1) = (x0 - 1.0, x0 + 1.0);
         }
         let ys = c.series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
-        let (y0, y1) = if c.log10_y {
+        let (y0, y1) = if let Some(range) = c.y_range {
+            range
+        } else if c.log10_y {
             // Whole decades, at least one.
             let (lo, hi) = ys.fold((f64::MAX, f64::MIN), |(lo, hi), y| (lo.min(y), hi.max(y)));
             let (lo, hi) = if lo <= hi { (lo.floor(), hi.ceil()) } else { (0.0, 1.0) };
@@ -446,11 +640,14 @@ fn draw_lines(c: &Lines) -> DrawResult<String> {
         } else {
             (0.0, axis_top(ys.chain(c.ceiling.iter().map(|(_, y)| *y))))
         };
+        let (s0, s1) = c.secondary.as_ref().map_or((0.0, 1.0), |s| s.range);
         let mut chart = ChartBuilder::on(&area)
             .margin(16)
             .x_label_area_size(48)
             .y_label_area_size(72)
-            .build_cartesian_2d(x0..x1, y0..y1)?;
+            .right_y_label_area_size(if c.secondary.is_some() { 72 } else { 0 })
+            .build_cartesian_2d(x0..x1, y0..y1)?
+            .set_secondary_coord(x0..x1, s0..s1);
         let (log2_x, x_exponents, wide) = (c.log2_x, c.x_exponents, x1 - x0 > 12.0);
         let x_label = move |v: &f64| {
             if !log2_x {
@@ -482,7 +679,7 @@ fn draw_lines(c: &Lines) -> DrawResult<String> {
             .axis_desc_style((FONT, 15))
             .label_style((FONT, 13))
             .x_desc(c.x_desc)
-            .y_desc(c.y_desc)
+            .y_desc(c.y_desc.as_str())
             .x_label_formatter(&x_label)
             .y_label_formatter(&y_label);
         if log2_x {
@@ -494,13 +691,32 @@ fn draw_lines(c: &Lines) -> DrawResult<String> {
             mesh.y_labels((y1 - y0) as usize + 1);
         }
         mesh.draw()?;
+        if let Some(s) = &c.secondary {
+            chart
+                .configure_secondary_axes()
+                .axis_desc_style((FONT, 15))
+                .label_style((FONT, 13))
+                .y_desc(s.desc.as_str())
+                .y_label_formatter(&|v| format!("{v:.0}"))
+                .draw()?;
+        }
         if let Some((_, y)) = &c.ceiling {
             chart.draw_series(LineSeries::new([(x0, *y), (x1, *y)], REFERENCE.stroke_width(2)))?;
         }
         for (i, s) in c.series.iter().enumerate() {
-            let color = PALETTE[i % PALETTE.len()];
-            chart.draw_series(LineSeries::new(s.points.iter().copied(), color.stroke_width(2)))?;
-            chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+            let color = color(i);
+            if s.style != Style::Dots {
+                chart.draw_series(LineSeries::new(s.points.iter().copied(), color.stroke_width(2)))?;
+            }
+            if s.style != Style::Plain {
+                chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+            }
+        }
+        for (i, s) in secondary.iter().enumerate() {
+            let color = color(c.series.len() + i);
+            // Crosses, not dots, so the model's values read apart from the measured ones.
+            chart.draw_secondary_series(LineSeries::new(s.points.iter().copied(), color.stroke_width(2)))?;
+            chart.draw_secondary_series(s.points.iter().map(|&p| Cross::new(p, 4, color.stroke_width(2))))?;
         }
         root.present()?;
     }

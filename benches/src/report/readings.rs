@@ -4,7 +4,8 @@
 //! Hand-written readings go stale the moment a kernel or a GPU changes; these are recomputed on
 //! every render. Each sentence needs particular runs: when one is missing the sentence is left out
 //! (never a panic, never a guessed number), so a partial report gets a shorter reading.
-use super::{Measurement, Report, gbps, pct, ratio, short, signed_pct, tflops, us};
+use super::warp::bank_wavefronts;
+use super::{Measurement, Report, gbps, pct, ratio, short, slower_or_faster, tflops, us};
 
 /// The reading of `family`: sentences, each computed from `report` alone. Empty when the runs it
 /// compares are absent. Families without a reading of their own get the fastest and slowest run.
@@ -20,7 +21,12 @@ pub fn readings(report: &Report, family: &str) -> Vec<String> {
         "matmul" => matmul(report),
         "distance" => distance(report),
         "peer" => super::peer::readings(report),
-        // layouts and any family added later: which variant wins, which loses.
+        "layouts" => {
+            let mut s = extremes(report, family);
+            s.push(aos_vs_soa(report));
+            s
+        }
+        // Any family added later: which variant wins, which loses.
         _ => extremes(report, family),
     };
     sentences.into_iter().flatten().collect()
@@ -63,11 +69,11 @@ fn coalescing(r: &Report) -> Vec<Option<String>> {
         let sweep = r.sweep("coalescing", variant);
         let base = sweep.iter().find(|(v, _)| *v == 0)?.1;
         let (k, worst) = sweep.iter().filter(|(v, _)| v % 32 != 0).min_by(|a, b| a.1.gbps().total_cmp(&b.1.gbps()))?;
-        let cost = 100.0 * (1.0 - worst.gbps() / base.gbps());
+        let verb = if worst.gbps() > base.gbps() { "even the slowest" } else { "the slowest" };
         Some(format!(
-            "{what} the worst misaligned offset (offset={k}, {} GB/s) costs {} against offset=0 ({} GB/s).",
+            "{what} {verb} misaligned offset (offset={k}, {} GB/s) is {} than offset=0 ({} GB/s).",
             gbps(worst.gbps()),
-            pct(cost),
+            slower_or_faster(worst.median_us / base.median_us * base.bytes as f64 / worst.bytes as f64),
             gbps(base.gbps())
         ))
     };
@@ -180,10 +186,10 @@ fn column_walk(r: &Report, along: &Measurement) -> Option<String> {
     });
     Some(format!(
         "{shape}the wide tile's copy reads {} of memcpy with tiles along rows and {} down columns{transactions}: \
-         walking down a column costs {} of the time{}.",
+         walking down a column is {}{}.",
         pct(along.percent_of(&r.memcpy)),
         pct(down.percent_of(&r.memcpy)),
-        signed_pct(100.0 * (down.median_us / along.median_us - 1.0)),
+        slower_or_faster(down.median_us / along.median_us),
         wide.unwrap_or_default()
     ))
 }
@@ -208,13 +214,127 @@ fn bank(r: &Report) -> Vec<Option<String>> {
     });
     let padded = rows.zip(r.get("bank", "cols_padded")).map(|(rows, padded)| {
         format!(
-            "Padded columns are {} against rows ({} vs {} µs).",
-            signed_pct(100.0 * (padded.median_us / rows.median_us - 1.0)),
+            "Padded columns are {} than rows ({} vs {} µs).",
+            slower_or_faster(padded.median_us / rows.median_us),
             us(padded.median_us),
             us(rows.median_us)
         )
     });
-    vec![cols, padded, stride_law(&r.sweep("bank", "stride"))]
+    vec![cols, padded, stride_law(&r.sweep("bank", "stride")), wavefront_fit(r)]
+}
+
+/// A least-squares line `intercept + slope × x`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Fit {
+    pub intercept: f64,
+    pub slope: f64,
+}
+
+impl Fit {
+    /// The line's value at `x`.
+    pub fn at(&self, x: f64) -> f64 {
+        self.intercept + self.slope * x
+    }
+
+    /// `29 µs + 132.6 µs a wavefront`, the sign written out rather than added.
+    pub fn describe(&self) -> String {
+        let slope = format!("{:.1} µs a wavefront", self.slope);
+        if self.intercept >= 0.0 {
+            format!("{:.0} µs + {slope}", self.intercept)
+        } else {
+            format!("{slope} − {:.0} µs", -self.intercept)
+        }
+    }
+}
+
+/// The least-squares line of time (y) on wavefronts (x); `None` with fewer than two distinct x.
+pub(crate) fn bank_fit(points: &[(f64, f64)]) -> Option<Fit> {
+    let n = points.len() as f64;
+    let (mx, my) = (points.iter().map(|p| p.0).sum::<f64>() / n, points.iter().map(|p| p.1).sum::<f64>() / n);
+    let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    (points.len() >= 2 && sxx > 0.0).then(|| {
+        let slope = sxy / sxx;
+        Fit { intercept: my - slope * mx, slope }
+    })
+}
+
+/// The stride sweep's times against the model's wavefronts a warp load takes: the fitted line,
+/// and how far the fewest and the most wavefronts' mean times lie from it.
+fn wavefront_fit(r: &Report) -> Option<String> {
+    let points: Vec<(f64, f64)> = r
+        .sweep("bank", "stride")
+        .into_iter()
+        .filter_map(|(_, m)| Some((bank_wavefronts(m)? as f64, m.median_us)))
+        .collect();
+    let fit = bank_fit(&points)?;
+    let mean_at = |x: f64| {
+        let t: Vec<f64> = points.iter().filter(|p| p.0 == x).map(|p| p.1).collect();
+        t.iter().sum::<f64>() / t.len() as f64
+    };
+    let (lo, hi) = points.iter().fold((f64::MAX, f64::MIN), |(lo, hi), p| (lo.min(p.0), hi.max(p.0)));
+    let off = |x: f64| {
+        let (measured, line) = (mean_at(x), fit.at(x));
+        format!(
+            "{} µs measured against {} on the line at {x} wavefront{}",
+            us(measured),
+            us(line),
+            if x == 1.0 { "" } else { "s" }
+        )
+    };
+    Some(format!(
+        "Against the model's wavefronts a warp load takes, the least-squares line over the stride sweep is {}: {}, \
+         {}.",
+        fit.describe(),
+        off(lo),
+        off(hi)
+    ))
+}
+
+/// The side `n` of a square matmul of `flops` = 2n³, if it is one.
+pub(crate) fn matmul_side(flops: u64) -> Option<u64> {
+    let n = ((flops as f64) / 2.0).cbrt().round() as u64;
+    (n.checked_pow(3).and_then(|c| c.checked_mul(2)) == Some(flops)).then_some(n)
+}
+
+/// Array of structs against struct of arrays, and whether the model's counts explain the
+/// difference: the model counts DRAM bytes and sectors a request, so it explains AoS winning only
+/// where AoS moves fewer of either.
+fn aos_vs_soa(r: &Report) -> Option<String> {
+    let (aos, soa) = (r.get("layouts", "aos")?, r.get("layouts", "soa")?);
+    let q = aos.median_us / aos.bytes as f64 / (soa.median_us / soa.bytes as f64);
+    let head =
+        format!("`aos` is {} than `soa` ({} vs {} µs)", slower_or_faster(q), us(aos.median_us), us(soa.median_us));
+    let (Some(a), Some(s)) = (&aos.model, &soa.model) else {
+        return Some(format!("{head}; the record has no model counts for them."));
+    };
+    let dram = |m: &super::Model| m.dram_read_bytes + m.dram_write_bytes;
+    let bytes = if dram(a) == dram(s) {
+        format!("the same DRAM bytes for both ({})", super::markdown::thousands(dram(a)))
+    } else {
+        format!(
+            "{} DRAM bytes for `aos` and {} for `soa`",
+            super::markdown::thousands(dram(a)),
+            super::markdown::thousands(dram(s))
+        )
+    };
+    let counts = format!(
+        "the model counts {bytes}, and {:.0} sectors a load request for `aos` against {:.0} for `soa`",
+        a.ld_sectors_per_request, s.ld_sectors_per_request
+    );
+    let aos_moves_less = dram(a) < dram(s) || a.ld_sectors_per_request < s.ld_sectors_per_request;
+    Some(if q < 1.0 && !aos_moves_less {
+        format!(
+            "{head}, and the model does not explain it: {counts}, so by its counts `aos` moves no less from DRAM \
+             and more sectors through L1. What makes `aos` faster here is outside the model, which has no term \
+             for DRAM page locality or for how many streams are in flight (`soa` reads and writes six arrays, \
+             `aos` two): unexplained."
+        )
+    } else if q < 1.0 {
+        format!("{head}, as the model's counts lead one to expect: {counts}.")
+    } else {
+        format!("{head}: {counts}.")
+    })
 }
 
 /// Whether the stride sweep's time follows the conflict degree gcd(stride, 32): strides of one
@@ -281,17 +401,45 @@ fn reduce(r: &Report) -> Vec<Option<String>> {
     vec![headline, seed, cpu]
 }
 
+/// The ladder at the naive kernel's size, the best run against naive, and the best run at the
+/// largest size cuBLAS was timed at in this record against cuBLAS.
 fn matmul(r: &Report) -> Vec<Option<String>> {
     let methods: Vec<&Measurement> = r.family("matmul").filter(|m| m.flops > 0).collect();
-    let list = (!methods.is_empty()).then(|| {
-        let parts: Vec<String> = methods.iter().map(|m| format!("{} {}", short(m), tflops(m.tflops()))).collect();
-        format!("TFLOP/s: {}.", parts.join(", "))
+    let naive = r.get("matmul", "naive").filter(|n| n.flops > 0);
+    let ladder_size = naive.map(|n| n.flops).or_else(|| methods.first().map(|m| m.flops));
+    let ladder = ladder_size.map(|size| {
+        let parts: Vec<String> = methods
+            .iter()
+            .filter(|m| m.flops == size)
+            .map(|m| format!("{} {}", short(m), tflops(m.tflops())))
+            .collect();
+        let at = matmul_side(size).map_or(String::new(), |n| format!(" at {n}³"));
+        format!("TFLOP/s{at}: {}.", parts.join(" → "))
     });
     let best = methods.iter().copied().max_by(|a, b| a.tflops().total_cmp(&b.tflops()));
-    let naive = best.zip(r.get("matmul", "naive")).filter(|(b, n)| b.run != n.run && n.flops > 0).map(|(b, naive)| {
+    let against_naive = best.zip(naive).filter(|(b, n)| b.run != n.run).map(|(b, naive)| {
         format!("The best, `{}`, reaches {} the naive kernel's TFLOP/s.", short(b), ratio(b.tflops() / naive.tflops()))
     });
-    vec![list, naive]
+    // The largest size both a run and cuBLAS were timed at.
+    let cublas = methods
+        .iter()
+        .filter_map(|m| Some((m.flops, super::cost::cublas_at(r, m.flops)?)))
+        .max_by_key(|(flops, _)| *flops)
+        .and_then(|(flops, c)| {
+            let fastest =
+                methods.iter().filter(|m| m.flops == flops).max_by(|a, b| a.tflops().total_cmp(&b.tflops()))?;
+            let rate = flops as f64 / (c.median_us * 1e-6) / 1e12;
+            let at = matmul_side(flops).map_or(String::new(), |n| format!("At {n}³, "));
+            Some(format!(
+                "{at}the fastest run, `{}` ({} TFLOP/s), reaches {} of cuBLAS ({} TFLOP/s, SGEMM through PyTorch, \
+                 timed by this record's peers).",
+                short(fastest),
+                tflops(fastest.tflops()),
+                pct(100.0 * fastest.tflops() / rate),
+                tflops(rate)
+            ))
+        });
+    vec![ladder, against_naive, cublas]
 }
 
 fn distance(r: &Report) -> Vec<Option<String>> {

@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use super::readings::{timed, widest_orders};
-use super::{Measurement, Model, Report, pct, ratio, tflops};
+use super::{Measurement, Model, Report, pct, tflops};
 
 /// One lesson's row of the summary.
 #[derive(Debug, Clone, PartialEq)]
@@ -73,14 +73,9 @@ fn ratio_of(changed: &Measurement, base: &Measurement) -> f64 {
     time_per_work(changed) / time_per_work(base)
 }
 
-/// A time ratio in words, always positive: `3.5% slower`, `2.33× slower`, `12.0% faster`,
-/// `36.49× faster` (rates within 1.5× as a percentage of the slower one's rate).
+/// A time ratio in words, always positive (see [`super::slower_or_faster`]).
 fn cost(r: f64) -> String {
-    if !r.is_finite() || r <= 0.0 {
-        return "n/a".into();
-    }
-    let (factor, word) = if r >= 1.0 { (r, "slower") } else { (1.0 / r, "faster") };
-    if factor < 1.5 { format!("{} {word}", pct(100.0 * (factor - 1.0))) } else { format!("{} {word}", ratio(factor)) }
+    super::slower_or_faster(r)
 }
 
 /// A sectors-per-request count: whole where it is whole (to 0.05), else one decimal.

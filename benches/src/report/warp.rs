@@ -1,0 +1,596 @@
+//! The "What a warp touches" pictures: one warp of a lesson kernel, lanes on top and, below, the
+//! 32-byte sectors (global memory) or the 32 banks (shared memory) its lanes land in.
+//!
+//! Nothing here is drawn from hand-placed coordinates: every panel is a [`WarpAccess`] from the
+//! model ([`coalesce::model::warp`]), which replays warp 0 with the kernel's own index functions,
+//! and every count a panel states is that access's count from the model's counter, the one the
+//! family replays (and so the tables' sectors per request and bank conflicts) use. A picture is
+//! drawn only when the report has the runs of its lesson.
+//!
+//! The SVG is written by hand (rectangles, lines and text), so each panel can carry its case and
+//! count as attributes (`data-case`, `data-count`, `data-unit`) for the tests to read back.
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::io;
+
+use coalesce::access_order::Order;
+use coalesce::bank::{Pattern, Tile};
+use coalesce::coalescing::Load;
+use coalesce::model::warp::{self, Op, Space, WarpAccess};
+use coalesce::reduce::Method as Reduce;
+
+use super::{Measurement, Report, pct};
+
+/// Every picture file [`pictures`] can produce, so a render can remove stale ones.
+pub const WARP_FILES: &[&str] = &[
+    "warp_offset.svg",
+    "warp_stride.svg",
+    "warp_layouts.svg",
+    "warp_access_order.svg",
+    "warp_transpose.svg",
+    "warp_bank.svg",
+    "warp_reduce.svg",
+];
+
+/// The `per_thread` the access-order picture shows: from 8 floats (32 bytes) a thread on, each
+/// lane of a chunked walk has a sector of its own.
+pub const PICTURE_PER_THREAD: u32 = 8;
+
+/// One picture: a few panels of one lesson, side by side in meaning, stacked on the page.
+#[derive(Debug, Clone)]
+pub struct WarpPicture {
+    /// File name, written next to `report.md`.
+    pub file: &'static str,
+    /// The lesson (family) it illustrates.
+    pub family: &'static str,
+    /// Title, drawn at the top and used as the markdown image's alt text.
+    pub title: String,
+    /// What the picture shows, in words, every number from its panels.
+    pub caption: String,
+    /// Each panel's case (as `data-case` names it) and its count.
+    pub panels: Vec<(String, u64)>,
+    /// The SVG document.
+    pub svg: String,
+}
+
+/// One panel: a label and the access it draws.
+struct Panel {
+    /// `data-case`, e.g. `offset=1`.
+    case: String,
+    /// The panel's heading, before its count.
+    label: String,
+    access: WarpAccess,
+}
+
+fn model_error(e: coalesce::Error) -> io::Error {
+    io::Error::other(format!("the model's warp replay failed: {e}"))
+}
+
+/// Every picture whose lesson has runs in `report`, in [`WARP_FILES`] order.
+pub fn pictures(report: &Report) -> io::Result<Vec<WarpPicture>> {
+    let has = |family: &str, variant: &str| report.get(family, variant).is_some();
+    let mut out = Vec::new();
+    if has("coalescing", "offset") {
+        out.push(offset().map_err(model_error)?);
+    }
+    if has("coalescing", "stride") {
+        out.push(stride().map_err(model_error)?);
+    }
+    if has("layouts", "aos") && has("layouts", "soa") {
+        out.push(layouts().map_err(model_error)?);
+    }
+    if has("access_order", "chunked") && has("access_order", "interleaved") {
+        out.push(access_order().map_err(model_error)?);
+    }
+    if let Some(naive) = report.get("transpose", "naive") {
+        let shape = naive.param_value().unwrap_or(0) as usize;
+        let (rows, cols) =
+            crate::transpose::BENCH_SHAPES.get(shape).copied().unwrap_or(crate::transpose::BENCH_SHAPES[0]);
+        out.push(transpose(rows, cols).map_err(model_error)?);
+    }
+    if has("bank", "rows") || has("bank", "cols") || has("bank", "cols_padded") {
+        out.push(bank().map_err(model_error)?);
+    }
+    if has("reduce", "interleaved_conflicts") || has("reduce", "sequential") {
+        out.push(reduce().map_err(model_error)?);
+    }
+    Ok(out)
+}
+
+/// The bytes a global access moves (its sectors) against the bytes its lanes asked for.
+fn useful(a: &WarpAccess) -> String {
+    let moved = a.sectors() * coalesce::model::SECTOR_BYTES;
+    format!(
+        "{} of the {moved} bytes moved are used: {}",
+        a.useful_bytes(),
+        pct(100.0 * a.useful_bytes() as f64 / moved as f64)
+    )
+}
+
+fn offset() -> coalesce::Result<WarpPicture> {
+    let (zero, one) = (warp::offset_copy(Load::Cached, 0)?, warp::offset_copy(Load::Cached, 1)?);
+    let unit_stride = warp::stride_copy(1)?;
+    let same = unit_stride.active == zero.active && unit_stride.address == zero.address;
+    let zero_label = if same { "offset 0 (the same lanes as stride 1)" } else { "offset 0" };
+    // The offsets (of those the lesson sweeps) at which the warp needs no more than at 0.
+    let mut aligned = Vec::new();
+    for o in 0..=coalesce::coalescing::MAX_OFFSET {
+        if warp::offset_copy(Load::Cached, o)?.sectors() == zero.sectors() {
+            aligned.push(o.to_string());
+        }
+    }
+    let caption = format!(
+        "Lane l of warp 0 reads float offset + l. At offset 0 its {} bytes fill {} sectors; at offset 1 \
+         they straddle {}: {}. Of the offsets 0 to {}, only {} need no more sectors than offset 0.",
+        zero.useful_bytes(),
+        zero.sectors(),
+        one.sectors(),
+        useful(&one),
+        coalesce::coalescing::MAX_OFFSET,
+        aligned.join(", ")
+    );
+    Ok(picture(
+        "warp_offset.svg",
+        "coalescing",
+        "coalescing: the load of warp 0 at offset 0 and 1",
+        caption,
+        vec![
+            Panel { case: "offset=0".into(), label: zero_label.into(), access: zero },
+            Panel { case: "offset=1".into(), label: "offset 1".into(), access: one },
+        ],
+    ))
+}
+
+fn stride() -> coalesce::Result<WarpPicture> {
+    let mut panels = Vec::new();
+    for s in [1, 2, 3] {
+        panels.push(Panel { case: format!("stride={s}"), label: format!("stride {s}"), access: warp::stride_copy(s)? });
+    }
+    let parts: Vec<String> = panels
+        .iter()
+        .map(|p| format!("stride {}: {} sectors, {}", &p.case[7..], p.access.sectors(), useful(&p.access)))
+        .collect();
+    let caption = format!(
+        "Lane l reads float stride × l: the warp still asks for 128 bytes, but its lanes spread over more \
+         sectors. {}.",
+        parts.join("; ")
+    );
+    Ok(picture("warp_stride.svg", "coalescing", "coalescing: the load of warp 0 at stride 1, 2 and 3", caption, panels))
+}
+
+fn layouts() -> coalesce::Result<WarpPicture> {
+    let [x, y, z] = warp::aos_loads()?;
+    let soa = warp::soa_load()?;
+    let sectors = |a: &WarpAccess| {
+        let mut s: Vec<u64> = a.lanes().map(|l| a.sector(l)).collect();
+        s.sort_unstable();
+        s.dedup();
+        s
+    };
+    let same = sectors(&x) == sectors(&y) && sectors(&y) == sectors(&z);
+    let three = if same {
+        format!(
+            "its loads of y and z ({} and {} sectors) touch the very same sectors, so the three loads together \
+             fetch {} distinct sectors for {} bytes",
+            y.sectors(),
+            z.sectors(),
+            x.sectors(),
+            3 * x.useful_bytes()
+        )
+    } else {
+        format!("its loads of y and z touch {} and {} sectors", y.sectors(), z.sectors())
+    };
+    let caption = format!(
+        "Array of structs: lane l's x is 12 bytes after lane l - 1's, so the load of x touches {} sectors; {three}. \
+         Struct of arrays: the load of x touches {} sectors, and y and z are the same in their own arrays.",
+        x.sectors(),
+        soa.sectors()
+    );
+    Ok(picture(
+        "warp_layouts.svg",
+        "layouts",
+        "layouts: warp 0 loading x, array of structs and struct of arrays",
+        caption,
+        vec![
+            Panel { case: "aos".into(), label: "AoS, load of x".into(), access: x },
+            Panel { case: "soa".into(), label: "SoA, load of x".into(), access: soa },
+        ],
+    ))
+}
+
+fn access_order() -> coalesce::Result<WarpPicture> {
+    let n = PICTURE_PER_THREAD;
+    let interleaved = warp::walk(Order::Interleaved, n, 0)?;
+    let chunked = warp::walk(Order::Chunked, n, 0)?;
+    let caption = format!(
+        "The first step of the 1-D walk with per_thread={n}. Interleaved, the lanes read neighbouring floats: {} \
+         sectors. Chunked, each lane starts its own {}-byte chunk: {} sectors, {}.",
+        interleaved.sectors(),
+        4 * n,
+        chunked.sectors(),
+        useful(&chunked)
+    );
+    Ok(picture(
+        "warp_access_order.svg",
+        "access_order",
+        &format!("access_order: step 0 of warp 0, per_thread={n}"),
+        caption,
+        vec![
+            Panel { case: format!("interleaved/per_thread={n}"), label: "interleaved".into(), access: interleaved },
+            Panel { case: format!("chunked/per_thread={n}"), label: "chunked".into(), access: chunked },
+        ],
+    ))
+}
+
+fn transpose(rows: usize, cols: usize) -> coalesce::Result<WarpPicture> {
+    let load = warp::transpose_naive(Op::Load, rows, cols)?;
+    let store = warp::transpose_naive(Op::Store, rows, cols)?;
+    let caption = format!(
+        "The naive transpose of a {rows} × {cols} matrix: warp 0 reads 32 floats along a row of the input ({} \
+         sectors) and writes them down a column of the output, {} bytes apart: {} sectors, one per lane, {}.",
+        load.sectors(),
+        4 * rows,
+        store.sectors(),
+        useful(&store)
+    );
+    Ok(picture(
+        "warp_transpose.svg",
+        "transpose",
+        &format!("transpose: warp 0 of the naive kernel, {rows}x{cols}"),
+        caption,
+        vec![
+            Panel { case: "naive/load".into(), label: "naive, load (a row of the input)".into(), access: load },
+            Panel { case: "naive/store".into(), label: "naive, store (a column of the output)".into(), access: store },
+        ],
+    ))
+}
+
+fn bank() -> coalesce::Result<WarpPicture> {
+    let tiles = [(Tile::Rows, "rows", "32 × 32 tile along a row"), (Tile::Cols, "cols", "32 × 32 tile down a column")];
+    let mut panels = Vec::new();
+    for (tile, case, label) in
+        tiles.into_iter().chain([(Tile::ColsPadded, "cols_padded", "32 × 33 tile down a column")])
+    {
+        panels.push(Panel { case: case.into(), label: label.into(), access: warp::tile_read(tile)? });
+    }
+    let stride2 = warp::bank_read(Pattern::Stride(2), 0)?;
+    let counts: Vec<String> =
+        panels.iter().map(|p| format!("{} {}", p.case, plural(p.access.wavefronts(), "wavefront"))).collect();
+    let caption = format!(
+        "Step 0 of the bank kernel's shared-memory reads, warp 0: each lane reads one 4-byte word, and a bank \
+         delivers one word a wavefront, so the load takes as many wavefronts as the most distinct words one bank \
+         holds: {}. The stride sweep reads word stride × l: stride 2 puts two lanes on each even bank ({}).",
+        counts.join(", "),
+        plural(stride2.wavefronts(), "wavefront")
+    );
+    Ok(picture("warp_bank.svg", "bank", "bank: one shared-memory load of warp 0 over the 32 banks", caption, panels))
+}
+
+fn reduce() -> coalesce::Result<WarpPicture> {
+    let block = coalesce::kernels::reduce::BLOCK;
+    let levels: Vec<u32> = (0..block.trailing_zeros()).map(|k| 1 << k).collect();
+    let per_level = |method: Reduce| -> coalesce::Result<Vec<String>> {
+        levels.iter().map(|&d| Ok(format!("{}", warp::reduce_level(method, d)?.wavefronts()))).collect()
+    };
+    let (conflicts, sequential) = (per_level(Reduce::InterleavedConflicts)?, per_level(Reduce::Sequential)?);
+    let levels_text: Vec<String> = levels.iter().map(u32::to_string).collect();
+    let panels = vec![
+        Panel {
+            case: "interleaved_conflicts/d=1".into(),
+            label: "interleaved_conflicts, level d=1".into(),
+            access: warp::reduce_level(Reduce::InterleavedConflicts, 1)?,
+        },
+        Panel {
+            case: "interleaved_conflicts/d=4".into(),
+            label: "interleaved_conflicts, level d=4".into(),
+            access: warp::reduce_level(Reduce::InterleavedConflicts, 4)?,
+        },
+        Panel {
+            case: format!("sequential/d={}", block / 2),
+            label: format!("sequential, level d={}", block / 2),
+            access: warp::reduce_level(Reduce::Sequential, block / 2)?,
+        },
+    ];
+    let caption = format!(
+        "Warp 0's load of s[a] at a level d of the shared-memory tree (lanes that sit the level out are grey). \
+         Interleaved with contiguous workers, lane t reads word 2dt, so lanes pile onto fewer banks as d grows: \
+         at d = {} the load takes {} wavefronts. Sequential addressing reads word t at every level: {} \
+         wavefronts.",
+        levels_text.join(", "),
+        conflicts.join(", "),
+        sequential.join(", ")
+    );
+    Ok(picture("warp_reduce.svg", "reduce", "reduce: warp 0 reading the shared-memory tree, two ways", caption, panels))
+}
+
+fn plural(n: u64, what: &str) -> String {
+    if n == 1 { format!("1 {what}") } else { format!("{n} {what}s") }
+}
+
+// Drawing.
+
+const WIDTH: f64 = 820.0;
+const MARGIN: f64 = 46.0;
+const LANE_H: f64 = 18.0;
+/// Vertical room for the lines from the lanes down to the sectors or banks.
+const FAN: f64 = 64.0;
+const SECTOR_H: f64 = 22.0;
+const WORD_H: f64 = 13.0;
+const INK: &str = "#1b1b1b";
+const LANE: &str = "#0072b2";
+const IDLE: &str = "#c8c8c8";
+const HIT: &str = "#e69f00";
+
+fn lane_w() -> f64 {
+    (WIDTH - 2.0 * MARGIN) / 32.0
+}
+
+fn lane_x(l: u32) -> f64 {
+    MARGIN + lane_w() * (f64::from(l) + 0.5)
+}
+
+/// `text` with the XML special characters escaped.
+fn xml(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+fn picture(file: &'static str, family: &'static str, title: &str, caption: String, panels: Vec<Panel>) -> WarpPicture {
+    let mut body = String::new();
+    let mut y = 44.0;
+    for p in &panels {
+        y = match p.access.space {
+            Space::Global => sectors_panel(&mut body, p, y),
+            Space::Shared => banks_panel(&mut body, p, y),
+        } + 18.0;
+    }
+    let height = y.ceil();
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height}\" viewBox=\"0 0 {WIDTH} \
+         {height}\" font-family=\"sans-serif\">\n<rect width=\"{WIDTH}\" height=\"{height}\" fill=\"white\"/>\n\
+         <text x=\"{}\" y=\"26\" font-size=\"18\" text-anchor=\"middle\" fill=\"{INK}\">{}</text>\n",
+        WIDTH / 2.0,
+        xml(title)
+    );
+    svg.push_str(&body);
+    svg.push_str("</svg>\n");
+    let panels = panels
+        .iter()
+        .map(|p| {
+            (p.case.clone(), if p.access.space == Space::Global { p.access.sectors() } else { p.access.wavefronts() })
+        })
+        .collect();
+    WarpPicture { file, family, title: title.to_string(), caption, panels, svg }
+}
+
+/// The lane row at `y`: active lanes filled, the others grey.
+fn lanes_row(svg: &mut String, a: &WarpAccess, y: f64) {
+    let w = lane_w();
+    for l in 0..32u32 {
+        let x = MARGIN + w * f64::from(l);
+        let fill = if a.active & (1 << l) != 0 { LANE } else { IDLE };
+        let _ = writeln!(
+            svg,
+            "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{LANE_H}\" fill=\"{fill}\" stroke=\"white\"/>\
+             <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"9\" text-anchor=\"middle\" fill=\"white\">{l}</text>",
+            w,
+            x + w / 2.0,
+            y + 12.5
+        );
+    }
+    let _ = writeln!(
+        svg,
+        "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"end\" fill=\"{INK}\">lane</text>",
+        MARGIN - 3.0,
+        y + 12.5
+    );
+}
+
+/// The heading of a panel at `y`, with its count; the group carrying the case and count.
+fn open_panel(svg: &mut String, p: &Panel, count: u64, unit: &str, y: f64, detail: &str) {
+    let _ = writeln!(
+        svg,
+        "<g class=\"panel\" data-case=\"{}\" data-count=\"{count}\" data-unit=\"{unit}\">\n\
+         <text x=\"{MARGIN}\" y=\"{:.1}\" font-size=\"14\" fill=\"{INK}\"><tspan font-weight=\"bold\">{}: {}</tspan> {}</text>",
+        xml(&p.case),
+        y + 12.0,
+        xml(&p.label),
+        plural(count, unit),
+        xml(detail)
+    );
+}
+
+/// `+96`, or `+32KiB` for whole KiB past the first: where a sector starts in its buffer.
+fn byte_offset(bytes: u64) -> String {
+    if bytes >= 1024 && bytes.is_multiple_of(1024) { format!("+{}KiB", bytes / 1024) } else { format!("+{bytes}") }
+}
+
+/// Lanes → the sectors they touch. Sectors are drawn in address order, each as eight 4-byte
+/// words, touched words filled, and labelled with their byte offset where the label fits.
+/// Adjacent sectors sit side by side; a gap (…) stands for memory no lane touches.
+fn sectors_panel(svg: &mut String, p: &Panel, top: f64) -> f64 {
+    let a = &p.access;
+    let detail = format!("({})", useful(a));
+    open_panel(svg, p, a.sectors(), "sector", top, &detail);
+    let lanes_y = top + 22.0;
+    lanes_row(svg, a, lanes_y);
+    let mut sectors: Vec<u64> = a.lanes().map(|l| a.sector(l)).collect();
+    sectors.sort_unstable();
+    sectors.dedup();
+    // Runs of consecutive sectors.
+    let mut runs: Vec<Vec<u64>> = Vec::new();
+    for &s in &sectors {
+        match runs.last_mut() {
+            Some(run) if run.last().is_some_and(|&last| last + 1 == s) => run.push(s),
+            _ => runs.push(vec![s]),
+        }
+    }
+    // Adjacent sectors sit `apart` from each other, runs `gap` apart; a sector is at most eight
+    // lanes wide, so a warp whose 32 floats fill 4 sectors has each lane above its own word.
+    let (gap, apart) = (14.0, 3.0);
+    let k = sectors.len().max(1) as f64;
+    let spacing = apart * (k - runs.len() as f64) + gap * runs.len().saturating_sub(1) as f64;
+    let sector_w = ((WIDTH - 2.0 * MARGIN - spacing) / k).min(8.0 * lane_w() - apart);
+    let total = sector_w * k + spacing;
+    let mut x = (WIDTH - total) / 2.0;
+    let y = lanes_y + LANE_H + FAN;
+    let words_per_sector = (coalesce::model::SECTOR_BYTES / 4) as f64;
+    let word_w = sector_w / words_per_sector;
+    let mut word_x: BTreeMap<u64, f64> = BTreeMap::new();
+    let mut label_end = f64::MIN;
+    for (r, run) in runs.iter().enumerate() {
+        if r > 0 {
+            let _ = writeln!(
+                svg,
+                "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"middle\" fill=\"{INK}\">…</text>",
+                x - gap / 2.0,
+                y + SECTOR_H / 2.0 + 4.0
+            );
+        }
+        for (i, &s) in run.iter().enumerate() {
+            if i > 0 {
+                x += apart;
+            }
+            // The sector's byte offset, where it fits beside the previous label.
+            let label = byte_offset(s * coalesce::model::SECTOR_BYTES);
+            if x >= label_end {
+                let _ = writeln!(
+                    svg,
+                    "<text x=\"{x:.1}\" y=\"{:.1}\" font-size=\"9\" fill=\"{INK}\">{label}</text>",
+                    y + SECTOR_H + 11.0
+                );
+                label_end = x + 5.2 * label.chars().count() as f64 + 6.0;
+            }
+            let _ = writeln!(
+                svg,
+                "<rect class=\"sector\" x=\"{x:.1}\" y=\"{y:.1}\" width=\"{sector_w:.1}\" height=\"{SECTOR_H}\" \
+                 fill=\"white\" stroke=\"{INK}\" stroke-width=\"1.5\"/>"
+            );
+            for k in 0..words_per_sector as u64 {
+                word_x.insert(s * words_per_sector as u64 + k, x + word_w * (k as f64 + 0.5));
+            }
+            x += sector_w;
+        }
+        x += gap;
+    }
+    // The touched words, then a line from each lane to its first word.
+    for l in a.lanes() {
+        for w in a.words(l) {
+            if let Some(&cx) = word_x.get(&w) {
+                let _ = writeln!(
+                    svg,
+                    "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{HIT}\"/>",
+                    cx - word_w / 2.0 + 0.5,
+                    y + 1.0,
+                    (word_w - 1.0).max(0.8),
+                    SECTOR_H - 2.0
+                );
+            }
+        }
+        if let Some(&cx) = a.words(l).next().and_then(|w| word_x.get(&w)) {
+            let _ = writeln!(
+                svg,
+                "<line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{cx:.1}\" y2=\"{y:.1}\" stroke=\"{LANE}\" stroke-opacity=\"0.55\"/>",
+                lane_x(l),
+                lanes_y + LANE_H
+            );
+        }
+    }
+    let _ = writeln!(
+        svg,
+        "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"end\" fill=\"{INK}\">sector</text>",
+        MARGIN - 3.0,
+        y + SECTOR_H / 2.0 + 4.0
+    );
+    svg.push_str("</g>\n");
+    y + SECTOR_H + 14.0
+}
+
+/// Lanes → the 32 banks (bank b under lane b). Each bank stacks the distinct words asked of it,
+/// one box a word; the tallest stack is the wavefront count.
+fn banks_panel(svg: &mut String, p: &Panel, top: f64) -> f64 {
+    let a = &p.access;
+    let mut per_bank: Vec<Vec<u64>> = vec![Vec::new(); 32];
+    for l in a.lanes() {
+        for w in a.words(l) {
+            let bank = &mut per_bank[WarpAccess::bank(w) as usize];
+            if !bank.contains(&w) {
+                bank.push(w);
+            }
+        }
+    }
+    for bank in &mut per_bank {
+        bank.sort_unstable();
+    }
+    let deepest = per_bank.iter().map(Vec::len).max().unwrap_or(0);
+    let detail = format!("(the deepest bank holds {})", plural(deepest as u64, "distinct word"));
+    open_panel(svg, p, a.wavefronts(), "wavefront", top, &detail);
+    let lanes_y = top + 22.0;
+    lanes_row(svg, a, lanes_y);
+    let banks_y = lanes_y + LANE_H + FAN;
+    let w = lane_w();
+    for l in a.lanes() {
+        let bank = WarpAccess::bank(a.words(l).start);
+        let _ = writeln!(
+            svg,
+            "<line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{banks_y:.1}\" stroke=\"{LANE}\" stroke-opacity=\"0.55\"/>",
+            lane_x(l),
+            lanes_y + LANE_H,
+            lane_x(bank)
+        );
+    }
+    for (b, words) in per_bank.iter().enumerate() {
+        let x = MARGIN + w * b as f64;
+        let _ = writeln!(
+            svg,
+            "<rect x=\"{x:.1}\" y=\"{banks_y:.1}\" width=\"{w:.1}\" height=\"14\" fill=\"#eeeeee\" stroke=\"white\"/>\
+             <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"9\" text-anchor=\"middle\" fill=\"{INK}\">{b}</text>",
+            x + w / 2.0,
+            banks_y + 10.5
+        );
+        for (i, word) in words.iter().enumerate() {
+            let y = banks_y + 15.0 + WORD_H * i as f64;
+            let _ = writeln!(
+                svg,
+                "<rect class=\"word\" data-bank=\"{b}\" x=\"{:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{:.1}\" \
+                 fill=\"{HIT}\" stroke=\"white\"/><text x=\"{:.1}\" y=\"{:.1}\" font-size=\"8\" text-anchor=\"middle\" \
+                 fill=\"{INK}\">{word}</text>",
+                x + 1.0,
+                w - 2.0,
+                WORD_H - 1.0,
+                x + w / 2.0,
+                y + 9.0
+            );
+        }
+    }
+    let _ = writeln!(
+        svg,
+        "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"end\" fill=\"{INK}\">bank</text>\
+         <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"10\" text-anchor=\"end\" fill=\"{INK}\">words</text>",
+        MARGIN - 3.0,
+        banks_y + 10.5,
+        MARGIN - 3.0,
+        banks_y + 24.0
+    );
+    svg.push_str("</g>\n");
+    banks_y + 15.0 + WORD_H * deepest as f64 + 4.0
+}
+
+/// The shared-memory pattern of a bank run, by its variant (and stride).
+fn bank_pattern(m: &Measurement) -> Option<Pattern> {
+    if m.family != "bank" {
+        return None;
+    }
+    match m.variant.as_str() {
+        "rows" => Some(Pattern::Tile(Tile::Rows)),
+        "cols" => Some(Pattern::Tile(Tile::Cols)),
+        "cols_padded" => Some(Pattern::Tile(Tile::ColsPadded)),
+        "stride" => m.param_value().map(Pattern::Stride),
+        _ => None,
+    }
+}
+
+/// The wavefronts one warp's shared-memory load takes in bank run `m`, as the model counts
+/// them (every step of these patterns takes as many as step 0); `None` for other runs.
+pub(crate) fn bank_wavefronts(m: &Measurement) -> Option<u64> {
+    warp::bank_read(bank_pattern(m)?, 0).ok().map(|a| a.wavefronts())
+}

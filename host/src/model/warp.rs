@@ -1,0 +1,346 @@
+//! One warp's memory instruction, lane by lane: what the report's warp pictures draw.
+//!
+//! The family replays count whole launches; a picture needs one instruction: which lanes take
+//! part, the byte each lane touches and what that one instruction costs. Each function here plans
+//! the lesson's launch as the library does (over the fake buffers the replays use), takes warp 0
+//! of block 0, and computes its lanes' addresses with the kernel's own index functions, the ones
+//! its family's replay calls. The cost is counted by [`Model`], the same counter the replays (and
+//! so the report's tables) use, so a picture's sector or wavefront count is the model's.
+use super::{BANK_BYTES, BANKS, Counts, FAKE_BASE, Model, SECTOR_BYTES, Warp, block_warps, fake_slice, lanes_where};
+use crate::access_order::{Order, plan_walk};
+use crate::bank::{Pattern, Tile, plan_stride as plan_bank_stride, plan_tile};
+use crate::buffer::DeviceViewMut;
+use crate::coalescing::{Load, plan_offset, plan_stride};
+use crate::error::{Error, Result};
+use crate::launch::Launch;
+use crate::layouts::{AosMethod, Float3, Soa3, Soa3Mut, plan_aos, plan_soa};
+use crate::reduce::{Method as Reduce, partials_needed, plan_first};
+use crate::transpose::{Method as Transpose, plan as plan_transpose};
+use coalesce_kernels::access_order::{access_order_chunked, chunked_index, interleaved_index, walk_threads};
+use coalesce_kernels::bank::lane;
+use coalesce_kernels::coalescing::{coalescing_stride, offset_index, offset_len, stride_index, stride_len};
+use coalesce_kernels::reduce::{conflict_pair, divergent_pair, sequential_pair};
+use coalesce_kernels::transpose::{col_tiles, load_coords, row_major_index, tile_origin, transposed_index};
+
+/// Elements of the 1-D launches planned for a picture: enough that warp 0 is whole.
+const ELEMENTS: usize = 1 << 16;
+
+/// Where an instruction goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Space {
+    /// Global memory: counted in requests and 32-byte sectors.
+    Global,
+    /// The block's shared memory: counted in wavefronts over 32 banks.
+    Shared,
+}
+
+/// Which way it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// A load.
+    Load,
+    /// A store.
+    Store,
+}
+
+/// One warp-wide memory instruction and its cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WarpAccess {
+    /// Global or shared.
+    pub space: Space,
+    /// Load or store.
+    pub op: Op,
+    /// Bytes each lane moves.
+    pub width: u32,
+    /// The lanes that take part (bit `l` = lane `l`).
+    pub active: u32,
+    /// Lane `l`'s byte address: from the start of its buffer (global; buffers start on a sector
+    /// boundary, so `address / 32` is the lane's sector) or in the block's shared memory. Only
+    /// the active lanes' entries mean anything.
+    pub address: [u64; 32],
+    /// This one instruction as [`Model`] counts it: one request and its sectors, or its
+    /// wavefronts and bank conflicts.
+    pub counts: Counts,
+}
+
+impl WarpAccess {
+    /// Counts one global instruction of lanes `active`, lane `l` at byte `offset(l)` of a
+    /// sector-aligned buffer.
+    fn global(op: Op, width: u32, active: u32, offset: impl Fn(u32) -> u64) -> WarpAccess {
+        let address: [u64; 32] = std::array::from_fn(|l| if active & (1 << l) != 0 { offset(l as u32) } else { 0 });
+        let mut m = Model::instructions_only();
+        let buffer = m.buffer(FAKE_BASE);
+        match op {
+            Op::Load => m.load(buffer, width, active, |l| address[l as usize]),
+            Op::Store => m.store(buffer, width, active, |l| address[l as usize]),
+        }
+        WarpAccess { space: Space::Global, op, width, active, address, counts: m.counts() }
+    }
+
+    /// Counts one shared-memory instruction, lane `l` at byte `address(l)`.
+    fn shared(op: Op, width: u32, active: u32, address: impl Fn(u32) -> u32) -> WarpAccess {
+        let lanes: [u32; 32] = std::array::from_fn(|l| if active & (1 << l) != 0 { address(l as u32) } else { 0 });
+        let mut m = Model::instructions_only();
+        match op {
+            Op::Load => m.shared_load(width, active, |l| lanes[l as usize]),
+            Op::Store => m.shared_store(width, active, |l| lanes[l as usize]),
+        }
+        WarpAccess { space: Space::Shared, op, width, active, address: lanes.map(u64::from), counts: m.counts() }
+    }
+
+    /// The active lanes, ascending.
+    pub fn lanes(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..32).filter(|l| self.active & (1 << l) != 0)
+    }
+
+    /// Sectors the instruction touches, as the model counts them (0 for shared memory).
+    pub fn sectors(&self) -> u64 {
+        self.counts.ld_sectors + self.counts.st_sectors
+    }
+
+    /// Wavefronts the instruction takes, as the model counts them (0 for global memory).
+    pub fn wavefronts(&self) -> u64 {
+        self.counts.shared_ld_wavefronts + self.counts.shared_st_wavefronts
+    }
+
+    /// Bytes the lanes ask for: the width times the active lanes.
+    pub fn useful_bytes(&self) -> u64 {
+        u64::from(self.width) * u64::from(self.active.count_ones())
+    }
+
+    /// The 32-byte sector lane `l`'s access lies in (global; every access is naturally aligned,
+    /// so one sector holds it).
+    pub fn sector(&self, l: u32) -> u64 {
+        self.address[l as usize] / SECTOR_BYTES
+    }
+
+    /// The 4-byte words lane `l` touches: `width / 4` of them, at least one.
+    pub fn words(&self, l: u32) -> std::ops::Range<u64> {
+        let first = self.address[l as usize] / u64::from(BANK_BYTES);
+        first..first + u64::from((self.width / BANK_BYTES).max(1))
+    }
+
+    /// The bank of 4-byte word `word` of shared memory.
+    pub fn bank(word: u64) -> u32 {
+        (word % u64::from(BANKS)) as u32
+    }
+}
+
+/// Warp 0 of block 0 of `launch`.
+fn first_warp(launch: &Launch) -> Result<Warp> {
+    block_warps(launch, (0, 0)).next().ok_or(Error::Empty("a launch with a warp"))
+}
+
+/// The load of warp 0 of the offset copy (`load` selects plain or L2-only loads) at `offset`:
+/// lane `l` reads element `offset_index(l, offset)`.
+pub fn offset_copy(load: Load, offset: u32) -> Result<WarpAccess> {
+    let len = offset_len(ELEMENTS as u64, offset) as usize;
+    let (input, mut output): (DeviceViewMut<'static, f32>, _) = (fake_slice(0, len), fake_slice(1, len));
+    let call = plan_offset(load, &input, &mut output, ELEMENTS, offset)?;
+    let &(_, _, n, param) = call.args();
+    let w = first_warp(&call.launch())?;
+    let active = lanes_where(w.lanes, |l| w.index_1d(l) < n);
+    Ok(WarpAccess::global(Op::Load, 4, active, |l| 4 * u64::from(offset_index(w.index_1d(l), param))))
+}
+
+/// The load of warp 0 of the stride copy at `stride`: lane `l` reads `stride_index(l, stride)`.
+pub fn stride_copy(stride: u32) -> Result<WarpAccess> {
+    let len = stride_len(ELEMENTS as u64, stride) as usize;
+    let (input, mut output): (DeviceViewMut<'static, f32>, _) = (fake_slice(0, len), fake_slice(1, len));
+    let call = plan_stride(&input, &mut output, ELEMENTS, stride)?;
+    debug_assert!(call.kernel() == coalescing_stride);
+    let &(_, _, n, param) = call.args();
+    let w = first_warp(&call.launch())?;
+    let active = lanes_where(w.lanes, |l| w.index_1d(l) < n);
+    Ok(WarpAccess::global(Op::Load, 4, active, |l| 4 * stride_index(w.index_1d(l), param)))
+}
+
+/// The loads of warp 0 of the array-of-structs update: one per field (x, y, z), lane `l` at
+/// byte `12 l` plus the field's offset in [`Float3`].
+pub fn aos_loads() -> Result<[WarpAccess; 3]> {
+    let (input, mut output): (DeviceViewMut<'static, Float3>, _) = (fake_slice(0, ELEMENTS), fake_slice(1, ELEMENTS));
+    let call = plan_aos(AosMethod::Element, &input, &mut output)?;
+    let &(_, _, n) = call.args();
+    let w = first_warp(&call.launch())?;
+    let active = lanes_where(w.lanes, |l| w.index_1d(l) < n);
+    let size = std::mem::size_of::<Float3>() as u64;
+    let fields = [
+        std::mem::offset_of!(Float3, x) as u64,
+        std::mem::offset_of!(Float3, y) as u64,
+        std::mem::offset_of!(Float3, z) as u64,
+    ];
+    Ok(fields.map(|field| WarpAccess::global(Op::Load, 4, active, |l| size * u64::from(w.index_1d(l)) + field)))
+}
+
+/// The load of `x` by warp 0 of the struct-of-arrays update (`y` and `z` are the same in their
+/// own arrays): lane `l` reads `x[l]`.
+pub fn soa_load() -> Result<WarpAccess> {
+    let [x, y, z]: [DeviceViewMut<'static, f32>; 3] = [0, 1, 2].map(|i| fake_slice(i, ELEMENTS));
+    let [mut ox, mut oy, mut oz]: [DeviceViewMut<'static, f32>; 3] = [3, 4, 5].map(|i| fake_slice(i, ELEMENTS));
+    let call = plan_soa(Soa3::new(&x, &y, &z), Soa3Mut::new(&mut ox, &mut oy, &mut oz))?;
+    let n = call.args().6;
+    let w = first_warp(&call.launch())?;
+    let active = lanes_where(w.lanes, |l| w.index_1d(l) < n);
+    Ok(WarpAccess::global(Op::Load, 4, active, |l| 4 * u64::from(w.index_1d(l))))
+}
+
+/// Step `k` of warp 0 of the 1-D walk in `order` with `per_thread` elements a thread.
+pub fn walk(order: Order, per_thread: u32, k: u32) -> Result<WarpAccess> {
+    let (input, mut output): (DeviceViewMut<'static, f32>, _) = (fake_slice(0, ELEMENTS), fake_slice(1, ELEMENTS));
+    let call = plan_walk(order, &input, &mut output, ELEMENTS, per_thread)?;
+    let &(_, _, n, per_thread) = call.args();
+    if k >= per_thread {
+        return Err(Error::OutOfRange { what: "walk step", value: k.into(), min: 0, max: u64::from(per_thread) - 1 });
+    }
+    let index = if call.kernel() == access_order_chunked { chunked_index } else { interleaved_index };
+    let threads = walk_threads(n, per_thread);
+    let w = first_warp(&call.launch())?;
+    let active = lanes_where(w.lanes, |l| w.index_1d(l) < threads);
+    Ok(WarpAccess::global(Op::Load, 4, active, |l| 4 * index(w.index_1d(l), k, per_thread, threads)))
+}
+
+/// Warp 0's first row of the naive transpose of a `rows × cols` matrix: its load (`op` =
+/// [`Op::Load`], along a row of the input) or its store (down a column of the output).
+pub fn transpose_naive(op: Op, rows: usize, cols: usize) -> Result<WarpAccess> {
+    let (input, mut output): (DeviceViewMut<'static, f32>, _) =
+        (fake_slice(0, rows * cols), fake_slice(1, rows * cols));
+    let call = plan_transpose(Transpose::Naive, &input, &mut output, rows, cols)?;
+    let &(_, _, rows, cols) = call.args();
+    let w = first_warp(&call.launch())?;
+    let origin = tile_origin(w.block.0, col_tiles(cols));
+    let at = |l| load_coords(origin, w.thread(l), 0);
+    let active = lanes_where(w.lanes, |l| {
+        let (r, c) = at(l);
+        r < rows && c < cols
+    });
+    Ok(WarpAccess::global(op, 4, active, |l| {
+        let (r, c) = at(l);
+        4 * match op {
+            Op::Load => row_major_index(r, c, cols),
+            Op::Store => transposed_index(r, c, rows),
+        }
+    }))
+}
+
+/// Step `k` of warp 0's shared-memory reads in the bank kernel reading with `pattern`: lane `l`
+/// reads word `pattern.index(l, k)` of the table.
+pub fn bank_read(pattern: Pattern, k: u32) -> Result<WarpAccess> {
+    let (table, mut out): (DeviceViewMut<'static, i32>, DeviceViewMut<'static, i32>) =
+        (fake_slice(0, crate::bank::WORDS as usize), fake_slice(1, crate::bank::OUTPUTS as usize));
+    let launch = match pattern {
+        Pattern::Tile(t) => plan_tile(t, &table, &mut out)?.launch(),
+        Pattern::Stride(s) => plan_bank_stride(&table, &mut out, s)?.launch(),
+    };
+    let w = first_warp(&launch)?;
+    Ok(WarpAccess::shared(Op::Load, 4, w.lanes, |l| 4 * pattern.index(lane(w.thread(l).0), k)))
+}
+
+/// The bank kernel's tile reads, for callers naming them by tile.
+pub fn tile_read(tile: Tile) -> Result<WarpAccess> {
+    bank_read(Pattern::Tile(tile), 0)
+}
+
+/// Level `d` of the shared-memory tree of reduction `method`, warp 0: the load of the word each
+/// working lane adds into (`s[a]` of the level's pair `(a, c)`). Errors for methods without a
+/// tree (`ShuffleVec4`) and for a level the tree does not have (`d` not a power of two below
+/// the block).
+pub fn reduce_level(method: Reduce, d: u32) -> Result<WarpAccess> {
+    let pair: fn(u32, u32) -> Option<(u32, u32)> = match method {
+        Reduce::InterleavedDivergent => divergent_pair,
+        Reduce::InterleavedConflicts => conflict_pair,
+        Reduce::ShuffleVec4 => return Err(Error::Unsupported("a tree level of the shuffle reduction".into())),
+        _ => sequential_pair,
+    };
+    let block = coalesce_kernels::reduce::BLOCK;
+    if !d.is_power_of_two() || d >= block {
+        return Err(Error::OutOfRange { what: "tree level", value: d.into(), min: 1, max: u64::from(block / 2) });
+    }
+    let input: DeviceViewMut<'static, i32> = fake_slice(0, ELEMENTS);
+    let sms = super::DEFAULT_SMS;
+    let mut out: DeviceViewMut<'static, i32> = fake_slice(1, partials_needed(method, ELEMENTS, sms).max(1));
+    let call = plan_first(method, &input, &mut out, sms)?;
+    let w = first_warp(&call.launch())?;
+    let t = |l| w.thread(l).0;
+    let active = lanes_where(w.lanes, |l| pair(t(l), d).is_some());
+    Ok(WarpAccess::shared(Op::Load, 4, active, |l| 4 * pair(t(l), d).map_or(0, |p| p.0)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{access_order, bank, coalescing, layouts, transpose};
+
+    /// Distinct sectors of the active lanes, counted apart from the model.
+    fn distinct(a: &WarpAccess) -> u64 {
+        let mut s: Vec<u64> = a.lanes().map(|l| a.sector(l)).collect();
+        s.sort_unstable();
+        s.dedup();
+        s.len() as u64
+    }
+
+    #[test]
+    fn a_warps_sectors_are_its_family_replays_average() {
+        for offset in [0, 1, 7, 8, 31, 32] {
+            let warp = offset_copy(Load::Cached, offset).unwrap();
+            let launch = coalescing::offset_copy(Load::Cached, ELEMENTS, offset, offset).unwrap();
+            assert_eq!(warp.sectors() as f64, launch.ld_sectors_per_request(), "offset {offset}");
+            assert_eq!(warp.sectors(), distinct(&warp));
+            assert_eq!(warp.sectors(), if offset % 8 == 0 { 4 } else { 5 });
+        }
+        for stride in [1, 2, 3, 8, 32] {
+            let warp = stride_copy(stride).unwrap();
+            let launch = coalescing::stride_copy(ELEMENTS, stride).unwrap();
+            assert_eq!(warp.sectors() as f64, launch.ld_sectors_per_request(), "stride {stride}");
+            assert_eq!(warp.sectors(), u64::from((4 * stride).min(32)));
+        }
+        let aos = aos_loads().unwrap();
+        let launch = layouts::aos_update(AosMethod::Element, ELEMENTS).unwrap();
+        for field in &aos {
+            assert_eq!(field.sectors() as f64, launch.ld_sectors_per_request());
+            assert_eq!(field.sectors(), 12);
+        }
+        let soa = soa_load().unwrap();
+        assert_eq!(soa.sectors() as f64, layouts::soa_update(ELEMENTS).unwrap().ld_sectors_per_request());
+        for (order, per_thread) in [(Order::Chunked, 8), (Order::Chunked, 2), (Order::Interleaved, 8)] {
+            let warp = walk(order, per_thread, 0).unwrap();
+            let launch = access_order::walk_1d(order, ELEMENTS, per_thread).unwrap();
+            assert_eq!(warp.sectors() as f64, launch.ld_sectors_per_request(), "{order:?} {per_thread}");
+        }
+        assert!(walk(Order::Chunked, 8, 8).is_err());
+        let (load, store) =
+            (transpose_naive(Op::Load, 256, 512).unwrap(), transpose_naive(Op::Store, 256, 512).unwrap());
+        let launch = transpose::run(Transpose::Naive, 256, 512).unwrap();
+        assert_eq!(load.sectors() as f64, launch.ld_sectors_per_request());
+        assert_eq!(store.sectors() as f64, launch.st_sectors_per_request());
+        assert_eq!((load.sectors(), store.sectors(), store.counts.st_requests), (4, 32, 1));
+    }
+
+    #[test]
+    fn a_warps_wavefronts_are_its_bank_replays_per_load() {
+        let loads = u64::from(coalesce_kernels::bank::ITERS) * u64::from(crate::bank::OUTPUTS / 32);
+        let patterns = [Pattern::Tile(Tile::Rows), Pattern::Tile(Tile::Cols), Pattern::Tile(Tile::ColsPadded)];
+        for pattern in patterns.into_iter().chain([1, 2, 3, 4, 8, 16, 32].map(Pattern::Stride)) {
+            let warp = bank_read(pattern, 0).unwrap();
+            // Every step of these patterns conflicts alike, so the whole run is one warp's
+            // load times the loads.
+            assert_eq!(warp.wavefronts() * loads, bank::run(pattern).unwrap().shared_ld_wavefronts, "{pattern:?}");
+        }
+        assert_eq!(tile_read(Tile::Cols).unwrap().wavefronts(), 32);
+        assert_eq!(bank_read(Pattern::Stride(6), 0).unwrap().wavefronts(), 2);
+    }
+
+    #[test]
+    fn tree_levels_conflict_as_their_pairs_say() {
+        let interleaved = |d| reduce_level(Reduce::InterleavedConflicts, d).unwrap().wavefronts();
+        let levels: Vec<u64> = (0..8).map(|k| interleaved(1 << k)).collect();
+        assert_eq!(levels, [2, 4, 8, 8, 8, 4, 2, 1]);
+        for k in 0..8 {
+            assert_eq!(reduce_level(Reduce::Sequential, 1 << k).unwrap().wavefronts(), 1);
+        }
+        let level = reduce_level(Reduce::Sequential, 4).unwrap();
+        assert_eq!(level.active, 0b1111);
+        assert!(reduce_level(Reduce::ShuffleVec4, 1).is_err());
+        assert!(reduce_level(Reduce::Sequential, 3).is_err());
+        assert!(reduce_level(Reduce::Sequential, 256).is_err());
+    }
+}
