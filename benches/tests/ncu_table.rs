@@ -86,8 +86,10 @@ fn a_run_of_two_launches_sums_their_counters() {
             r#""{id}","9","gpu","127.0.0.1","{kernel}","1","13","(256, 1, 1)","(132, 3, 1)","0","9.0","Command line profiler metrics","{metric}","","{value}""#
         )
     };
-    let (whole, row_k) =
-        (coalesce::matmul::matmul_warptile_streamk_waves.name(), coalesce::matmul::matmul_warptile_streamk.name());
+    let (whole, row_k) = (
+        coalesce::kernels::matmul::matmul_warptile_streamk_waves.name(),
+        coalesce::kernels::matmul::matmul_warptile_streamk.name(),
+    );
     let csv = [
         "# matmul/warptile_streamk/size=4096".to_string(),
         header.to_string(),

@@ -86,7 +86,7 @@ fn hopper_module_holds_the_hopper_kernels_and_their_instructions() {
     for kernel in [
         coalesce::coalescing::coalescing_cp_async.name(),
         coalesce::coalescing::coalescing_bulk.name(),
-        coalesce::matmul::matmul_cp_async.name(),
+        coalesce::kernels::matmul::matmul_cp_async.name(),
         coalesce::transpose::transpose_tma.name(),
         coalesce::histogram::histogram_cluster.name(),
     ] {
