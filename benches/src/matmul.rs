@@ -1,7 +1,10 @@
 //! Matmul lessons: the registry entries, checks and workloads for `coalesce::matmul`.
 use std::ops::Range;
 
-use coalesce::matmul::{self as lib, BM, BN, Method, WARPTILE, WARPTILE_ASYNC, WARPTILE_SMALL, matmul_cpu};
+use coalesce::kernels::matmul::{
+    BM, BN, WARPTILE, WARPTILE_ASYNC, WARPTILE_SMALL, matmul_warptile_streamk, matmul_warptile_streamk_waves,
+};
+use coalesce::matmul::{self as lib, Method, matmul_cpu};
 use coalesce::model::Counts;
 use coalesce::util::Fill;
 use coalesce::{Error, Gpu, Result};
@@ -75,7 +78,7 @@ const FULL_COMPARE: usize = 1 << 26;
 /// Every matmul method's own PTX entry, in [`Method::ALL`] order.
 static KERNELS: [[&str; 1]; Method::ALL.len()] = method_kernels!(Method);
 /// Stream-K's: its shared row (which names it) and its whole waves.
-static STREAM_K_KERNELS: [&str; 2] = [lib::matmul_warptile_streamk.name(), lib::matmul_warptile_streamk_waves.name()];
+static STREAM_K_KERNELS: [&str; 2] = [matmul_warptile_streamk.name(), matmul_warptile_streamk_waves.name()];
 
 /// The registry's matmul variants are the library's methods themselves, in teaching order.
 impl Family for Method {
@@ -226,7 +229,7 @@ fn check_unaligned(method: Method, gpu: &Gpu, rng: &mut Rng) -> CheckResult<Stri
     let mut dc = gpu.poisoned::<f32>(m * n + 1, POISON_BITS)?;
     let (sa, sb) = (da.slice(1..)?, db.slice(1..)?);
     let mut sc = dc.slice_mut(1..)?;
-    let sm90 = gpu.supports(coalesce::matmul::matmul_warptile_sm90).is_ok();
+    let sm90 = gpu.supports(coalesce::kernels::matmul::matmul_warptile_sm90).is_ok();
     let chosen = lib::choose(&sa, &sb, &sc, (m, n, k), gpu.multiprocessors(), sm90);
     let expected = if sm90 { Method::WarpTileEdgeSm90 } else { Method::WarpTileEdge };
     if chosen != expected {

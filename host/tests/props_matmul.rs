@@ -10,6 +10,7 @@ use std::ops::Range;
 use coalesce::Error;
 
 use coalesce::DeviceViewMut;
+use coalesce::kernels::matmul::*;
 use coalesce::matmul::*;
 use proptest::prelude::*;
 

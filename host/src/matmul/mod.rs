@@ -1,5 +1,5 @@
 //! FP32 matrix multiply: plans, launchers and the float64 CPU reference for the kernels in
-//! `kernels-gpu/src/matmul.rs` (naive, shared tiles, tiles with prefetch, tiles through a
+//! `kernels-gpu/src/matmul/` (naive, shared tiles, tiles with prefetch, tiles through a
 //! `cp.async` pipeline, register blocking, warp tiling, and on Hopper warp tiling through a
 //! `cp.async` ring and its stream-K form). [`matmul`] picks a warp-tiled kernel for every shape
 //! ([`choose`]).
@@ -8,14 +8,38 @@
 //! every kernel indexes in 64 bits. The one limit left is the grid's y dimension (65535 blocks),
 //! which caps the rows of one launch at [`Method::band_rows`]; taller matrices are multiplied in
 //! row bands, each a launch of its own over rows `r0..r1` of A and C (sub-slices) and all of B.
+//!
+//! One file a stage, the kernels' own stage names in teaching order: `naive`, `tiled`,
+//! `prefetch`, `cp_async`, `regblock`, `warptile`, `async_ring` and `stream_k`, each with its
+//! kernels' launch geometry and the tests of their plans; this module the [`Method`] table, the
+//! checks and plans every kernel shares, the library's choice and the CPU reference. The kernels'
+//! constants and index math are public once, at `coalesce::kernels::matmul`; this module
+//! re-exports only the kernel-crate types its own signatures use ([`WarpTile`], [`StreamK`]).
 use std::ops::Range;
 
 use crate::buffer::{DeviceRead, DeviceWrite};
 use crate::error::{Error, Result, aligned16, dim32, exactly, in_range};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Kernel, Launch, Out};
-use coalesce_kernels::launch::MAX_GRID_Y;
-pub use coalesce_kernels::matmul::*;
+use coalesce_kernels::matmul::{
+    BK, BM, BN, NAIVE_BLOCK, TILE, WARPTILE, WARPTILE_ASYNC, WARPTILE_EDGE, WARPTILE_SMALL, band_rows, matmul_cp_async,
+    matmul_naive, matmul_prefetch, matmul_regblock, matmul_tiled, matmul_warptile, matmul_warptile_async,
+    matmul_warptile_edge, matmul_warptile_edge_sm90, matmul_warptile_sm90, matmul_warptile_small,
+    matmul_warptile_streamk, regblock_supports,
+};
+pub use coalesce_kernels::matmul::{StreamK, WarpTile};
+
+// One file a stage (teaching order in the module docs).
+mod async_ring;
+mod cp_async;
+mod naive;
+mod prefetch;
+mod regblock;
+mod stream_k;
+mod tiled;
+mod warptile;
+
+pub use stream_k::{stream_k, stream_k_pays};
 
 /// Parameter list of every matmul kernel: A, B, C, m, n, k.
 pub type MatmulSig = fn(*const f32, *const f32, *mut f32, u32, u32, u32);
@@ -144,22 +168,11 @@ impl Method {
     /// launch: [`Method::launches`].
     pub const fn launch(self, m: u32, n: u32, sms: u32) -> Launch {
         match self {
-            Method::Naive => Launch { grid: naive_grid(m, n), block: NAIVE_BLOCK, shared_bytes: 0, cluster: 1 },
-            Method::Tiled | Method::Prefetch => Launch {
-                grid: tiled_grid(m, n),
-                block: (TILE, TILE),
-                shared_bytes: TILED_SHARED_FLOATS * 4,
-                cluster: 1,
-            },
-            Method::CpAsync => {
-                Launch { grid: tiled_grid(m, n), block: (TILE, TILE), shared_bytes: MM_SHARED_BYTES, cluster: 1 }
-            }
-            Method::RegisterBlocked => Launch {
-                grid: regblock_grid(m, n),
-                block: (RB_THREADS, 1),
-                shared_bytes: RB_SHARED_FLOATS * 4,
-                cluster: 1,
-            },
+            Method::Naive => naive::launch(m, n),
+            Method::Tiled => tiled::launch(m, n),
+            Method::Prefetch => prefetch::launch(m, n),
+            Method::CpAsync => cp_async::launch(m, n),
+            Method::RegisterBlocked => regblock::launch(m, n),
             Method::WarpTile
             | Method::WarpTileSm90
             | Method::WarpTileSmall
@@ -169,18 +182,10 @@ impl Method {
                     Some(cfg) => cfg,
                     None => unreachable!(),
                 };
-                Launch { grid: cfg.grid(m, n), block: (cfg.threads(), 1), shared_bytes: cfg.shared_bytes(), cluster: 1 }
+                warptile::launch(cfg, m, n)
             }
-            Method::WarpTileAsync | Method::WarpTileStreamK => Launch {
-                grid: if matches!(self, Method::WarpTileStreamK) {
-                    stream_k(m, n, sms).row_grid()
-                } else {
-                    WARPTILE_ASYNC.grid(m, n)
-                },
-                block: (WTA_THREADS, 1),
-                shared_bytes: WARPTILE_ASYNC.ring_bytes(WTA_STAGES),
-                cluster: 1,
-            },
+            Method::WarpTileAsync => async_ring::launch(m, n),
+            Method::WarpTileStreamK => stream_k::launch(m, n, sms),
         }
     }
 
@@ -190,14 +195,10 @@ impl Method {
     /// [`StreamK::whole_grid`] and its shared tiles (if any) through `matmul_warptile_streamk`
     /// on [`StreamK::row_grid`].
     pub fn launches(self, m: u32, n: u32, sms: u32) -> impl Iterator<Item = (Kernel<MatmulSig>, Launch)> {
-        let own = (self.kernel(), self.launch(m, n, sms));
-        if self != Method::WarpTileStreamK {
-            return [None, Some(own)].into_iter().flatten();
+        if self == Method::WarpTileStreamK {
+            return stream_k::launches(m, n, sms).into_iter().flatten();
         }
-        // Planned on every launch of a multiply: two slots on the stack, no allocation.
-        let sk = stream_k(m, n, sms);
-        let whole = (matmul_warptile_streamk_waves, Launch { grid: sk.whole_grid(), ..own.1 });
-        [(sk.waves > 0).then_some(whole), (sk.sk_tiles() > 0).then_some(own)].into_iter().flatten()
+        [None, Some((self.kernel(), self.launch(m, n, sms)))].into_iter().flatten()
     }
 
     /// Whether the kernel takes an `m × n × k` multiply (shape only; see [`validate`]).
@@ -215,37 +216,6 @@ impl Method {
             | Method::WarpTileEdgeSm90 => m > 0 && n > 0 && k > 0,
         }
     }
-}
-
-/// The stream-K schedule of an `m × n` multiply on a GPU of `sms` multiprocessors: a wave of
-/// one block a multiprocessor (at least one, at most [`SK_MAX_WAVE`]), as many whole waves as
-/// the tiles fill, the rest shared by one row ([`StreamK`]; k plays no part in the grids).
-pub const fn stream_k(m: u32, n: u32, sms: u32) -> StreamK {
-    let wave = if sms == 0 {
-        1
-    } else if sms > SK_MAX_WAVE {
-        SK_MAX_WAVE
-    } else {
-        sms
-    };
-    StreamK::new(m, n, 0, wave)
-}
-
-/// Whether sharing the last wave out ([`Method::WarpTileStreamK`]) beats whole tiles
-/// ([`Method::WarpTileAsync`]) for an `m × n × k` multiply of whole 128 × 256 × 16 tiles on
-/// `sms` multiprocessors, as measured on the H100: more than one wave, the last at most 90%
-/// full (4096²: 512 tiles, 116 of 132 in the last wave; at 2048 × 4096, 124 of 132, it lost
-/// 1%), at least 32 k tiles (with few, cutting a tile costs more than the wave it saves: 4096 ×
-/// 4096 × 48 ran 16% slower), and a grid that fits.
-pub const fn stream_k_pays(m: u32, n: u32, k: u32, sms: u32) -> bool {
-    let sk = stream_k(m, n, sms);
-    let last = sk.tiles % sk.wave;
-    sms == sk.wave
-        && sk.tiles > sk.wave
-        && last != 0
-        && 10 * last <= 9 * sk.wave
-        && k / WARPTILE_ASYNC.bk >= 32
-        && sk.waves < MAX_GRID_Y
 }
 
 /// The dimensions of a validated multiply, as the kernels take them.
@@ -482,7 +452,7 @@ mod tests {
     use crate::buffer::DeviceViewMut;
 
     /// Descriptors of A, B, C with `lens` elements at made-up 256-byte-aligned addresses.
-    fn slices(
+    pub(super) fn slices(
         lens: (usize, usize, usize),
     ) -> (DeviceViewMut<'static, f32>, DeviceViewMut<'static, f32>, DeviceViewMut<'static, f32>) {
         // SAFETY: descriptors only; no planned call is launched.
@@ -496,7 +466,7 @@ mod tests {
     }
 
     /// Every launch of the planned multiply: its kernel, launch and dimensions.
-    fn launches_of(
+    pub(super) fn launches_of(
         method: Method,
         shape: (usize, usize, usize),
         lens: (usize, usize, usize),
@@ -512,7 +482,11 @@ mod tests {
     }
 
     /// The one launch of a single-launch multiply.
-    fn plan_of(method: Method, shape: (usize, usize, usize), lens: (usize, usize, usize)) -> Result<(Launch, Dims)> {
+    pub(super) fn plan_of(
+        method: Method,
+        shape: (usize, usize, usize),
+        lens: (usize, usize, usize),
+    ) -> Result<(Launch, Dims)> {
         let mut launches = launches_of(method, shape, lens)?;
         assert_eq!(launches.len(), 1, "{method:?} plans one launch");
         let (_, launch, dims) = launches.remove(0);
@@ -552,46 +526,7 @@ mod tests {
     }
 
     #[test]
-    fn plan_launches_each_kernel_with_its_geometry() {
-        let (l, d) = plan_of(Method::RegisterBlocked, (256, 384, 8), (2048, 3072, 98304)).unwrap();
-        assert_eq!((l.grid, l.block, l.shared_bytes), ((3, 2), (256, 1), 16384));
-        assert_eq!(d, Dims { m: 256, n: 384, k: 8 });
-        let (l, _) = plan_of(Method::Tiled, (33, 65, 7), (231, 455, 2145)).unwrap();
-        assert_eq!((l.grid, l.block, l.shared_bytes), ((3, 2), (32, 32), 8192));
-        let (l, _) = plan_of(Method::CpAsync, (33, 65, 7), (231, 455, 2145)).unwrap();
-        assert_eq!((l.grid, l.block, l.shared_bytes), ((3, 2), (32, 32), 32768));
-        let (l, _) = plan_of(Method::Naive, (33, 65, 7), (231, 455, 2145)).unwrap();
-        assert_eq!((l.grid, l.block, l.shared_bytes), ((3, 5), (32, 8), 0));
-        let (l, _) = plan_of(Method::WarpTile, (256, 384, 32), (256 * 32, 32 * 384, 256 * 384)).unwrap();
-        assert_eq!((l.grid, l.block, l.shared_bytes), ((3, 2), (256, 1), 2 * 16 * (132 + 128) * 4));
-        let (l, _) = plan_of(Method::WarpTileSmall, (256, 384, 32), (256 * 32, 32 * 384, 256 * 384)).unwrap();
-        assert_eq!((l.grid, l.block, l.shared_bytes), ((3, 4), (128, 1), 2 * 16 * (68 + 128) * 4));
-        let (l, _) = plan_of(Method::WarpTileAsync, (256, 512, 32), (256 * 32, 32 * 512, 256 * 512)).unwrap();
-        assert_eq!((l.grid, l.block, l.shared_bytes), ((2, 2), (256, 1), 3 * 16 * (132 + 256) * 4));
-        let (l, _) = plan_of(Method::WarpTileEdge, (33, 129, 7), (231, 903, 33 * 129)).unwrap();
-        assert_eq!((l.grid, l.block), ((2, 1), (256, 1)));
-        // Stream-K on 132 SMs: 4096 x 4096 is 512 tiles, 3 whole waves through the async kernel,
-        // then the 116 left shared by a row of 132.
-        let ring = 3 * 16 * (132 + 256) * 4;
-        let sk = launches_of(Method::WarpTileStreamK, (4096, 4096, 16), (4096 * 16, 16 * 4096, 4096 * 4096)).unwrap();
-        let grids: Vec<_> = sk.iter().map(|(name, l, _)| (*name, l.grid, l.block, l.shared_bytes)).collect();
-        assert_eq!(
-            grids,
-            [
-                (matmul_warptile_streamk_waves.name(), (132, 3), (256, 1), ring),
-                (matmul_warptile_streamk.name(), (132, 1), (256, 1), ring)
-            ]
-        );
-        // 132 tiles are one whole wave and nothing shared; 90 tiles are all shared.
-        let one = |m: usize, n: usize| {
-            launches_of(Method::WarpTileStreamK, (m, n, 16), (m * 16, 16 * n, m * n))
-                .unwrap()
-                .into_iter()
-                .map(|(name, l, _)| (name, l.grid))
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(one(1536, 2816), [(matmul_warptile_streamk_waves.name(), (132, 1))]);
-        assert_eq!(one(1280, 2304), [(matmul_warptile_streamk.name(), (132, 1))]);
+    fn every_method_plans_a_full_band_in_one_grid() {
         for method in Method::ALL {
             let m = method.band_rows() as usize;
             let (n, k) = if method.whole_tiles_only() { (256, 16) } else { (1, 8) };
@@ -601,36 +536,6 @@ mod tests {
             assert_eq!(launches.iter().map(|(_, l, _)| l.grid.1).collect::<Vec<_>>(), rows, "{method:?}");
             assert!(launches.iter().all(|(_, l, _)| l.check_limits().is_ok()));
         }
-    }
-
-    #[test]
-    fn register_blocked_plan_checks_alignment() {
-        // SAFETY: descriptors only.
-        let (a, b, mut c) = unsafe {
-            (
-                DeviceViewMut::<f32>::stand_in(0x1000, 128 * 8),
-                DeviceViewMut::<f32>::stand_in(0x2004, 8 * 128),
-                DeviceViewMut::<f32>::stand_in(0x4000, 128 * 128),
-            )
-        };
-        let plan = |method, a, b, c: &mut _, shape| plan(method, a, b, c, shape, 132, |_| Ok(()));
-        let err = plan(Method::RegisterBlocked, &a, &b, &mut c, (128, 128, 8)).unwrap_err();
-        assert_eq!(err, Error::Misaligned { what: "matmul B", address: 0x2004, align: 16 });
-        // The tiled kernels load floats one by one: any 4-byte alignment will do.
-        assert!(plan(Method::Prefetch, &a, &b, &mut c, (128, 128, 8)).is_ok());
-        assert!(plan(Method::WarpTileEdge, &a, &b, &mut c, (128, 128, 8)).is_ok());
-        assert_eq!(choose(&a, &b, &c, (128, 128, 8), 132, false), Method::WarpTileEdge);
-        // SAFETY: descriptors only.
-        let (a, b, mut c) = unsafe {
-            (
-                DeviceViewMut::<f32>::stand_in(0x1000, 128 * 16),
-                DeviceViewMut::<f32>::stand_in(0x2004, 16 * 128),
-                DeviceViewMut::<f32>::stand_in(0x4000, 128 * 128),
-            )
-        };
-        let err = plan(Method::WarpTile, &a, &b, &mut c, (128, 128, 16)).unwrap_err();
-        assert_eq!(err, Error::Misaligned { what: "matmul B", address: 0x2004, align: 16 });
-        assert_eq!(choose(&a, &b, &c, (128, 128, 16), 132, false), Method::WarpTileEdge);
     }
 
     #[test]
@@ -696,27 +601,6 @@ mod tests {
             Ok(())
         });
         assert!(matches!(err, Err(Error::LengthMismatch { what: "matmul C", .. })) && !called);
-    }
-
-    #[test]
-    fn register_blocked_bands_keep_whole_tiles() {
-        assert_eq!(Method::RegisterBlocked.band_rows() % BM, 0);
-        let band = Method::RegisterBlocked.band_rows() as usize;
-        let (m, n, k) = (band + 2 * BM as usize, 128, 8);
-        let (a, b, mut c) = slices((m * k, k * n, m * n));
-        let mut rows_seen = Vec::new();
-        plan_bands(Method::RegisterBlocked, &a, &b, &mut c, (m, n, k), 132, |rows, call| {
-            assert_eq!(call.launch().grid.1 as usize * BM as usize, rows.len());
-            rows_seen.push(rows);
-            Ok(())
-        })
-        .unwrap();
-        assert_eq!(rows_seen, [0..band, band..m]);
-        // k = 8 is whole register-blocked tiles but not warp-tiled ones (k a multiple of 16).
-        assert_eq!(choose(&a, &b, &c, (m, n, k), 132, true), Method::WarpTileEdgeSm90);
-        assert_eq!(choose(&a, &b, &c, (m, n, k), 132, false), Method::WarpTileEdge);
-        let (a, b, c) = slices((m * 16, 16 * n, m * n));
-        assert_eq!(choose(&a, &b, &c, (m, n, 16), 132, false), Method::WarpTile);
     }
 
     #[test]

@@ -1,0 +1,30 @@
+//! Stage 7, async_ring (Hopper): 8 × 16 outputs a thread in 128 × 256 tiles, a `cp.async` ring.
+//! 6 shared loads per 128 FMAs (was 4 per 64), no tile in registers; one block an SM, not two.
+//!
+//! The host side: the `cp.async` warp-tiled kernel's launch (`stream_k`'s blocks too).
+
+use crate::launch::Launch;
+use coalesce_kernels::matmul::{WARPTILE_ASYNC, WTA_STAGES, WTA_THREADS};
+
+/// A block a `WARPTILE_ASYNC` tile of C (whole tiles only), `WTA_THREADS` threads, its
+/// `WTA_STAGES`-stage ring as shared memory (past the default: opted in at launch).
+pub(super) const fn launch(m: u32, n: u32) -> Launch {
+    Launch {
+        grid: WARPTILE_ASYNC.grid(m, n),
+        block: (WTA_THREADS, 1),
+        shared_bytes: WARPTILE_ASYNC.ring_bytes(WTA_STAGES),
+        cluster: 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::matmul::tests::plan_of;
+    use crate::matmul::*;
+
+    #[test]
+    fn async_ring_plans_a_block_a_tile_with_its_ring() {
+        let (l, _) = plan_of(Method::WarpTileAsync, (256, 512, 32), (256 * 32, 32 * 512, 256 * 512)).unwrap();
+        assert_eq!((l.grid, l.block, l.shared_bytes), ((2, 2), (256, 1), 3 * 16 * (132 + 256) * 4));
+    }
+}

@@ -1,0 +1,24 @@
+//! Stage 4, cp_async (Hopper): `prefetch`'s tiles go global → shared through a 4-stage ring.
+//! Same bytes, 1/4 of the requests where rows are aligned; 1 barrier a tile; 32 KiB shared, not 8.
+//!
+//! The host side: the `cp.async` tiled kernel's launch.
+
+use crate::launch::Launch;
+use coalesce_kernels::matmul::{MM_SHARED_BYTES, TILE, tiled_grid};
+
+/// `tiled`'s blocks, with the `MM_STAGES`-stage ring as their shared memory.
+pub(super) const fn launch(m: u32, n: u32) -> Launch {
+    Launch { grid: tiled_grid(m, n), block: (TILE, TILE), shared_bytes: MM_SHARED_BYTES, cluster: 1 }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::matmul::tests::plan_of;
+    use crate::matmul::*;
+
+    #[test]
+    fn cp_async_plans_tiled_blocks_with_a_ring() {
+        let (l, _) = plan_of(Method::CpAsync, (33, 65, 7), (231, 455, 2145)).unwrap();
+        assert_eq!((l.grid, l.block, l.shared_bytes), ((3, 2), (32, 32), 32768));
+    }
+}

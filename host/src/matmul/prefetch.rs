@@ -1,0 +1,24 @@
+//! Stage 3, prefetch: `tiled` with the next tile's global loads issued into registers first.
+//! The same transactions; their latency overlaps the FMAs, for two more registers a thread.
+//!
+//! The host side: `tiled`'s launch, unchanged.
+
+use crate::launch::Launch;
+
+/// [`super::tiled::launch`]: the prefetch changes the order of the loads, not the blocks.
+pub(super) const fn launch(m: u32, n: u32) -> Launch {
+    super::tiled::launch(m, n)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::matmul::tests::plan_of;
+    use crate::matmul::*;
+
+    #[test]
+    fn prefetch_plans_the_tiled_launch() {
+        for (shape, lens) in [((33, 65, 7), (231, 455, 2145)), ((128, 128, 8), (1024, 1024, 16384))] {
+            assert_eq!(plan_of(Method::Prefetch, shape, lens).unwrap(), plan_of(Method::Tiled, shape, lens).unwrap());
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! Stage 5, regblock: each thread computes 8 × 8 outputs of a 128 × 128 tile from 16-byte loads.
+//! Per k step 4 `ld.shared.v4` feed 64 FMAs: a 16:1 flop-to-shared-load ratio instead of 2:1.
+//!
+//! The host side: the register-blocked kernel's launch (whole tiles only:
+//! [`Method::supports`](super::Method::supports)).
+
+use crate::launch::Launch;
+use coalesce_kernels::matmul::{RB_SHARED_FLOATS, RB_THREADS, regblock_grid};
+
+/// Exactly the `BM × BN` tiles of C, `RB_THREADS` threads and two shared stages a block.
+pub(super) const fn launch(m: u32, n: u32) -> Launch {
+    Launch { grid: regblock_grid(m, n), block: (RB_THREADS, 1), shared_bytes: RB_SHARED_FLOATS * 4, cluster: 1 }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::buffer::DeviceViewMut;
+    use crate::matmul::tests::{plan_of, slices};
+    use crate::matmul::*;
+
+    #[test]
+    fn register_blocked_plans_exactly_its_tiles() {
+        let (l, d) = plan_of(Method::RegisterBlocked, (256, 384, 8), (2048, 3072, 98304)).unwrap();
+        assert_eq!((l.grid, l.block, l.shared_bytes), ((3, 2), (256, 1), 16384));
+        assert_eq!(d, Dims { m: 256, n: 384, k: 8 });
+    }
+
+    #[test]
+    fn register_blocked_plan_checks_alignment() {
+        // SAFETY: descriptors only.
+        let (a, b, mut c) = unsafe {
+            (
+                DeviceViewMut::<f32>::stand_in(0x1000, 128 * 8),
+                DeviceViewMut::<f32>::stand_in(0x2004, 8 * 128),
+                DeviceViewMut::<f32>::stand_in(0x4000, 128 * 128),
+            )
+        };
+        let plan = |method, a, b, c: &mut _, shape| plan(method, a, b, c, shape, 132, |_| Ok(()));
+        let err = plan(Method::RegisterBlocked, &a, &b, &mut c, (128, 128, 8)).unwrap_err();
+        assert_eq!(err, Error::Misaligned { what: "matmul B", address: 0x2004, align: 16 });
+        // The tiled kernels load floats one by one: any 4-byte alignment will do.
+        assert!(plan(Method::Prefetch, &a, &b, &mut c, (128, 128, 8)).is_ok());
+        assert!(plan(Method::WarpTileEdge, &a, &b, &mut c, (128, 128, 8)).is_ok());
+        assert_eq!(choose(&a, &b, &c, (128, 128, 8), 132, false), Method::WarpTileEdge);
+    }
+
+    #[test]
+    fn register_blocked_bands_keep_whole_tiles() {
+        assert_eq!(Method::RegisterBlocked.band_rows() % BM, 0);
+        let band = Method::RegisterBlocked.band_rows() as usize;
+        let (m, n, k) = (band + 2 * BM as usize, 128, 8);
+        let (a, b, mut c) = slices((m * k, k * n, m * n));
+        let mut rows_seen = Vec::new();
+        plan_bands(Method::RegisterBlocked, &a, &b, &mut c, (m, n, k), 132, |rows, call| {
+            assert_eq!(call.launch().grid.1 as usize * BM as usize, rows.len());
+            rows_seen.push(rows);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(rows_seen, [0..band, band..m]);
+        // k = 8 is whole register-blocked tiles but not warp-tiled ones (k a multiple of 16).
+        assert_eq!(choose(&a, &b, &c, (m, n, k), 132, true), Method::WarpTileEdgeSm90);
+        assert_eq!(choose(&a, &b, &c, (m, n, k), 132, false), Method::WarpTileEdge);
+        let (a, b, c) = slices((m * 16, 16 * n, m * n));
+        assert_eq!(choose(&a, &b, &c, (m, n, 16), 132, false), Method::WarpTile);
+    }
+}

@@ -1,0 +1,93 @@
+//! Stage 8, stream_k (Hopper): async_ring's whole waves, then a row of blocks shares the last.
+//! 4096² on 132 SMs: the last wave takes 0.88 of a tile time, not 1; a C tile read + write a cut.
+//!
+//! The host side: the schedule on a GPU of a given size, when it pays, and its two launches.
+
+use super::MatmulSig;
+use crate::launch::{Kernel, Launch};
+use coalesce_kernels::launch::MAX_GRID_Y;
+use coalesce_kernels::matmul::{
+    SK_MAX_WAVE, StreamK, WARPTILE_ASYNC, matmul_warptile_streamk, matmul_warptile_streamk_waves,
+};
+
+/// The stream-K schedule of an `m × n` multiply on a GPU of `sms` multiprocessors: a wave of
+/// one block a multiprocessor (at least one, at most [`SK_MAX_WAVE`]), as many whole waves as
+/// the tiles fill, the rest shared by one row ([`StreamK`]; k plays no part in the grids).
+pub const fn stream_k(m: u32, n: u32, sms: u32) -> StreamK {
+    let wave = if sms == 0 {
+        1
+    } else if sms > SK_MAX_WAVE {
+        SK_MAX_WAVE
+    } else {
+        sms
+    };
+    StreamK::new(m, n, 0, wave)
+}
+
+/// Whether sharing the last wave out
+/// ([`Method::WarpTileStreamK`](crate::matmul::Method::WarpTileStreamK)) beats whole tiles
+/// ([`Method::WarpTileAsync`](crate::matmul::Method::WarpTileAsync)) for an `m × n × k`
+/// multiply of whole 128 × 256 × 16 tiles on
+/// `sms` multiprocessors, as measured on the H100: more than one wave, the last at most 90%
+/// full (4096²: 512 tiles, 116 of 132 in the last wave; at 2048 × 4096, 124 of 132, it lost
+/// 1%), at least 32 k tiles (with few, cutting a tile costs more than the wave it saves: 4096 ×
+/// 4096 × 48 ran 16% slower), and a grid that fits.
+pub const fn stream_k_pays(m: u32, n: u32, k: u32, sms: u32) -> bool {
+    let sk = stream_k(m, n, sms);
+    let last = sk.tiles % sk.wave;
+    sms == sk.wave
+        && sk.tiles > sk.wave
+        && last != 0
+        && 10 * last <= 9 * sk.wave
+        && k / WARPTILE_ASYNC.bk >= 32
+        && sk.waves < MAX_GRID_Y
+}
+
+/// The shared row's launch: `async_ring`'s blocks on [`StreamK::row_grid`], one block a
+/// multiprocessor.
+pub(super) const fn launch(m: u32, n: u32, sms: u32) -> Launch {
+    Launch { grid: stream_k(m, n, sms).row_grid(), ..super::async_ring::launch(m, n) }
+}
+
+/// The whole waves (`matmul_warptile_streamk_waves` on [`StreamK::whole_grid`]), then the
+/// shared row ([`launch`]), each left out where it has no tile.
+pub(super) fn launches(m: u32, n: u32, sms: u32) -> [Option<(Kernel<MatmulSig>, Launch)>; 2] {
+    // Planned on every launch of a multiply: two slots on the stack, no allocation.
+    let sk = stream_k(m, n, sms);
+    let row = launch(m, n, sms);
+    let whole = (matmul_warptile_streamk_waves, Launch { grid: sk.whole_grid(), ..row });
+    [(sk.waves > 0).then_some(whole), (sk.sk_tiles() > 0).then_some((matmul_warptile_streamk, row))]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matmul::tests::launches_of;
+    use crate::matmul::*;
+
+    #[test]
+    fn stream_k_plans_whole_waves_then_a_shared_row() {
+        // Stream-K on 132 SMs: 4096 x 4096 is 512 tiles, 3 whole waves through the async kernel,
+        // then the 116 left shared by a row of 132.
+        let ring = 3 * 16 * (132 + 256) * 4;
+        let sk = launches_of(Method::WarpTileStreamK, (4096, 4096, 16), (4096 * 16, 16 * 4096, 4096 * 4096)).unwrap();
+        let grids: Vec<_> = sk.iter().map(|(name, l, _)| (*name, l.grid, l.block, l.shared_bytes)).collect();
+        assert_eq!(
+            grids,
+            [
+                (matmul_warptile_streamk_waves.name(), (132, 3), (256, 1), ring),
+                (matmul_warptile_streamk.name(), (132, 1), (256, 1), ring)
+            ]
+        );
+        // 132 tiles are one whole wave and nothing shared; 90 tiles are all shared.
+        let one = |m: usize, n: usize| {
+            launches_of(Method::WarpTileStreamK, (m, n, 16), (m * 16, 16 * n, m * n))
+                .unwrap()
+                .into_iter()
+                .map(|(name, l, _)| (name, l.grid))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(one(1536, 2816), [(matmul_warptile_streamk_waves.name(), (132, 1))]);
+        assert_eq!(one(1280, 2304), [(matmul_warptile_streamk.name(), (132, 1))]);
+    }
+}

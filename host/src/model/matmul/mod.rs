@@ -1,0 +1,237 @@
+//! Replays of the matrix multiplies in `kernels-gpu/src/matmul/`.
+//!
+//! One file a stage, as the kernels' (teaching order: `naive`, `tiled`, `prefetch`, `cp_async`,
+//! `regblock`, `warptile`, `async_ring`, `stream_k`), each replaying its kernels from their SASS
+//! (sm_90; the Hopper kernels from the Hopper module, the rest from the main one) and saying
+//! what that SASS is; this module dispatches a launch to its stage and holds what they share.
+//!
+//! Uniformity: a 4096³ multiply is 10^11 lane accesses, so each launch is replayed one block
+//! per *class* and the class's count multiplied by its number of blocks. A block's global
+//! addresses are its origin's plus offsets that do not depend on the block, and its shared
+//! addresses do not depend on the block at all; so two blocks with the same number of valid
+//! rows and columns (the guards, and the clamps of the guarded warp-tiled kernel, which clamp to
+//! the block's last valid row or column) and the same origin offsets modulo a sector (the
+//! alignment) make the same requests, sectors and wavefronts. The class key is exactly that.
+//! The DRAM footprint is worked out apart: every thread with a valid `(row, col)` reads row
+//! `row` of A and column `col` of B over all of k and writes `C(row, col)`, so the footprint is
+//! the covered rows of A, the covered columns of B and their product in C (the warp-tiled
+//! kernels' vectors and the clamped rows and columns read inside those too).
+use crate::buffer::DeviceViewMut;
+use std::collections::BTreeMap;
+
+use super::{Buffer, Counts, Model, Warp, block_warps, blocks, fake_slice, lanes_where};
+use crate::error::Result;
+use crate::launch::{Call, Launch};
+use crate::matmul::{MatmulSig, Method, plan};
+use coalesce_kernels::matmul::{
+    BM, BN, NAIVE_BLOCK, StreamK, TILE, WARPTILE_ASYNC, WTA_STAGES, WarpTile, matmul_warptile_streamk_waves,
+    mm_vectors, naive_coords, rb_block_origin, row_major, tiled_coords,
+};
+
+// One file a stage (teaching order in the module docs).
+mod async_ring;
+mod cp_async;
+mod naive;
+mod prefetch;
+mod regblock;
+mod stream_k;
+mod tiled;
+mod warptile;
+
+/// Floats in a sector.
+const SECTOR_FLOATS: u64 = super::SECTOR_BYTES / 4;
+
+/// The buffers and sizes of one launch.
+struct Launched {
+    a: Buffer,
+    b: Buffer,
+    c: Buffer,
+    m: u32,
+    n: u32,
+    k: u32,
+}
+
+/// Counts of a planned matmul launch.
+pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
+    let launch = call.launch();
+    let &(a, b, ref c, m, n, k) = call.args();
+    let kernel = call.kernel();
+    // Stream-K's whole waves are the async kernel, its tiles found by linear block id.
+    let linear = kernel == matmul_warptile_streamk_waves;
+    let method = if linear {
+        Method::WarpTileAsync
+    } else {
+        Method::ALL.into_iter().find(|method| method.kernel() == kernel).expect("a matmul kernel")
+    };
+    let mut model = Model::new();
+    let l =
+        Launched { a: model.buffer(a.address()), b: model.buffer(b.address()), c: model.buffer(c.address()), m, n, k };
+    if method == Method::WarpTileStreamK {
+        let sk = StreamK::new(m, n, k, launch.grid.0);
+        stream_k::stream_k_counts(&mut model, &l, &launch, sk);
+        // The row covers the shared tiles (fewer than its blocks).
+        let origin = |(x, _): (u32, u32)| sk.origin(sk.waves * sk.wave + x % sk.sk_tiles().max(1));
+        footprint(&mut model, &l, &launch, origin, (WARPTILE_ASYNC.bm, WARPTILE_ASYNC.bn));
+        return model.counts();
+    }
+    // Origin `(row, col)` of a block and how many of its rows and columns are inside C.
+    let (block_rows, block_cols) = match method {
+        Method::Naive => (NAIVE_BLOCK.1, NAIVE_BLOCK.0),
+        Method::RegisterBlocked => (BM, BN),
+        Method::WarpTile
+        | Method::WarpTileSm90
+        | Method::WarpTileAsync
+        | Method::WarpTileStreamK
+        | Method::WarpTileSmall
+        | Method::WarpTileEdge
+        | Method::WarpTileEdgeSm90 => {
+            let cfg = warp_tile(method);
+            (cfg.bm, cfg.bn)
+        }
+        Method::Tiled | Method::Prefetch | Method::CpAsync => (TILE, TILE),
+    };
+    let origin = |(bx, by): (u32, u32)| match method {
+        Method::Naive => naive_coords(bx, by, 0, 0),
+        Method::RegisterBlocked => rb_block_origin(bx, by),
+        Method::WarpTileAsync => async_ring::async_origin(&launch, n, (bx, by), linear),
+        Method::WarpTile
+        | Method::WarpTileSm90
+        | Method::WarpTileStreamK
+        | Method::WarpTileSmall
+        | Method::WarpTileEdge
+        | Method::WarpTileEdgeSm90 => warp_tile(method).block_origin(bx, by),
+        Method::Tiled | Method::Prefetch | Method::CpAsync => tiled_coords(bx, by, 0, 0),
+    };
+    // The cp.async kernel's copy width: the same for every block.
+    let vectors = mm_vectors(n, k, a.address(), b.address());
+    let residue = |x: u64| x % SECTOR_FLOATS;
+    let key = |block: (u32, u32)| {
+        let (r0, c0) = origin(block);
+        let rows = m.min(r0.saturating_add(block_rows)).saturating_sub(r0);
+        let cols = n.min(c0.saturating_add(block_cols)).saturating_sub(c0);
+        let (r0, c0) = (u64::from(r0), u64::from(c0));
+        (rows, cols, residue(row_major(r0, 0, k.into())), residue(c0), residue(row_major(r0, c0, n.into())))
+    };
+    let mut classes: BTreeMap<_, ((u32, u32), u64)> = BTreeMap::new();
+    for block in blocks(&launch) {
+        classes.entry(key(block)).or_insert((block, 0)).1 += 1;
+    }
+    for (block, count) in classes.into_values() {
+        let mut one = Model::instructions_only();
+        let lb =
+            Launched { a: one.buffer(a.address()), b: one.buffer(b.address()), c: one.buffer(c.address()), m, n, k };
+        for w in block_warps(&launch, block) {
+            match method {
+                Method::Naive => naive::naive_warp(&mut one, &lb, &w),
+                Method::RegisterBlocked => regblock::regblock_warp(&mut one, &lb, &launch, &w),
+                Method::CpAsync => cp_async::cp_async_warp(&mut one, &lb, &w, vectors),
+                Method::WarpTile
+                | Method::WarpTileSm90
+                | Method::WarpTileSmall
+                | Method::WarpTileEdge
+                | Method::WarpTileEdgeSm90 => {
+                    // Guarded: the warp-tiled kernels that do not need whole tiles.
+                    warptile::warptile_warp(&mut one, &lb, &w, warp_tile(method), !method.whole_tiles_only())
+                }
+                Method::WarpTileAsync => {
+                    let origin = async_ring::async_origin(&launch, n, w.block, linear);
+                    async_ring::warptile_async_warp(&mut one, &lb, &w, origin, WTA_STAGES)
+                }
+                Method::WarpTileStreamK => unreachable!("counted by stream_k_counts above"),
+                Method::Tiled => tiled::tiled_warp(&mut one, &lb, &w),
+                Method::Prefetch => prefetch::prefetch_warp(&mut one, &lb, &w),
+            }
+        }
+        model.add(&one.counts().repeated(count));
+    }
+    footprint(&mut model, &l, &launch, origin, (block_rows, block_cols));
+    model.counts()
+}
+
+/// The shape of a warp-tiled method.
+fn warp_tile(method: Method) -> WarpTile {
+    method.warp_tile().expect("a warp-tiled method")
+}
+
+/// Marks the DRAM footprint (see the module docs): covered rows and columns, from the blocks'
+/// origins and sizes clipped to C.
+fn footprint(
+    model: &mut Model,
+    l: &Launched,
+    launch: &Launch,
+    origin: impl Fn((u32, u32)) -> (u32, u32),
+    (block_rows, block_cols): (u32, u32),
+) {
+    let (n, k) = (u64::from(l.n), u64::from(l.k));
+    let mut rows = vec![false; l.m as usize];
+    let mut cols = vec![false; l.n as usize];
+    for block in blocks(launch) {
+        let (r0, c0) = origin(block);
+        for r in r0..l.m.min(r0.saturating_add(block_rows)) {
+            rows[r as usize] = true;
+        }
+        for c in c0..l.n.min(c0.saturating_add(block_cols)) {
+            cols[c as usize] = true;
+        }
+    }
+    let runs = |covered: &[bool]| {
+        let mut out = Vec::new();
+        let mut start = None;
+        for (i, &on) in covered.iter().chain([false].iter()).enumerate() {
+            match (on, start) {
+                (true, None) => start = Some(i as u64),
+                (false, Some(s)) => {
+                    out.push((s, i as u64 - s));
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        out
+    };
+    let (row_runs, col_runs) = (runs(&rows), runs(&cols));
+    for &(r, len) in &row_runs {
+        model.footprint_read(l.a, 4 * row_major(r, 0, k), 4 * len * k);
+        for rr in r..r + len {
+            for &(c, width) in &col_runs {
+                model.footprint_write(l.c, 4 * row_major(rr, c, n), 4 * width);
+            }
+        }
+    }
+    if !row_runs.is_empty() {
+        for i in 0..k {
+            for &(c, width) in &col_runs {
+                model.footprint_read(l.b, 4 * row_major(i, c, n), 4 * width);
+            }
+        }
+    }
+}
+
+/// The one-output-a-thread kernels' 4-byte `STG.E` of C: the lanes whose `rc(lane)` (row, col)
+/// lies inside C store it.
+fn store_c(model: &mut Model, l: &Launched, w: &Warp, rc: impl Fn(u32) -> (u32, u32)) {
+    let inside = |lane| {
+        let (r, c) = rc(lane);
+        r < l.m && c < l.n
+    };
+    model.store(l.c, 4, lanes_where(w.lanes, inside), |lane| {
+        let (r, c) = rc(lane);
+        4 * row_major(r.into(), c.into(), l.n.into())
+    });
+}
+
+/// The `m × n × k` multiply with `method`, one band (at most `method.band_rows()` rows): what
+/// Nsight Compute counts for its launches together (stream-K's two summed), every method
+/// replayed from its SASS (module docs). Errors as [`plan`] (a whole-tiles-only method refuses
+/// other shapes).
+pub fn run(method: Method, (m, n, k): (usize, usize, usize), sms: u32) -> Result<Counts> {
+    let a: DeviceViewMut<'static, f32> = fake_slice(0, m * k);
+    let b: DeviceViewMut<'static, f32> = fake_slice(1, k * n);
+    let mut c: DeviceViewMut<'static, f32> = fake_slice(2, m * n);
+    let mut total = Counts::default();
+    plan(method, &a, &b, &mut c, (m, n, k), sms, |call| {
+        total = total.plus(&matmul(&call));
+        Ok(())
+    })?;
+    Ok(total)
+}
