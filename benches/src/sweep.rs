@@ -11,8 +11,8 @@ use std::io::Write;
 use coalesce::util::Fill;
 use coalesce::{DeviceBuffer, Gpu, Result, coalescing, matmul, reduce, transpose};
 
-use crate::report::SweepRow;
 use crate::workload::random_buffer;
+use serde::{Deserialize, Serialize};
 
 /// log2 of the element counts of the memory-bound entries: 2^10, 2^12, ..., 2^30 (even powers,
 /// so the square transpose's side and the 1:4 transpose's rows are whole powers of two).
@@ -210,5 +210,37 @@ mod tests {
         assert_eq!(sizes("matmul").len(), 8);
         assert_eq!(sizes("sum").first().copied(), Some(1 << 10));
         assert_eq!(sizes("sum").last().copied(), Some(1 << 30));
+    }
+}
+
+/// One entry point at one size in the cost curve.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepRow {
+    /// The curve: `copy`, `sum`, `transpose` (square), `transpose_1x4` (rows:cols = 1:4) or
+    /// `matmul` (square).
+    pub entry: String,
+    /// What was timed, e.g. `coalescing::copy`, `gpu.memcpy`, `reduce::sum`, `reduce::sum_to`.
+    pub implementation: String,
+    /// The shape: elements (`1048576`), `ROWSxCOLS` for the transposes, `MxNxK` for matmul.
+    pub shape: String,
+    /// The size on the curve's x axis: elements of the input, or the side of the matmul.
+    pub n: u64,
+    /// Median time of one call, microseconds (host launch cost included: back-to-back calls).
+    pub median_us: f64,
+    /// Bytes the call must move, counted once (copy 8n, sum 4n, transpose 8n; matmul 0).
+    pub bytes: u64,
+    /// Floating-point operations (matmul 2mnk, else 0).
+    pub flops: u64,
+}
+
+impl SweepRow {
+    /// Effective bandwidth in GB/s of the bytes counted once.
+    pub fn gbps(&self) -> f64 {
+        self.bytes as f64 / (self.median_us * 1e-6) / 1e9
+    }
+
+    /// TFLOP/s; 0 for memory-bound entries.
+    pub fn tflops(&self) -> f64 {
+        self.flops as f64 / (self.median_us * 1e-6) / 1e12
     }
 }

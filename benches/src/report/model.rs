@@ -4,6 +4,8 @@
 //! is computed from these fields (never typed in by hand) and a report can be re-rendered later.
 use serde::{Deserialize, Serialize};
 
+pub use crate::sweep::SweepRow;
+
 /// One run of the report binary on one GPU.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
@@ -41,38 +43,6 @@ pub struct Skipped {
     pub run: String,
     /// The library's error, e.g. `no peer device: the driver reports 1 device(s); ...`.
     pub reason: String,
-}
-
-/// One entry point at one size in the cost curve.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SweepRow {
-    /// The curve: `copy`, `sum`, `transpose` (square), `transpose_1x4` (rows:cols = 1:4) or
-    /// `matmul` (square).
-    pub entry: String,
-    /// What was timed, e.g. `coalescing::copy`, `gpu.memcpy`, `reduce::sum`, `reduce::sum_to`.
-    pub implementation: String,
-    /// The shape: elements (`1048576`), `ROWSxCOLS` for the transposes, `MxNxK` for matmul.
-    pub shape: String,
-    /// The size on the curve's x axis: elements of the input, or the side of the matmul.
-    pub n: u64,
-    /// Median time of one call, microseconds (host launch cost included: back-to-back calls).
-    pub median_us: f64,
-    /// Bytes the call must move, counted once (copy 8n, sum 4n, transpose 8n; matmul 0).
-    pub bytes: u64,
-    /// Floating-point operations (matmul 2mnk, else 0).
-    pub flops: u64,
-}
-
-impl SweepRow {
-    /// Effective bandwidth in GB/s of the bytes counted once.
-    pub fn gbps(&self) -> f64 {
-        self.bytes as f64 / (self.median_us * 1e-6) / 1e9
-    }
-
-    /// TFLOP/s; 0 for memory-bound entries.
-    pub fn tflops(&self) -> f64 {
-        self.flops as f64 / (self.median_us * 1e-6) / 1e12
-    }
 }
 
 /// `peers.json`, as `peers.py` writes it.
