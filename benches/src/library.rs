@@ -3,6 +3,7 @@
 //! and the handle from several threads, two handles on one device, and a buffer that outlives
 //! its handle. Every output buffer is poisoned around the view written, and every element of
 //! it, inside the view and out, is compared with the CPU.
+use coalesce::coalescing::AsyncCopy;
 use coalesce::{DeviceRead, Error, Gpu, coalescing, matmul, reduce, transpose};
 
 use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, close, same_bits};
@@ -349,7 +350,30 @@ fn cross_device(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
         &written.to_vec()?,
         &expected_around(1, &input[1..], 0),
     )?;
+    // The Hopper module's bulk copy over the other device's memory: refused, nothing written.
+    let hopper = match gpu.supports(coalesce::kernels::coalescing::coalescing_bulk) {
+        Ok(()) => {
+            let mut untouched = gpu.poisoned::<f32>(n - 7, POISON_BITS)?;
+            match coalescing::copy_async(gpu, AsyncCopy::Bulk, &remote.slice(..n - 7)?, &mut untouched, 1) {
+                Err(Error::Unsupported(_)) => {}
+                other => {
+                    return Err(CheckError::Unexpected {
+                        what: format!("the bulk copy on device {here} reading device {there}"),
+                        expected: "Unsupported".into(),
+                        got: format!("{other:?}"),
+                    });
+                }
+            }
+            same_bits(
+                "output of the refused bulk copy",
+                &untouched.to_vec()?,
+                &vec![f32::from_bits(POISON_BITS); n - 7],
+            )?;
+            ", the Hopper module's bulk copy across refused"
+        }
+        Err(_) => "",
+    };
     Ok(format!(
-        "devices {here} and {there}: unmapped launch refused, peer copies both ways, kernels reading and writing across"
+        "devices {here} and {there}: unmapped launch refused, peer copies both ways, kernels reading and writing across{hopper}"
     ))
 }

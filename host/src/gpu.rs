@@ -261,7 +261,9 @@ impl Gpu {
     }
 
     /// Maps `peer`'s memory into this device's context, so this handle's kernels may read and
-    /// write `peer`'s buffers (over NVLink or PCIe) and [`Gpu::launch`] accepts them. A launch
+    /// write `peer`'s buffers (over NVLink or PCIe) and [`Gpu::launch`] accepts them (the base
+    /// module's kernels; the Hopper module's TMA, bulk-copy and cluster kernels are refused with
+    /// [`Error::Unsupported`] over another device's memory). A launch
     /// over another device's memory returns only when the kernel has finished: the other
     /// device's `cuMemFree` would not wait for this device's stream. Mapping is one-way (call it
     /// on `peer` for the other direction) and lasts as long as this handle; the same device, or
@@ -362,6 +364,16 @@ impl Gpu {
         let mut remote = false;
         for device in Sig::devices(call.args()) {
             remote |= self.check_device("a kernel argument", device)?;
+        }
+        if remote && call.kernel().module() == PtxModule::Hopper {
+            // The Hopper module's kernels move memory with the TMA, bulk copies and clusters,
+            // none of which has been run over another device's memory here: refused rather than
+            // risk a fault that would end the context.
+            return Err(Error::Unsupported(format!(
+                "{} (Hopper module) over another device's memory: only the base module's kernels \
+                 run across devices",
+                call.kernel().name()
+            )));
         }
         bind(&self.context)?;
         let function = self.function(call.kernel())?;
