@@ -32,15 +32,6 @@ pub enum AccessOrder {
 const PER_THREAD: Param =
     Param { name: "per_thread", sweep: &[1, 2, 4, 8, 16, 32, 64, 128], check: &[1, 3, 8, 128], labels: None };
 
-/// The access-order variants, one row each, in teaching order.
-#[rustfmt::skip]
-const VARIANTS: &[Row<AccessOrder>] = &[
-    one_d(Order::Chunked, "each thread walks its own contiguous chunk: lanes 4*per_thread bytes apart").swept(PER_THREAD),
-    one_d(Order::Interleaved, "threads interleave: each step the warp reads 128 contiguous bytes").swept(PER_THREAD),
-    two_d(Lanes::AlongX, "2-D block, lanes along a row: 4 sectors a warp"),
-    two_d(Lanes::AlongY, "2-D block, lanes down a column: 32 sectors a warp"),
-];
-
 impl Family for AccessOrder {
     const NAME: &'static str = "access_order";
     const ROWS: &'static [Row<Self>] = VARIANTS;
@@ -105,12 +96,21 @@ impl Family for AccessOrder {
     }
 }
 
+/// The access-order variants, one row each, in teaching order.
+#[rustfmt::skip]
+const VARIANTS: &[Row<AccessOrder>] = &[
+    one_d(Order::Chunked, "each thread walks its own contiguous chunk: lanes 4*per_thread bytes apart").swept(PER_THREAD),
+    one_d(Order::Interleaved, "threads interleave: each step the warp reads 128 contiguous bytes").swept(PER_THREAD),
+    two_d(Lanes::AlongX, "2-D block, lanes along a row: 4 sectors a warp"),
+    two_d(Lanes::AlongY, "2-D block, lanes down a column: 32 sectors a warp"),
+];
+
 /// A library 1-D order's row: it launches the order's kernel, and is named after it.
 const fn one_d(order: Order, summary: &'static str) -> Row<AccessOrder> {
-    Row::by_kernel(AccessOrder::OneD(order), summary, order.kernel().name())
+    Row::by_kernel(AccessOrder::OneD(order), summary, order.kernel())
 }
 
 /// A library 2-D lane layout's row: it launches the layout's kernel, and is named after it.
 const fn two_d(lanes: Lanes, summary: &'static str) -> Row<AccessOrder> {
-    Row::by_kernel(AccessOrder::TwoD(lanes), summary, lanes.kernel().name())
+    Row::by_kernel(AccessOrder::TwoD(lanes), summary, lanes.kernel())
 }

@@ -22,15 +22,6 @@ pub enum Bank {
 const STRIDES: [u32; MAX_STRIDE as usize] = range(1);
 const STRIDE: Param = Param { name: "stride", sweep: &STRIDES, check: &[1, 2, 3, 8, 16, 31, 32], labels: None };
 
-/// The bank-conflict variants, one row each, in teaching order.
-#[rustfmt::skip]
-const VARIANTS: &[Row<Bank>] = &[
-    tile(Tile::Rows, "32x32 tile read along rows: one bank per lane, conflict-free"),
-    tile(Tile::Cols, "32x32 tile read down columns: all lanes in one bank, 32-way conflict"),
-    tile(Tile::ColsPadded, "32x33 (padded) tile read down columns: conflict-free again"),
-    Row::new(Bank::Stride, "stride", "lane l reads word l*stride: gcd(stride, 32)-way conflict", &[bank_stride.name()]).swept(STRIDE),
-];
-
 impl Family for Bank {
     const NAME: &'static str = "bank";
     const ROWS: &'static [Row<Self>] = VARIANTS;
@@ -65,6 +56,20 @@ impl Family for Bank {
     }
 }
 
+/// The bank-conflict variants, one row each, in teaching order.
+#[rustfmt::skip]
+const VARIANTS: &[Row<Bank>] = &[
+    tile(Tile::Rows, "32x32 tile read along rows: one bank per lane, conflict-free"),
+    tile(Tile::Cols, "32x32 tile read down columns: all lanes in one bank, 32-way conflict"),
+    tile(Tile::ColsPadded, "32x33 (padded) tile read down columns: conflict-free again"),
+    Row::new(Bank::Stride, "stride", "lane l reads word l*stride: gcd(stride, 32)-way conflict").launches(bank_stride).swept(STRIDE),
+];
+
+/// A library tile read's row: it launches the tile's kernel, and is named after it.
+const fn tile(tile: Tile, summary: &'static str) -> Row<Bank> {
+    Row::by_kernel(Bank::Tile(tile), summary, tile.kernel())
+}
+
 impl Bank {
     /// The library's pattern for this variant at parameter `value` (the stride; else unused).
     fn pattern(self, value: u32) -> Pattern {
@@ -73,9 +78,4 @@ impl Bank {
             Bank::Stride => Pattern::Stride(value),
         }
     }
-}
-
-/// A library tile read's row: it launches the tile's kernel, and is named after it.
-const fn tile(tile: Tile, summary: &'static str) -> Row<Bank> {
-    Row::by_kernel(Bank::Tile(tile), summary, tile.kernel().name())
 }

@@ -118,30 +118,11 @@ const fn offset_pair(value: u32) -> (usize, usize) {
     ((value / 10) as usize, (value % 10) as usize)
 }
 
-/// The coalescing variants, one row each, in teaching order.
-#[rustfmt::skip]
-const VARIANTS: &[Row<Coalescing>] = &[
-    Row::new(Coalescing::Offset, "offset", "copy starting `offset` floats in: 4 sectors per warp when offset % 8 == 0, else 5", &[coalescing_offset.name()]).swept(OFFSET),
-    Row::new(Coalescing::Stride, "stride", "copy every `stride`-th float: a warp needs min(32, 4*stride) sectors for 4 useful ones", &[coalescing_stride.name()]).swept(STRIDE),
-    Row::new(Coalescing::OffsetCg, "offset_cg", "offset copy with L2-only ld.global.cg loads: 32-byte sectors, no L1 line fills", &[coalescing_offset_cg.name()]).swept(OFFSET),
-    Row::new(Coalescing::Vec4, "vec4", "16-byte loads/stores, 2 in flight per thread, 8 KiB per block: aims at memcpy", &[coalescing_vec4.name()]).swept(GRID),
-    Row::new(Coalescing::Vec4Stream, "vec4_stream", "vec4 with ld.global.nc loads and st.global.cs streaming stores", &[coalescing_vec4_stream.name()]).swept(GRID),
-    Row::new(Coalescing::CpAsync, "cp_async", "cp.async.cg 16 B into a 4-stage shared ring, stored back with st.global.v4 (sm_90)", &[coalescing_cp_async.name()]).swept(CP_GRID),
-    Row::new(Coalescing::Bulk, "bulk", "TMA cp.async.bulk: one thread moves 16 KiB chunks via shared, mbarrier-completed (sm_90)", &[coalescing_bulk.name()]).swept(BULK_GRID),
-    Row::new(Coalescing::AnyOffset, "any_offset", "vec4 with a peeled head and tail; unequal alignments shift words between lanes (shfl.down): still 16-byte loads and stores", &[coalescing_copy_any.name()]).swept(OFFSET_PAIRS),
-    Row::new(Coalescing::MemcpyAt, "memcpy_at", "cuMemcpyDtoD over the same views as any_offset: the driver's copy at those offsets", &[]).swept(OFFSET_PAIRS),
-];
-
 impl Family for Coalescing {
     const NAME: &'static str = "coalescing";
     const ROWS: &'static [Row<Self>] = VARIANTS;
 
     fn check(self, gpu: &Gpu, rng: &mut Rng, value: u32) -> CheckResult<String> {
-        if let Some(kind) = self.async_copy()
-            && let Err(e) = gpu.supports(kind.kernel())
-        {
-            return Ok(format!("SKIPPED ({e})"));
-        }
         let sizes: Vec<usize> = match self {
             // The largest stride size is capped so the strided buffers stay at 512 MiB.
             Coalescing::Stride => CHECK_SIZES.iter().map(|&n| n.min((1 << 27) / value as usize)).collect(),
@@ -166,9 +147,6 @@ impl Family for Coalescing {
     }
 
     fn bench(self, gpu: &Gpu, value: u32) -> Result<Workload> {
-        if let Some(kind) = self.async_copy() {
-            gpu.supports(kind.kernel())?;
-        }
         let n = if self == Coalescing::Stride { BENCH_STRIDE_N } else { BENCH_N };
         // The offset buffers are sized for the largest offset, so every offset runs on the same data.
         let len = match self {
@@ -200,16 +178,21 @@ impl Family for Coalescing {
     }
 }
 
-impl Coalescing {
-    /// The hardware copy the variant runs, if it is one.
-    const fn async_copy(self) -> Option<AsyncCopy> {
-        match self {
-            Coalescing::CpAsync => Some(AsyncCopy::CpAsync),
-            Coalescing::Bulk => Some(AsyncCopy::Bulk),
-            _ => None,
-        }
-    }
+/// The coalescing variants, one row each, in teaching order.
+#[rustfmt::skip]
+const VARIANTS: &[Row<Coalescing>] = &[
+    Row::new(Coalescing::Offset, "offset", "copy starting `offset` floats in: 4 sectors per warp when offset % 8 == 0, else 5").launches(coalescing_offset).swept(OFFSET),
+    Row::new(Coalescing::Stride, "stride", "copy every `stride`-th float: a warp needs min(32, 4*stride) sectors for 4 useful ones").launches(coalescing_stride).swept(STRIDE),
+    Row::new(Coalescing::OffsetCg, "offset_cg", "offset copy with L2-only ld.global.cg loads: 32-byte sectors, no L1 line fills").launches(coalescing_offset_cg).swept(OFFSET),
+    Row::new(Coalescing::Vec4, "vec4", "16-byte loads/stores, 2 in flight per thread, 8 KiB per block: aims at memcpy").launches(coalescing_vec4).swept(GRID),
+    Row::new(Coalescing::Vec4Stream, "vec4_stream", "vec4 with ld.global.nc loads and st.global.cs streaming stores").launches(coalescing_vec4_stream).swept(GRID),
+    Row::new(Coalescing::CpAsync, "cp_async", "cp.async.cg 16 B into a 4-stage shared ring, stored back with st.global.v4 (sm_90)").launches(coalescing_cp_async).swept(CP_GRID),
+    Row::new(Coalescing::Bulk, "bulk", "TMA cp.async.bulk: one thread moves 16 KiB chunks via shared, mbarrier-completed (sm_90)").launches(coalescing_bulk).swept(BULK_GRID),
+    Row::new(Coalescing::AnyOffset, "any_offset", "vec4 with a peeled head and tail; unequal alignments shift words between lanes (shfl.down): still 16-byte loads and stores").launches(coalescing_copy_any).swept(OFFSET_PAIRS),
+    Row::new(Coalescing::MemcpyAt, "memcpy_at", "cuMemcpyDtoD over the same views as any_offset: the driver's copy at those offsets").swept(OFFSET_PAIRS),
+];
 
+impl Coalescing {
     /// Elements each buffer holds for a copy of `n` at parameter `value`.
     fn buffer_len(self, n: usize, value: u32) -> usize {
         match self {

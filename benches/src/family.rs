@@ -2,8 +2,9 @@
 //! kernels and swept [`Param`]) and the behaviour of [`Family`] (check, bench, model), seen by
 //! everything else as object-safe [`Variant`]s. No family is imported here: each family module
 //! imports this one, and [`crate::registry`] lists the families.
+use coalesce::kernels::kernel::Module;
 use coalesce::model::Counts;
-use coalesce::{Gpu, Result};
+use coalesce::{Gpu, Kernel, Result};
 
 use crate::check::{CheckResult, Rng};
 use crate::workload::Workload;
@@ -55,8 +56,10 @@ pub struct Row<V> {
     pub name: &'static str,
     /// One line: the access pattern and what it costs.
     pub summary: &'static str,
-    /// The PTX entry points it launches ([`Row::kernels`]), the first `launched` of these.
+    /// The entry names ([`Row::kernels`]) and modules of the first `launched` kernels it
+    /// launches, in order.
     kernels: [&'static str; MAX_KERNELS],
+    modules: [Module; MAX_KERNELS],
     launched: usize,
     /// The parameter it is swept over, if any.
     pub param: Option<Param>,
@@ -67,22 +70,26 @@ pub struct Row<V> {
 }
 
 impl<V: Copy> Row<V> {
-    /// A variant without a parameter, launching `kernels` (their entry names, from the typed
-    /// handles), the first of them profiled.
-    pub const fn new(variant: V, name: &'static str, summary: &'static str, kernels: &[&'static str]) -> Self {
-        let mut row = Row { variant, name, summary, kernels: [""; MAX_KERNELS], launched: 0, param: None, profiled: 1 };
-        let mut i = 0;
-        while i < kernels.len() {
-            row = row.and(kernels[i]);
-            i += 1;
+    /// A variant that launches no kernel (a CPU reference, a driver copy) until
+    /// [`Row::launches`] says which, has no parameter, and has its first launch profiled.
+    pub const fn new(variant: V, name: &'static str, summary: &'static str) -> Self {
+        Row {
+            variant,
+            name,
+            summary,
+            kernels: [""; MAX_KERNELS],
+            modules: [Module::Base; MAX_KERNELS],
+            launched: 0,
+            param: None,
+            profiled: 1,
         }
-        row
     }
 
     /// The same variant launching `kernel` too, after the others.
-    pub const fn and(mut self, kernel: &'static str) -> Self {
+    pub const fn launches<Sig>(mut self, kernel: Kernel<Sig>) -> Self {
         assert!(self.launched < MAX_KERNELS, "a variant launches at most MAX_KERNELS kernels");
-        self.kernels[self.launched] = kernel;
+        self.kernels[self.launched] = kernel.name();
+        self.modules[self.launched] = kernel.module();
         self.launched += 1;
         self
     }
@@ -103,13 +110,19 @@ impl<V: Copy> Row<V> {
     pub fn kernels(&self) -> &[&'static str] {
         &self.kernels[..self.launched]
     }
+
+    /// `Ok` where `gpu` can run every kernel it launches; else why not, as the library says it
+    /// (the Hopper module on an older device).
+    pub fn runs_on(&self, gpu: &Gpu) -> Result<()> {
+        (0..self.launched).try_for_each(|i| gpu.module_ready(self.modules[i], self.kernels[i]))
+    }
 }
 
 impl<F: Family> Row<F> {
     /// A variant launching `kernel`, named by it less the family's prefix (`matmul_tiled`:
     /// `tiled`), so it has one name on every side.
-    pub const fn by_kernel(variant: F, summary: &'static str, kernel: &'static str) -> Self {
-        Row::new(variant, unprefixed(F::NAME, kernel), summary, &[kernel])
+    pub const fn by_kernel<Sig>(variant: F, summary: &'static str, kernel: Kernel<Sig>) -> Self {
+        Row::new(variant, unprefixed(F::NAME, kernel.name()), summary).launches(kernel)
     }
 }
 
@@ -140,9 +153,11 @@ pub trait Family: Copy + Sync + 'static {
     /// Every variant's row, in teaching order.
     const ROWS: &'static [Row<Self>];
     /// Runs the variant on fresh random data at the family's edge sizes and compares every
-    /// element with the CPU reference; returns a one-line account of what it checked.
+    /// element with the CPU reference; returns a one-line account of what it checked. Called
+    /// only where the device runs the row's kernels ([`Row::runs_on`]).
     fn check(self, gpu: &Gpu, rng: &mut Rng, value: u32) -> CheckResult<String>;
-    /// Prepares the benchmark workload for one parameter value.
+    /// Prepares the benchmark workload for one parameter value. Called only where the device
+    /// runs the row's kernels.
     fn bench(self, gpu: &Gpu, value: u32) -> Result<Workload>;
     /// What Nsight Compute should count for the launches the ncu step profiles: the first
     /// [`Row::profiled`] launches of the variant's kernels in its benchmark workload (`gpu
@@ -165,9 +180,10 @@ pub trait Variant: Sync {
     fn profiled(&self) -> u32;
     /// See [`Row::param`].
     fn param(&self) -> Option<Param>;
-    /// See [`Family::check`].
+    /// See [`Family::check`]; `SKIPPED (why)` where the device cannot run the variant's kernels.
     fn check(&self, gpu: &Gpu, rng: &mut Rng, value: u32) -> CheckResult<String>;
-    /// See [`Family::bench`].
+    /// See [`Family::bench`]; the library's refusal where the device cannot run the variant's
+    /// kernels.
     fn bench(&self, gpu: &Gpu, value: u32) -> Result<Workload>;
     /// See [`Family::model`].
     fn model(&self, value: u32, sms: u32) -> Result<Option<Counts>>;
@@ -235,9 +251,13 @@ impl<F: Family> Variant for Row<F> {
         self.param
     }
     fn check(&self, gpu: &Gpu, rng: &mut Rng, value: u32) -> CheckResult<String> {
+        if let Err(e) = self.runs_on(gpu) {
+            return Ok(format!("SKIPPED ({e})"));
+        }
         self.variant.check(gpu, rng, value)
     }
     fn bench(&self, gpu: &Gpu, value: u32) -> Result<Workload> {
+        self.runs_on(gpu)?;
         self.variant.bench(gpu, value)
     }
     fn model(&self, value: u32, sms: u32) -> Result<Option<Counts>> {
@@ -259,8 +279,18 @@ pub const fn range<const N: usize>(start: u32) -> [u32; N] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use coalesce::kernels::coalescing::{coalescing_cp_async, coalescing_offset};
     use coalesce::kernels::matmul::matmul_warptile_edge_sm90;
     use coalesce::kernels::transpose::transpose_copy;
+
+    #[test]
+    fn a_row_keeps_its_kernels_in_launch_order_with_their_modules() {
+        let row = Row::new((), "x", "y").launches(coalescing_offset).launches(coalescing_cp_async);
+        assert_eq!(row.kernels(), [coalescing_offset.name(), coalescing_cp_async.name()]);
+        // The second is a Hopper kernel: `runs_on` asks the device for its module.
+        assert_eq!(row.modules, [Module::Base, Module::Hopper]);
+        assert!(Row::new((), "cpu", "y").kernels().is_empty());
+    }
 
     #[test]
     fn a_kernel_less_its_family_prefix_is_the_variant_name() {

@@ -27,15 +27,6 @@ pub enum Layouts {
     Aligned16,
 }
 
-/// The layout variants, one row each, in teaching order.
-#[rustfmt::skip]
-const VARIANTS: &[Row<Layouts>] = &[
-    aos(AosMethod::Element, "float3 AoS: three 4-byte loads per thread at a 12-byte stride"),
-    aos(AosMethod::Staged, "AoS staged through shared memory: 3 coalesced loads, float3 work in shared"),
-    Row::new(Layouts::Soa, "soa", "SoA: x, y, z arrays, every access 128 contiguous bytes a warp", &[layouts_soa.name()]),
-    Row::new(Layouts::Aligned16, "aligned16", "16-byte aligned struct: one 16-byte load per element, 33% padding moved", &[layouts_aligned16.name()]),
-];
-
 impl Family for Layouts {
     const NAME: &'static str = "layouts";
     const ROWS: &'static [Row<Self>] = VARIANTS;
@@ -94,6 +85,20 @@ impl Family for Layouts {
     }
 }
 
+/// The layout variants, one row each, in teaching order.
+#[rustfmt::skip]
+const VARIANTS: &[Row<Layouts>] = &[
+    aos(AosMethod::Element, "float3 AoS: three 4-byte loads per thread at a 12-byte stride"),
+    aos(AosMethod::Staged, "AoS staged through shared memory: 3 coalesced loads, float3 work in shared"),
+    Row::new(Layouts::Soa, "soa", "SoA: x, y, z arrays, every access 128 contiguous bytes a warp").launches(layouts_soa),
+    Row::new(Layouts::Aligned16, "aligned16", "16-byte aligned struct: one 16-byte load per element, 33% padding moved").launches(layouts_aligned16),
+];
+
+/// A library AoS method's row: it launches the method's kernel, and is named after it.
+const fn aos(method: AosMethod, summary: &'static str) -> Row<Layouts> {
+    Row::by_kernel(Layouts::Aos(method), summary, method.kernel())
+}
+
 /// Uploads `input`, runs `launch` into a poisoned output of the same length, and compares the
 /// result bit for bit (every 4-byte word, pads included) with `reference` of each element.
 fn check_elements<T: DeviceCopy + bytemuck::Pod + Default>(
@@ -142,9 +147,4 @@ fn random_elements<T: DeviceCopy + bytemuck::Pod>(gpu: &Gpu, n: usize) -> Result
 fn random_arrays(gpu: &Gpu, n: usize, seed: u32) -> Result<[DeviceBuffer<f32>; 3]> {
     let array = |k| random_buffer(gpu, n, Fill::Unit, seed + k);
     Ok([array(0)?, array(1)?, array(2)?])
-}
-
-/// A library AoS method's row: it launches the method's kernel, and is named after it.
-const fn aos(method: AosMethod, summary: &'static str) -> Row<Layouts> {
-    Row::by_kernel(Layouts::Aos(method), summary, method.kernel().name())
 }

@@ -73,33 +73,12 @@ const WINDOW: usize = 2 * BM as usize;
 /// boundaries only.
 const FULL_COMPARE: usize = 1 << 26;
 
-/// The matmul variants, one row each, in teaching order.
-#[rustfmt::skip]
-const VARIANTS: &[Row<Method>] = &[
-    row(Method::Naive, "one output a thread, operands straight from global memory"),
-    row(Method::Tiled, "32x32 shared-memory tiles, barriers after store and after use"),
-    row(Method::Prefetch, "tiles with the next one loaded into registers during compute"),
-    row(Method::CpAsync, "32x32 tiles through a 4-stage cp.async ring: 3 tiles in flight, 1 barrier a tile (sm_90)"),
-    row(Method::RegisterBlocked, "128x128 block tile, 8x8 per thread, 16-byte shared loads, 2 stages"),
-    row(Method::WarpTile, "warps of 64x32 (lanes 8x4), BK 16, next fragments loaded during the FMAs").swept(SIZE),
-    row(Method::WarpTileSm90, "warptile built for sm_90: next A stored, B loaded at k step 12 of 16 (sm_90)").swept(SIZE),
-    row(Method::WarpTileAsync, "128x256 blocks, 8x16 a thread, 3-stage cp.async ring of k 16, 1 block/SM (sm_90)").swept(SIZE),
-    // Its shared row names it; the whole waves launch first, and the model counts both.
-    row(Method::WarpTileStreamK, "warptile_async over the whole waves by linear block id, then one row shares the rest by k iteration (sm_90)").and(matmul_warptile_streamk_waves.name()).swept(STREAMK_SIZE).profiling(2),
-    row(Method::WarpTileSmall, "warptile on 64x128 blocks of 4 warps, for grids smaller than the GPU").swept(SMALL_SIZE),
-    row(Method::WarpTileEdge, "warptile with guarded single-float loads: any shape (4095, 4097, 4000x4100x4033, 4096)").swept(EDGE_SHAPE),
-    row(Method::WarpTileEdgeSm90, "warptile_edge built for sm_90 with warptile's interleaved lanes: fragment loads pair up (sm_90)").swept(EDGE_SHAPE),
-];
-
 /// The registry's matmul variants are the library's methods themselves, in teaching order.
 impl Family for Method {
     const NAME: &'static str = "matmul";
     const ROWS: &'static [Row<Self>] = VARIANTS;
 
     fn check(self, gpu: &Gpu, rng: &mut Rng, _: u32) -> CheckResult<String> {
-        if let Err(e) = gpu.supports(self.kernel()) {
-            return Ok(format!("SKIPPED ({e})"));
-        }
         let shapes: Vec<(usize, usize, usize)> = match self {
             Method::RegisterBlocked => REGBLOCK_SHAPES.to_vec(),
             Method::WarpTile | Method::WarpTileSm90 => WARPTILE_SHAPES.to_vec(),
@@ -146,7 +125,6 @@ impl Family for Method {
     }
 
     fn bench(self, gpu: &Gpu, value: u32) -> Result<Workload> {
-        gpu.supports(self.kernel())?;
         let (m, n, k) = bench_shape(self, value);
         let a = random_buffer::<f32>(gpu, m * k, Fill::Unit, 8)?;
         let b = random_buffer::<f32>(gpu, k * n, Fill::Unit, 9)?;
@@ -161,6 +139,29 @@ impl Family for Method {
         let shape = bench_shape(self, value);
         coalesce::model::matmul::run(self, shape, sms).map(Some)
     }
+}
+
+/// The matmul variants, one row each, in teaching order.
+#[rustfmt::skip]
+const VARIANTS: &[Row<Method>] = &[
+    row(Method::Naive, "one output a thread, operands straight from global memory"),
+    row(Method::Tiled, "32x32 shared-memory tiles, barriers after store and after use"),
+    row(Method::Prefetch, "tiles with the next one loaded into registers during compute"),
+    row(Method::CpAsync, "32x32 tiles through a 4-stage cp.async ring: 3 tiles in flight, 1 barrier a tile (sm_90)"),
+    row(Method::RegisterBlocked, "128x128 block tile, 8x8 per thread, 16-byte shared loads, 2 stages"),
+    row(Method::WarpTile, "warps of 64x32 (lanes 8x4), BK 16, next fragments loaded during the FMAs").swept(SIZE),
+    row(Method::WarpTileSm90, "warptile built for sm_90: next A stored, B loaded at k step 12 of 16 (sm_90)").swept(SIZE),
+    row(Method::WarpTileAsync, "128x256 blocks, 8x16 a thread, 3-stage cp.async ring of k 16, 1 block/SM (sm_90)").swept(SIZE),
+    // Its shared row names it; the whole waves launch first, and the model counts both.
+    row(Method::WarpTileStreamK, "warptile_async over the whole waves by linear block id, then one row shares the rest by k iteration (sm_90)").launches(matmul_warptile_streamk_waves).swept(STREAMK_SIZE).profiling(2),
+    row(Method::WarpTileSmall, "warptile on 64x128 blocks of 4 warps, for grids smaller than the GPU").swept(SMALL_SIZE),
+    row(Method::WarpTileEdge, "warptile with guarded single-float loads: any shape (4095, 4097, 4000x4100x4033, 4096)").swept(EDGE_SHAPE),
+    row(Method::WarpTileEdgeSm90, "warptile_edge built for sm_90 with warptile's interleaved lanes: fragment loads pair up (sm_90)").swept(EDGE_SHAPE),
+];
+
+/// A method's row: it launches its own kernel, and is named after it.
+const fn row(method: Method, summary: &'static str) -> Row<Method> {
+    Row::by_kernel(method, summary, method.kernel())
 }
 
 /// The shape `(m, n, k)` `method` is benchmarked (and modelled) at for its parameter `value`.
@@ -262,9 +263,4 @@ fn check_banded(method: Method, gpu: &Gpu, rng: &mut Rng) -> CheckResult<String>
         worst = worst.max(close(&format!("banded {m}x{n}x{k} rows {rows:?}"), &c_rows, &want, TOLERANCE)?);
     }
     Ok(format!("banded {m}x{n}x{k} (2 bands) rows {windows:?}, worst {worst:.1e}"))
-}
-
-/// A method's row: it launches its own kernel, and is named after it.
-const fn row(method: Method, summary: &'static str) -> Row<Method> {
-    Row::by_kernel(method, summary, method.kernel().name())
 }

@@ -44,17 +44,6 @@ pub enum Peer {
 const OFFSET: Param = Param { name: "offset", sweep: &[0, 1, 4, 8, 16, 32], check: &[0, 1, 8, 31, 32], labels: None };
 const STRIDE: Param = Param { name: "stride", sweep: &[1, 2, 4, 8, 16, 32], check: &[1, 2, 3, 32], labels: None };
 
-/// The peer variants, one row each, in teaching order.
-#[rustfmt::skip]
-const VARIANTS: &[Row<Peer>] = &[
-    Row::new(Peer::MemcpyRead, "memcpy_read", "cuMemcpyPeer from the other GPU into this one: the link's ceiling for the reads", &[]),
-    Row::new(Peer::CopyRead, "copy_read", "the library's 16-byte copy, its loads from the other GPU: 4 sectors a warp request, as locally", &[coalescing_copy_any.name()]),
-    Row::new(Peer::OffsetRead, "offset_read", "offset copy reading the other GPU: 5 sectors a request off a 32-byte boundary, each across the link", &[coalescing_offset.name()]).swept(OFFSET),
-    Row::new(Peer::StrideRead, "stride_read", "stride copy reading the other GPU: min(32, 4*stride) sectors for 4 useful, every wasted one across the link", &[coalescing_stride.name()]).swept(STRIDE),
-    Row::new(Peer::MemcpyWrite, "memcpy_write", "cuMemcpyPeer from this GPU into the other one: the link's ceiling for the writes", &[]),
-    Row::new(Peer::CopyWrite, "copy_write", "the library's 16-byte copy, its stores into the other GPU's memory", &[coalescing_copy_any.name()]),
-];
-
 impl Family for Peer {
     const NAME: &'static str = "peer";
     const ROWS: &'static [Row<Self>] = VARIANTS;
@@ -120,6 +109,17 @@ impl Family for Peer {
         .transpose()
     }
 }
+
+/// The peer variants, one row each, in teaching order.
+#[rustfmt::skip]
+const VARIANTS: &[Row<Peer>] = &[
+    Row::new(Peer::MemcpyRead, "memcpy_read", "cuMemcpyPeer from the other GPU into this one: the link's ceiling for the reads"),
+    Row::new(Peer::CopyRead, "copy_read", "the library's 16-byte copy, its loads from the other GPU: 4 sectors a warp request, as locally").launches(coalescing_copy_any),
+    Row::new(Peer::OffsetRead, "offset_read", "offset copy reading the other GPU: 5 sectors a request off a 32-byte boundary, each across the link").launches(coalescing_offset).swept(OFFSET),
+    Row::new(Peer::StrideRead, "stride_read", "stride copy reading the other GPU: min(32, 4*stride) sectors for 4 useful, every wasted one across the link").launches(coalescing_stride).swept(STRIDE),
+    Row::new(Peer::MemcpyWrite, "memcpy_write", "cuMemcpyPeer from this GPU into the other one: the link's ceiling for the writes"),
+    Row::new(Peer::CopyWrite, "copy_write", "the library's 16-byte copy, its stores into the other GPU's memory").launches(coalescing_copy_any),
+];
 
 impl Peer {
     /// Whether the variant writes the other device's memory (else it reads it).

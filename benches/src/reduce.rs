@@ -34,23 +34,6 @@ pub enum Reduce {
 /// Element offsets of `sum_at`'s view: every start a 16-byte boundary can be off by.
 const OFFSET: Param = Param { name: "offset", sweep: &[0, 1, 2, 3], check: &[0, 1, 2, 3], labels: None };
 
-/// The reduction variants, one row each, in teaching order.
-#[rustfmt::skip]
-const VARIANTS: &[Row<Reduce>] = &[
-    method(Method::Seed, "seed", "the seed's kernel and launch (32 x 256): grid-stride add, 2-barrier tree, 1 atomic a block"),
-    method(Method::SeedFilled, "seed_filled", "the seed's kernel with a grid that fills the GPU (8 blocks per SM)"),
-    method(Method::InterleavedDivergent, "interleaved_divergent", "tree 1: t % 2d == 0 works, divergent warps"),
-    method(Method::InterleavedConflicts, "interleaved_conflicts", "tree 2: contiguous workers at index 2dt, bank conflicts"),
-    method(Method::Sequential, "sequential", "tree 3: sequential addressing, conflict-free"),
-    method(Method::FirstAdd, "first_add", "tree 4: two elements added while loading, half the blocks"),
-    method(Method::UnrollLastWarp, "unroll_last_warp", "tree 5: the last warp finishes with shuffles, no block barriers"),
-    method(Method::ManyPerThread, "many_per_thread", "tree 6: grid-stride accumulation before the tree, GPU-sized grid"),
-    method(Method::ShuffleVec4, "shuffle_vec4", "16-byte loads, 4 in flight, warp shuffles, 1 atomic a block"),
-    Row::new(Reduce::SumAt, "sum_at", "shuffle_vec4 over a view `offset` elements in: up to 127 elements added one by one, so every warp's 16-byte loads cover one aligned 512-byte block", &[reduce_shuffle_vec4.name()]).swept(OFFSET),
-    Row::new(Reduce::CpuSingle, "cpu_single", "CPU reference: one thread", &[]),
-    Row::new(Reduce::CpuThreads, "cpu_threads", "CPU reference: every core (std::thread::scope)", &[]),
-];
-
 impl Family for Reduce {
     const NAME: &'static str = "reduce";
     const ROWS: &'static [Row<Self>] = VARIANTS;
@@ -96,6 +79,34 @@ impl Family for Reduce {
             Reduce::CpuSingle | Reduce::CpuThreads => Ok(None),
         }
     }
+}
+
+/// The reduction variants, one row each, in teaching order.
+#[rustfmt::skip]
+const VARIANTS: &[Row<Reduce>] = &[
+    method(Method::Seed, "seed", "the seed's kernel and launch (32 x 256): grid-stride add, 2-barrier tree, 1 atomic a block"),
+    method(Method::SeedFilled, "seed_filled", "the seed's kernel with a grid that fills the GPU (8 blocks per SM)"),
+    method(Method::InterleavedDivergent, "interleaved_divergent", "tree 1: t % 2d == 0 works, divergent warps"),
+    method(Method::InterleavedConflicts, "interleaved_conflicts", "tree 2: contiguous workers at index 2dt, bank conflicts"),
+    method(Method::Sequential, "sequential", "tree 3: sequential addressing, conflict-free"),
+    method(Method::FirstAdd, "first_add", "tree 4: two elements added while loading, half the blocks"),
+    method(Method::UnrollLastWarp, "unroll_last_warp", "tree 5: the last warp finishes with shuffles, no block barriers"),
+    method(Method::ManyPerThread, "many_per_thread", "tree 6: grid-stride accumulation before the tree, GPU-sized grid"),
+    method(Method::ShuffleVec4, "shuffle_vec4", "16-byte loads, 4 in flight, warp shuffles, 1 atomic a block"),
+    Row::new(Reduce::SumAt, "sum_at", "shuffle_vec4 over a view `offset` elements in: up to 127 elements added one by one, so every warp's 16-byte loads cover one aligned 512-byte block").launches(reduce_shuffle_vec4).swept(OFFSET),
+    Row::new(Reduce::CpuSingle, "cpu_single", "CPU reference: one thread"),
+    Row::new(Reduce::CpuThreads, "cpu_threads", "CPU reference: every core (std::thread::scope)"),
+];
+
+/// A library method's row, run through `sum_into`: its first pass's kernel (the one ncu
+/// profiles), then, for the methods that write partial sums, the second pass's.
+const fn method(method: Method, name: &'static str, summary: &'static str) -> Row<Reduce> {
+    let row = Row::new(Reduce::Method(method), name, summary);
+    let row = match method.lesson_kernel() {
+        Some(first) => row.launches(first),
+        None => row.launches(reduce_shuffle_vec4),
+    };
+    if method.atomic() { row } else { row.launches(reduce_shuffle_vec4) }
 }
 
 /// `sum` and `sum_to` over views `offset` elements into buffers 3 longer, at every check size,
@@ -208,17 +219,6 @@ pub fn check_large(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
     let got = lib::sum(gpu, &input)?;
     same_values("sum of 2^31+5", &[got], &[fill_sum_cpu(n, seed)])?;
     Ok(format!("{n} i32, against the CPU's sum of the same hash"))
-}
-
-/// A library method's row, run through `sum_into`: its first pass's kernel (the one ncu
-/// profiles), then, for the methods that write partial sums, the second pass's.
-const fn method(method: Method, name: &'static str, summary: &'static str) -> Row<Reduce> {
-    let first = match method.lesson_kernel() {
-        Some(kernel) => kernel.name(),
-        None => reduce_shuffle_vec4.name(),
-    };
-    let row = Row::new(Reduce::Method(method), name, summary, &[first]);
-    if method.atomic() { row } else { row.and(reduce_shuffle_vec4.name()) }
 }
 
 #[cfg(test)]

@@ -54,19 +54,6 @@ fn shape(value: u32) -> String {
     BENCH_SHAPES.get(value as usize).map_or_else(|| value.to_string(), |(r, c)| format!("{r}x{c}"))
 }
 
-/// The transpose variants, one row each, in teaching order.
-#[rustfmt::skip]
-const VARIANTS: &[Row<Transpose>] = &[
-    method(Method::Copy, "tiled copy of the same shape: coalesced both ways, the ceiling").swept(SHAPE),
-    method(Method::Naive, "coalesced reads, column writes: 32 sectors per warp store").swept(SHAPE),
-    method(Method::Shared, "32x32 shared tile: coalesced both ways, 32-way bank conflicts").swept(SHAPE),
-    method(Method::Padded, "32x33 shared tile: coalesced both ways, conflict-free").swept(SHAPE),
-    method(Method::Wide, "64x65 tile, 8-byte accesses (8 sectors a request), tiles down columns").swept(SHAPE),
-    method(Method::WideCopy, "wide's accesses as a copy, tiles along rows: same sectors, the 64x64 tile's ceiling").swept(SHAPE),
-    method(Method::WideCopyDown, "wide_copy with tiles down columns: the same sectors, a thin slice of every row in flight").swept(SHAPE),
-    Row::by_kernel(Transpose::Tma, "64x64 tile a block as two 64x32 cp.async.bulk.tensor boxes each way, 128B-swizzled, tiles down columns (sm_90)", transpose_tma.name()).swept(SHAPE),
-];
-
 impl Family for Transpose {
     const NAME: &'static str = "transpose";
     const ROWS: &'static [Row<Self>] = VARIANTS;
@@ -112,7 +99,6 @@ impl Family for Transpose {
                 Ok(Workload::new(bytes, move |gpu| lib::run(gpu, method, &input, &mut output, r, c)))
             }
             Transpose::Tma => {
-                gpu.supports(transpose_tma)?;
                 let maps = lib::TileMaps::new(gpu, &input, &output, r, c)?;
                 Ok(Workload::new(bytes, move |gpu| gpu.launch(lib::plan_tma(&maps, &input, &mut output)?)))
             }
@@ -126,6 +112,24 @@ impl Family for Transpose {
             Transpose::Tma => coalesce::model::transpose::tma(r, c).map(Some),
         }
     }
+}
+
+/// The transpose variants, one row each, in teaching order.
+#[rustfmt::skip]
+const VARIANTS: &[Row<Transpose>] = &[
+    method(Method::Copy, "tiled copy of the same shape: coalesced both ways, the ceiling").swept(SHAPE),
+    method(Method::Naive, "coalesced reads, column writes: 32 sectors per warp store").swept(SHAPE),
+    method(Method::Shared, "32x32 shared tile: coalesced both ways, 32-way bank conflicts").swept(SHAPE),
+    method(Method::Padded, "32x33 shared tile: coalesced both ways, conflict-free").swept(SHAPE),
+    method(Method::Wide, "64x65 tile, 8-byte accesses (8 sectors a request), tiles down columns").swept(SHAPE),
+    method(Method::WideCopy, "wide's accesses as a copy, tiles along rows: same sectors, the 64x64 tile's ceiling").swept(SHAPE),
+    method(Method::WideCopyDown, "wide_copy with tiles down columns: the same sectors, a thin slice of every row in flight").swept(SHAPE),
+    Row::by_kernel(Transpose::Tma, "64x64 tile a block as two 64x32 cp.async.bulk.tensor boxes each way, 128B-swizzled, tiles down columns (sm_90)", transpose_tma).swept(SHAPE),
+];
+
+/// A library method's row: it launches the method's kernel, and is named after it.
+const fn method(method: Method, summary: &'static str) -> Row<Transpose> {
+    Row::by_kernel(Transpose::Method(method), summary, method.kernel())
 }
 
 /// Shapes the TMA transpose is checked at: multiples of 4 (what its tensor maps take) around
@@ -145,11 +149,8 @@ pub const TMA_CHECK_SHAPES: [(usize, usize); 10] = [
 
 /// The TMA transpose against the CPU at [`TMA_CHECK_SHAPES`] (fresh random input, poisoned
 /// output, every element), then the refusals: a shape that is not a multiple of 4, and maps
-/// encoded for other buffers. SKIPPED where the Hopper module cannot run.
+/// encoded for other buffers.
 fn check_tma(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
-    if let Err(e) = gpu.supports(transpose_tma) {
-        return Ok(format!("SKIPPED ({e})"));
-    }
     for (r, c) in TMA_CHECK_SHAPES {
         check_f32(
             gpu,
@@ -216,9 +217,4 @@ fn large(gpu: &Gpu, rng: &mut Rng, (rows, cols): (usize, usize)) -> CheckResult<
     })?;
     let method = format!("{:?}", lib::choose(&output, &output, rows, cols)).to_lowercase();
     Ok(format!("{rows}x{cols} ({n} floats, {method} tile), every element against the CPU"))
-}
-
-/// A library method's row: it launches the method's kernel, and is named after it.
-const fn method(method: Method, summary: &'static str) -> Row<Transpose> {
-    Row::by_kernel(Transpose::Method(method), summary, method.kernel().name())
 }
