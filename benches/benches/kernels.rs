@@ -25,7 +25,7 @@ use std::time::Duration;
 use criterion::{AxisScale, BenchmarkId, Criterion, PlotConfiguration, SamplingMode, Throughput};
 
 use coalesce::Gpu;
-use coalesce_benches::registry::Variant;
+use coalesce_benches::family::Variant;
 use coalesce_benches::workload::Workload;
 use coalesce_benches::{coalescing, open_gpu, registry};
 

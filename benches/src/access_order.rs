@@ -5,7 +5,7 @@ use coalesce::model::Counts;
 use coalesce::{Gpu, Result};
 
 use crate::check::{CheckResult, Rng, check_f32};
-use crate::registry::{Family, Param};
+use crate::family::{Family, Param, Row};
 use crate::workload::{Workload, random_pair};
 
 /// Elements of the 1-D benchmarks (256 MiB each way).
@@ -20,71 +20,25 @@ pub const CHECK_MAX_N: usize = 1 << 26;
 /// Shapes the 2-D variants are checked at: single element, odd, non-multiples of the block.
 pub const CHECK_SHAPES: [(usize, usize); 5] = [(1, 1), (31, 33), (33, 31), (1000, 1003), (4096, 4100)];
 
-/// The access-order variants, in teaching order.
+/// The access-order variants: the library's 1-D orders and 2-D lane layouts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AccessOrder {
-    /// 1-D, each thread a contiguous chunk.
-    Chunked,
-    /// 1-D, threads interleaved.
-    Interleaved,
-    /// 2-D, lanes along a row.
-    BlockX,
-    /// 2-D, lanes down a column.
-    BlockY,
+    /// A 1-D walk, swept over the elements a thread handles.
+    OneD(Order),
+    /// A 2-D walk of a matrix.
+    TwoD(Lanes),
 }
 
 const PER_THREAD: Param =
     Param { name: "per_thread", sweep: &[1, 2, 4, 8, 16, 32, 64, 128], check: &[1, 3, 8, 128], labels: None };
 
-/// What a variant walks.
-enum Walk {
-    OneD(Order),
-    TwoD(Lanes),
-}
-
 impl Family for AccessOrder {
     const NAME: &'static str = "access_order";
-    const VARIANTS: &'static [Self] =
-        &[AccessOrder::Chunked, AccessOrder::Interleaved, AccessOrder::BlockX, AccessOrder::BlockY];
-
-    fn name(self) -> &'static str {
-        match self {
-            AccessOrder::Chunked => "chunked",
-            AccessOrder::Interleaved => "interleaved",
-            AccessOrder::BlockX => "block_x",
-            AccessOrder::BlockY => "block_y",
-        }
-    }
-
-    fn summary(self) -> &'static str {
-        match self {
-            AccessOrder::Chunked => "each thread walks its own contiguous chunk: lanes 4*per_thread bytes apart",
-            AccessOrder::Interleaved => "threads interleave: each step the warp reads 128 contiguous bytes",
-            AccessOrder::BlockX => "2-D block, lanes along a row: 4 sectors a warp",
-            AccessOrder::BlockY => "2-D block, lanes down a column: 32 sectors a warp",
-        }
-    }
-
-    fn kernels(self) -> &'static [&'static str] {
-        use coalesce::kernels::access_order::*;
-        match self {
-            AccessOrder::Chunked => const { &[access_order_chunked.name()] },
-            AccessOrder::Interleaved => const { &[access_order_interleaved.name()] },
-            AccessOrder::BlockX => const { &[access_order_block_x.name()] },
-            AccessOrder::BlockY => const { &[access_order_block_y.name()] },
-        }
-    }
-
-    fn param(self) -> Option<Param> {
-        match self.walk() {
-            Walk::OneD(_) => Some(PER_THREAD),
-            Walk::TwoD(_) => None,
-        }
-    }
+    const ROWS: &'static [Row<Self>] = VARIANTS;
 
     fn check(self, gpu: &Gpu, rng: &mut Rng, per_thread: u32) -> CheckResult<String> {
-        match self.walk() {
-            Walk::OneD(order) => {
+        match self {
+            AccessOrder::OneD(order) => {
                 let mut sizes = Vec::new();
                 for threads in CHECK_THREADS {
                     let n = (threads * per_thread as usize).min(CHECK_MAX_N);
@@ -101,7 +55,7 @@ impl Family for AccessOrder {
                 }
                 Ok(format!("n in {sizes:?}"))
             }
-            Walk::TwoD(lanes) => {
+            AccessOrder::TwoD(lanes) => {
                 for (r, c) in CHECK_SHAPES {
                     check_f32(
                         gpu,
@@ -118,13 +72,13 @@ impl Family for AccessOrder {
     }
 
     fn bench(self, gpu: &Gpu, per_thread: u32) -> Result<Workload> {
-        match self.walk() {
-            Walk::OneD(order) => {
+        match self {
+            AccessOrder::OneD(order) => {
                 let n = BENCH_N;
                 let (input, mut output) = random_pair(gpu, n, n)?;
                 Ok(Workload::new(8 * n as u64, move |gpu| lib::walk_1d(gpu, order, &input, &mut output, n, per_thread)))
             }
-            Walk::TwoD(lanes) => {
+            AccessOrder::TwoD(lanes) => {
                 let (r, c) = BENCH_SHAPE;
                 let (input, mut output) = random_pair(gpu, r * c, r * c)?;
                 Ok(Workload::new(8 * (r * c) as u64, move |gpu| lib::walk_2d(gpu, lanes, &input, &mut output, r, c)))
@@ -134,21 +88,29 @@ impl Family for AccessOrder {
 
     fn model(self, per_thread: u32, _sms: u32) -> Result<Option<Counts>> {
         use coalesce::model::access_order as model;
-        match self.walk() {
-            Walk::OneD(order) => model::walk_1d(order, BENCH_N, per_thread),
-            Walk::TwoD(lanes) => model::walk_2d(lanes, BENCH_SHAPE.0, BENCH_SHAPE.1),
+        match self {
+            AccessOrder::OneD(order) => model::walk_1d(order, BENCH_N, per_thread),
+            AccessOrder::TwoD(lanes) => model::walk_2d(lanes, BENCH_SHAPE.0, BENCH_SHAPE.1),
         }
         .map(Some)
     }
 }
 
-impl AccessOrder {
-    fn walk(self) -> Walk {
-        match self {
-            AccessOrder::Chunked => Walk::OneD(Order::Chunked),
-            AccessOrder::Interleaved => Walk::OneD(Order::Interleaved),
-            AccessOrder::BlockX => Walk::TwoD(Lanes::AlongX),
-            AccessOrder::BlockY => Walk::TwoD(Lanes::AlongY),
-        }
-    }
+/// The access-order variants, one row each, in teaching order.
+#[rustfmt::skip]
+const VARIANTS: &[Row<AccessOrder>] = &[
+    one_d(Order::Chunked, "each thread walks its own contiguous chunk: lanes 4*per_thread bytes apart").swept(PER_THREAD),
+    one_d(Order::Interleaved, "threads interleave: each step the warp reads 128 contiguous bytes").swept(PER_THREAD),
+    two_d(Lanes::AlongX, "2-D block, lanes along a row: 4 sectors a warp"),
+    two_d(Lanes::AlongY, "2-D block, lanes down a column: 32 sectors a warp"),
+];
+
+/// A library 1-D order's row: it launches the order's kernel, and is named after it.
+const fn one_d(order: Order, summary: &'static str) -> Row<AccessOrder> {
+    Row::by_kernel(AccessOrder::OneD(order), summary, order.kernel())
+}
+
+/// A library 2-D lane layout's row: it launches the layout's kernel, and is named after it.
+const fn two_d(lanes: Lanes, summary: &'static str) -> Row<AccessOrder> {
+    Row::by_kernel(AccessOrder::TwoD(lanes), summary, lanes.kernel())
 }

@@ -1,24 +1,21 @@
 //! Bank-conflict lessons: the registry entries, checks and workloads for `coalesce::bank`.
 use coalesce::bank::{self as lib, MAX_STRIDE, OUTPUTS, Pattern, Tile, WORDS};
-use coalesce::kernels::bank::{ITERS, lane};
+use coalesce::kernels::bank::{ITERS, bank_stride, lane};
 use coalesce::model::Counts;
 use coalesce::util::Fill;
 use coalesce::{Gpu, Result};
 
 use crate::check::{CheckResult, POISON_BITS, Rng, same_values};
-use crate::registry::{Family, Param, range};
+use crate::family::{Family, Param, Row, range};
 use crate::workload::{Workload, random_buffer};
 
-/// The bank-conflict variants, in teaching order.
+/// The bank-conflict variants: the library's tile reads, and its stride pattern swept over the
+/// stride.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Bank {
-    /// A tile read along rows.
-    Rows,
-    /// The tile read down columns.
-    Cols,
-    /// A padded tile read down columns.
-    ColsPadded,
-    /// Lane `l` reads word `l * stride`, swept over the stride.
+    /// A 32-wide tile read one way.
+    Tile(Tile),
+    /// Lane `l` reads word `l * stride`.
     Stride,
 }
 
@@ -27,39 +24,7 @@ const STRIDE: Param = Param { name: "stride", sweep: &STRIDES, check: &[1, 2, 3,
 
 impl Family for Bank {
     const NAME: &'static str = "bank";
-    const VARIANTS: &'static [Self] = &[Bank::Rows, Bank::Cols, Bank::ColsPadded, Bank::Stride];
-
-    fn name(self) -> &'static str {
-        match self {
-            Bank::Rows => "rows",
-            Bank::Cols => "cols",
-            Bank::ColsPadded => "cols_padded",
-            Bank::Stride => "stride",
-        }
-    }
-
-    fn summary(self) -> &'static str {
-        match self {
-            Bank::Rows => "32x32 tile read along rows: one bank per lane, conflict-free",
-            Bank::Cols => "32x32 tile read down columns: all lanes in one bank, 32-way conflict",
-            Bank::ColsPadded => "32x33 (padded) tile read down columns: conflict-free again",
-            Bank::Stride => "lane l reads word l*stride: gcd(stride, 32)-way conflict",
-        }
-    }
-
-    fn kernels(self) -> &'static [&'static str] {
-        use coalesce::kernels::bank::*;
-        match self {
-            Bank::Rows => const { &[bank_rows.name()] },
-            Bank::Cols => const { &[bank_cols.name()] },
-            Bank::ColsPadded => const { &[bank_cols_padded.name()] },
-            Bank::Stride => const { &[bank_stride.name()] },
-        }
-    }
-
-    fn param(self) -> Option<Param> {
-        (self == Bank::Stride).then_some(STRIDE)
-    }
+    const ROWS: &'static [Row<Self>] = VARIANTS;
 
     fn check(self, gpu: &Gpu, rng: &mut Rng, value: u32) -> CheckResult<String> {
         let pattern = self.pattern(value);
@@ -91,13 +56,25 @@ impl Family for Bank {
     }
 }
 
+/// The bank-conflict variants, one row each, in teaching order.
+#[rustfmt::skip]
+const VARIANTS: &[Row<Bank>] = &[
+    tile(Tile::Rows, "32x32 tile read along rows: one bank per lane, conflict-free"),
+    tile(Tile::Cols, "32x32 tile read down columns: all lanes in one bank, 32-way conflict"),
+    tile(Tile::ColsPadded, "32x33 (padded) tile read down columns: conflict-free again"),
+    Row::new(Bank::Stride, "stride", "lane l reads word l*stride: gcd(stride, 32)-way conflict").launches(bank_stride).swept(STRIDE),
+];
+
+/// A library tile read's row: it launches the tile's kernel, and is named after it.
+const fn tile(tile: Tile, summary: &'static str) -> Row<Bank> {
+    Row::by_kernel(Bank::Tile(tile), summary, tile.kernel())
+}
+
 impl Bank {
     /// The library's pattern for this variant at parameter `value` (the stride; else unused).
     fn pattern(self, value: u32) -> Pattern {
         match self {
-            Bank::Rows => Pattern::Tile(Tile::Rows),
-            Bank::Cols => Pattern::Tile(Tile::Cols),
-            Bank::ColsPadded => Pattern::Tile(Tile::ColsPadded),
+            Bank::Tile(tile) => Pattern::Tile(tile),
             Bank::Stride => Pattern::Stride(value),
         }
     }

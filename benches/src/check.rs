@@ -1,4 +1,5 @@
-//! Random inputs, poisoned outputs and element-by-element comparison with CPU references.
+//! Random inputs, poisoned outputs and element-by-element comparison with CPU references, and
+//! what the checks past 2^31 elements share: their size, their memory gate, a parallel compare.
 use std::fmt::Display;
 
 use coalesce::{DeviceBuffer, Gpu};
@@ -31,6 +32,9 @@ pub type CheckResult<T> = std::result::Result<T, CheckError>;
 /// A NaN with a recognisable payload: outputs are filled with it before a run, so an element
 /// the kernel skipped never equals the reference.
 pub const POISON_BITS: u32 = 0x7fc0_dead;
+
+/// Elements of the 1-D checks: past 2^31 and not a multiple of 4 (a vector tail).
+pub const LARGE_N: usize = (1 << 31) + 5;
 
 /// SplitMix64: small, fast and good enough to fill hundreds of MiB of test data per second.
 #[derive(Debug, Clone)]
@@ -136,6 +140,50 @@ fn compare<T: Copy + Display>(what: &str, got: &[T], want: &[T], eq: impl Fn(T, 
             index,
             got: got[index].to_string(),
             want: want[index].to_string(),
+        }),
+    }
+}
+
+/// SKIPPED unless the device has `bytes` plus a margin free (every large check asks this).
+pub fn room(gpu: &Gpu, bytes: u64) -> Option<String> {
+    let need = bytes + (1 << 30);
+    (gpu.info().memory_bytes < need).then(|| {
+        format!(
+            "SKIPPED (needs {:.1} GiB, the device has {:.1})",
+            need as f64 / 1e9,
+            gpu.info().memory_bytes as f64 / 1e9
+        )
+    })
+}
+
+/// Compares `got[i]` with `want(i)` on every core; the first mismatch found is reported.
+pub fn compare_with<T: Copy + PartialEq + Display + Sync>(
+    what: &str,
+    got: &[T],
+    want: impl Fn(usize) -> T + Sync,
+) -> CheckResult<()> {
+    let threads = std::thread::available_parallelism().map_or(4, |n| n.get());
+    let chunk = got.len().div_ceil(threads).max(1);
+    let bad = std::thread::scope(|s| {
+        let parts: Vec<_> = got
+            .chunks(chunk)
+            .enumerate()
+            .map(|(c, part)| {
+                let want = &want;
+                s.spawn(move || {
+                    part.iter().enumerate().find(|&(i, &g)| g != want(c * chunk + i)).map(|(i, _)| c * chunk + i)
+                })
+            })
+            .collect();
+        parts.into_iter().filter_map(|h| h.join().expect("compare thread")).min()
+    });
+    match bad {
+        None => Ok(()),
+        Some(index) => Err(CheckError::Mismatch {
+            what: what.to_string(),
+            index,
+            got: got[index].to_string(),
+            want: want(index).to_string(),
         }),
     }
 }

@@ -1,11 +1,14 @@
 //! Coalescing lessons: the registry entries, checks and workloads for `coalesce::coalescing`.
 use coalesce::coalescing::{self as lib, AsyncCopy, Load, MAX_OFFSET, MAX_STRIDE};
-use coalesce::kernels::coalescing::{offset_len, stride_len};
+use coalesce::kernels::coalescing::{
+    coalescing_bulk, coalescing_copy_any, coalescing_cp_async, coalescing_offset, coalescing_offset_cg,
+    coalescing_stride, coalescing_vec4, coalescing_vec4_stream, offset_len, stride_len,
+};
 use coalesce::model::Counts;
 use coalesce::{Gpu, Result};
 
 use crate::check::{CheckResult, Rng, check_f32};
-use crate::registry::{Family, Param, range};
+use crate::family::{Family, Param, Row, range};
 use crate::workload::{Workload, random_pair};
 
 /// Sizes every copy is checked at: one element, less and more than a warp, a large prime-ish
@@ -117,86 +120,9 @@ const fn offset_pair(value: u32) -> (usize, usize) {
 
 impl Family for Coalescing {
     const NAME: &'static str = "coalescing";
-    const VARIANTS: &'static [Self] = &[
-        Coalescing::Offset,
-        Coalescing::Stride,
-        Coalescing::OffsetCg,
-        Coalescing::Vec4,
-        Coalescing::Vec4Stream,
-        Coalescing::CpAsync,
-        Coalescing::Bulk,
-        Coalescing::AnyOffset,
-        Coalescing::MemcpyAt,
-    ];
-
-    fn name(self) -> &'static str {
-        match self {
-            Coalescing::Offset => "offset",
-            Coalescing::Stride => "stride",
-            Coalescing::OffsetCg => "offset_cg",
-            Coalescing::Vec4 => "vec4",
-            Coalescing::Vec4Stream => "vec4_stream",
-            Coalescing::CpAsync => "cp_async",
-            Coalescing::Bulk => "bulk",
-            Coalescing::AnyOffset => "any_offset",
-            Coalescing::MemcpyAt => "memcpy_at",
-        }
-    }
-
-    fn summary(self) -> &'static str {
-        match self {
-            Coalescing::Offset => "copy starting `offset` floats in: 4 sectors per warp when offset % 8 == 0, else 5",
-            Coalescing::Stride => {
-                "copy every `stride`-th float: a warp needs min(32, 4*stride) sectors for 4 useful ones"
-            }
-            Coalescing::OffsetCg => "offset copy with L2-only ld.global.cg loads: 32-byte sectors, no L1 line fills",
-            Coalescing::Vec4 => "16-byte loads/stores, 2 in flight per thread, 8 KiB per block: aims at memcpy",
-            Coalescing::Vec4Stream => "vec4 with ld.global.nc loads and st.global.cs streaming stores",
-            Coalescing::CpAsync => "cp.async.cg 16 B into a 4-stage shared ring, stored back with st.global.v4 (sm_90)",
-            Coalescing::Bulk => {
-                "TMA cp.async.bulk: one thread moves 16 KiB chunks via shared, mbarrier-completed (sm_90)"
-            }
-            Coalescing::AnyOffset => {
-                "vec4 with a peeled head and tail; unequal alignments shift words between lanes (shfl.down): still 16-byte loads and stores"
-            }
-            Coalescing::MemcpyAt => {
-                "cuMemcpyDtoD over the same views as any_offset: the driver's copy at those offsets"
-            }
-        }
-    }
-
-    fn kernels(self) -> &'static [&'static str] {
-        use coalesce::kernels::coalescing::*;
-        match self {
-            Coalescing::Offset => const { &[coalescing_offset.name()] },
-            Coalescing::Stride => const { &[coalescing_stride.name()] },
-            Coalescing::OffsetCg => const { &[coalescing_offset_cg.name()] },
-            Coalescing::Vec4 => const { &[coalescing_vec4.name()] },
-            Coalescing::Vec4Stream => const { &[coalescing_vec4_stream.name()] },
-            Coalescing::CpAsync => const { &[coalescing_cp_async.name()] },
-            Coalescing::Bulk => const { &[coalescing_bulk.name()] },
-            Coalescing::AnyOffset => const { &[coalescing_copy_any.name()] },
-            Coalescing::MemcpyAt => &[],
-        }
-    }
-
-    fn param(self) -> Option<Param> {
-        match self {
-            Coalescing::Offset | Coalescing::OffsetCg => Some(OFFSET),
-            Coalescing::Stride => Some(STRIDE),
-            Coalescing::Vec4 | Coalescing::Vec4Stream => Some(GRID),
-            Coalescing::CpAsync => Some(CP_GRID),
-            Coalescing::Bulk => Some(BULK_GRID),
-            Coalescing::AnyOffset | Coalescing::MemcpyAt => Some(OFFSET_PAIRS),
-        }
-    }
+    const ROWS: &'static [Row<Self>] = VARIANTS;
 
     fn check(self, gpu: &Gpu, rng: &mut Rng, value: u32) -> CheckResult<String> {
-        if let Some(kind) = self.async_copy()
-            && let Err(e) = gpu.supports(kind.kernel())
-        {
-            return Ok(format!("SKIPPED ({e})"));
-        }
         let sizes: Vec<usize> = match self {
             // The largest stride size is capped so the strided buffers stay at 512 MiB.
             Coalescing::Stride => CHECK_SIZES.iter().map(|&n| n.min((1 << 27) / value as usize)).collect(),
@@ -221,9 +147,6 @@ impl Family for Coalescing {
     }
 
     fn bench(self, gpu: &Gpu, value: u32) -> Result<Workload> {
-        if let Some(kind) = self.async_copy() {
-            gpu.supports(kind.kernel())?;
-        }
         let n = if self == Coalescing::Stride { BENCH_STRIDE_N } else { BENCH_N };
         // The offset buffers are sized for the largest offset, so every offset runs on the same data.
         let len = match self {
@@ -255,16 +178,21 @@ impl Family for Coalescing {
     }
 }
 
-impl Coalescing {
-    /// The hardware copy the variant runs, if it is one.
-    const fn async_copy(self) -> Option<AsyncCopy> {
-        match self {
-            Coalescing::CpAsync => Some(AsyncCopy::CpAsync),
-            Coalescing::Bulk => Some(AsyncCopy::Bulk),
-            _ => None,
-        }
-    }
+/// The coalescing variants, one row each, in teaching order.
+#[rustfmt::skip]
+const VARIANTS: &[Row<Coalescing>] = &[
+    Row::new(Coalescing::Offset, "offset", "copy starting `offset` floats in: 4 sectors per warp when offset % 8 == 0, else 5").launches(coalescing_offset).swept(OFFSET),
+    Row::new(Coalescing::Stride, "stride", "copy every `stride`-th float: a warp needs min(32, 4*stride) sectors for 4 useful ones").launches(coalescing_stride).swept(STRIDE),
+    Row::new(Coalescing::OffsetCg, "offset_cg", "offset copy with L2-only ld.global.cg loads: 32-byte sectors, no L1 line fills").launches(coalescing_offset_cg).swept(OFFSET),
+    Row::new(Coalescing::Vec4, "vec4", "16-byte loads/stores, 2 in flight per thread, 8 KiB per block: aims at memcpy").launches(coalescing_vec4).swept(GRID),
+    Row::new(Coalescing::Vec4Stream, "vec4_stream", "vec4 with ld.global.nc loads and st.global.cs streaming stores").launches(coalescing_vec4_stream).swept(GRID),
+    Row::new(Coalescing::CpAsync, "cp_async", "cp.async.cg 16 B into a 4-stage shared ring, stored back with st.global.v4 (sm_90)").launches(coalescing_cp_async).swept(CP_GRID),
+    Row::new(Coalescing::Bulk, "bulk", "TMA cp.async.bulk: one thread moves 16 KiB chunks via shared, mbarrier-completed (sm_90)").launches(coalescing_bulk).swept(BULK_GRID),
+    Row::new(Coalescing::AnyOffset, "any_offset", "vec4 with a peeled head and tail; unequal alignments shift words between lanes (shfl.down): still 16-byte loads and stores").launches(coalescing_copy_any).swept(OFFSET_PAIRS),
+    Row::new(Coalescing::MemcpyAt, "memcpy_at", "cuMemcpyDtoD over the same views as any_offset: the driver's copy at those offsets").swept(OFFSET_PAIRS),
+];
 
+impl Coalescing {
     /// Elements each buffer holds for a copy of `n` at parameter `value`.
     fn buffer_len(self, n: usize, value: u32) -> usize {
         match self {

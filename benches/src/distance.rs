@@ -1,13 +1,14 @@
 //! Distance lessons (all points and a gathered few, from AoS and SoA points): the registry
 //! entries, checks and workloads for `coalesce::distance`.
 use coalesce::distance::{self as lib, Float3, Indices, Points, Soa3};
+use coalesce::kernels::distance::{distance_aos, distance_aos_gather, distance_soa, distance_soa_gather};
 use coalesce::model::Counts;
 use coalesce::util::Fill;
 use coalesce::{DeviceBuffer, DeviceRead, Error, Gpu, Result};
 
 use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, same_bits};
+use crate::family::{Family, Row};
 use crate::layouts::split;
-use crate::registry::Family;
 use crate::workload::{Workload, random_buffer};
 
 /// Point counts checked.
@@ -17,64 +18,32 @@ pub const BENCH_N: usize = 1 << 26;
 /// Points gathered in the gather benchmarks (1 in 64).
 pub const BENCH_M: usize = 1 << 20;
 
-/// The distance variants, in teaching order.
+/// A distance variant: how the points are laid out, and whether all of them are measured or a
+/// few gathered by index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Distance {
-    /// Every point, AoS.
-    AosAll,
-    /// Every point, SoA.
-    SoaAll,
-    /// Selected points, AoS.
-    AosGather,
-    /// Selected points, SoA.
-    SoaGather,
+pub struct Distance {
+    /// The points as x, y and z arrays (SoA) rather than an array of float3 (AoS).
+    pub soa: bool,
+    /// [`BENCH_M`] points selected by index rather than every point.
+    pub gather: bool,
 }
 
 impl Family for Distance {
     const NAME: &'static str = "distance";
-    const VARIANTS: &'static [Self] = &[Distance::AosAll, Distance::SoaAll, Distance::AosGather, Distance::SoaGather];
-
-    fn name(self) -> &'static str {
-        match self {
-            Distance::AosAll => "aos_all",
-            Distance::SoaAll => "soa_all",
-            Distance::AosGather => "aos_gather",
-            Distance::SoaGather => "soa_gather",
-        }
-    }
-
-    fn summary(self) -> &'static str {
-        match self {
-            Distance::AosAll => "every point, AoS: 12-byte stride, lines shared by neighbours",
-            Distance::SoaAll => "every point, SoA: three coalesced streams",
-            Distance::AosGather => "1 in 64 points by index, AoS: one sector a point",
-            Distance::SoaGather => "1 in 64 points by index, SoA: three sectors a point",
-        }
-    }
-
-    fn kernels(self) -> &'static [&'static str] {
-        use coalesce::kernels::distance::*;
-        match self {
-            Distance::AosAll => const { &[distance_aos.name()] },
-            Distance::SoaAll => const { &[distance_soa.name()] },
-            Distance::AosGather => const { &[distance_aos_gather.name()] },
-            Distance::SoaGather => const { &[distance_soa_gather.name()] },
-        }
-    }
+    const ROWS: &'static [Row<Self>] = VARIANTS;
 
     fn check(self, gpu: &Gpu, rng: &mut Rng, _: u32) -> CheckResult<String> {
-        let soa = matches!(self, Distance::SoaAll | Distance::SoaGather);
-        let gathered = matches!(self, Distance::AosGather | Distance::SoaGather);
+        let Distance { soa, gather } = self;
         for n in CHECK_SIZES {
             let points: Vec<Float3> = rng.f32s(3 * n).chunks_exact(3).map(|c| Float3::new(c[0], c[1], c[2])).collect();
             let d_points = DevicePoints::upload(gpu, &points, soa)?;
-            let selected: Vec<usize> = if gathered {
+            let selected: Vec<usize> = if gather {
                 (0..(n / 7).max(1)).map(|_| rng.below(n as u64) as usize).collect()
             } else {
                 (0..n).collect()
             };
             let mut d_out = gpu.poisoned::<f32>(selected.len(), POISON_BITS)?;
-            if gathered {
+            if gather {
                 let idx: Vec<u32> = selected.iter().map(|&i| i as u32).collect();
                 lib::gather(gpu, d_points.points(), &Indices::upload(gpu, &idx)?, &mut d_out)?;
                 refuses_index_past_the_points(gpu, d_points.points(), n)?;
@@ -85,20 +54,19 @@ impl Family for Distance {
             let want: Vec<f32> = selected.iter().map(|&i| lib::distance_cpu(points[i])).collect();
             same_bits(&format!("n={n}"), &d_out.to_vec()?, &want)?;
         }
-        let refusal = if gathered { ", n/7 random indices; index n refused" } else { "" };
+        let refusal = if gather { ", n/7 random indices; index n refused" } else { "" };
         Ok(format!("n in {CHECK_SIZES:?}{refusal}"))
     }
 
     fn bench(self, gpu: &Gpu, _: u32) -> Result<Workload> {
         let n = BENCH_N;
-        let points = match self {
-            Distance::AosAll | Distance::AosGather => DevicePoints::Aos(random_buffer(gpu, n, Fill::Unit, 12)?),
-            Distance::SoaAll | Distance::SoaGather => {
-                let array = |seed| random_buffer(gpu, n, Fill::Unit, seed);
-                DevicePoints::Soa([array(12)?, array(16)?, array(17)?])
-            }
+        let points = if self.soa {
+            let array = |seed| random_buffer(gpu, n, Fill::Unit, seed);
+            DevicePoints::Soa([array(12)?, array(16)?, array(17)?])
+        } else {
+            DevicePoints::Aos(random_buffer(gpu, n, Fill::Unit, 12)?)
         };
-        if matches!(self, Distance::AosAll | Distance::SoaAll) {
+        if !self.gather {
             let mut out = random_buffer::<f32>(gpu, n, Fill::Unit, 13)?;
             return Ok(Workload::new(16 * n as u64, move |gpu| lib::all(gpu, points.points(), &mut out)));
         }
@@ -110,15 +78,23 @@ impl Family for Distance {
 
     fn model(self, _: u32, _sms: u32) -> Result<Option<Counts>> {
         use coalesce::model::distance as model;
-        match self {
-            Distance::AosAll => model::all(false, BENCH_N),
-            Distance::SoaAll => model::all(true, BENCH_N),
-            Distance::AosGather => model::gather(false, BENCH_N, &bench_indices()),
-            Distance::SoaGather => model::gather(true, BENCH_N, &bench_indices()),
-        }
-        .map(Some)
+        let counts = if self.gather {
+            model::gather(self.soa, BENCH_N, &bench_indices())
+        } else {
+            model::all(self.soa, BENCH_N)
+        };
+        counts.map(Some)
     }
 }
+
+/// The distance variants, one row each, in teaching order.
+#[rustfmt::skip]
+const VARIANTS: &[Row<Distance>] = &[
+    Row::new(Distance { soa: false, gather: false }, "aos_all", "every point, AoS: 12-byte stride, lines shared by neighbours").launches(distance_aos),
+    Row::new(Distance { soa: true, gather: false }, "soa_all", "every point, SoA: three coalesced streams").launches(distance_soa),
+    Row::new(Distance { soa: false, gather: true }, "aos_gather", "1 in 64 points by index, AoS: one sector a point").launches(distance_aos_gather),
+    Row::new(Distance { soa: true, gather: true }, "soa_gather", "1 in 64 points by index, SoA: three sectors a point").launches(distance_soa_gather),
+];
 
 /// The `BENCH_M` point indices the gather benchmarks select (fixed seed, so the model replays the
 /// very indices the benchmark uploads).

@@ -3,7 +3,7 @@ use coalesce::histogram::{self as lib, BINS, Method, histogram_cpu};
 use coalesce::{DeviceBuffer, Error, Gpu, Result};
 
 use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, same_values};
-use crate::registry::{Family, Param, method_kernels, name_from_kernel};
+use crate::family::{Family, Param, Row};
 use crate::workload::Workload;
 
 /// Sizes checked: below one vector, every tail length, around one block's 4096 elements, a large
@@ -11,9 +11,6 @@ use crate::workload::Workload;
 pub const CHECK_SIZES: [usize; 9] = [1, 3, 4, 5, 4095, 4097, 40_961, 1_000_003, 1 << 24];
 /// Values of the benchmark: 2^26 (256 MiB read).
 pub const BENCH_N: usize = 1 << 26;
-
-/// Every histogram method's PTX entry, in [`Method::ALL`] order (one kernel a method).
-static KERNELS: [[&str; 1]; Method::ALL.len()] = method_kernels!(Method);
 
 /// The input: 0 = uniform (every bin 1/256 of the values), 1 = skewed (bin `k` gets `2^-(k+1)`
 /// of them: half in bin 0, a quarter in bin 1, ..., bins 33 and up none).
@@ -46,34 +43,9 @@ pub fn bench_input(kind: u32) -> Vec<u32> {
 /// The registry's histogram variants are the library's methods themselves, in teaching order.
 impl Family for Method {
     const NAME: &'static str = "histogram";
-    const VARIANTS: &'static [Self] = &Method::ALL;
-
-    fn name(self) -> &'static str {
-        name_from_kernel(Self::NAME, KERNELS[self as usize][0])
-    }
-
-    fn summary(self) -> &'static str {
-        match self {
-            Method::Global => "256 bins, one red.global.add per element: same-address atomics queue in L2",
-            Method::Shared => "per-block shared bins (red.shared.add), then one global atomic per bin and block",
-            Method::Cluster => {
-                "shared bins combined over an 8-block cluster via mapa + ld.shared::cluster, one flush per cluster (sm_90)"
-            }
-        }
-    }
-
-    fn kernels(self) -> &'static [&'static str] {
-        &KERNELS[self as usize]
-    }
-
-    fn param(self) -> Option<Param> {
-        Some(INPUT)
-    }
+    const ROWS: &'static [Row<Self>] = VARIANTS;
 
     fn check(self, gpu: &Gpu, rng: &mut Rng, kind: u32) -> CheckResult<String> {
-        if let Err(e) = gpu.supports(self.kernel()) {
-            return Ok(format!("SKIPPED ({e})"));
-        }
         for n in CHECK_SIZES {
             let input = values(rng, n, kind);
             let d_input = gpu.upload(&input)?;
@@ -105,11 +77,23 @@ impl Family for Method {
     }
 
     fn bench(self, gpu: &Gpu, kind: u32) -> Result<Workload> {
-        gpu.supports(self.kernel())?;
         let input: DeviceBuffer<u32> = gpu.upload(&bench_input(kind))?;
         let mut bins = gpu.poisoned::<u32>(BINS as usize, 0)?;
         Ok(Workload::new(4 * BENCH_N as u64, move |gpu| lib::run(gpu, self, &input, &mut bins)))
     }
+}
+
+/// The histogram variants, one row each, in teaching order.
+#[rustfmt::skip]
+const VARIANTS: &[Row<Method>] = &[
+    row(Method::Global, "256 bins, one red.global.add per element: same-address atomics queue in L2").swept(INPUT),
+    row(Method::Shared, "per-block shared bins (red.shared.add), then one global atomic per bin and block").swept(INPUT),
+    row(Method::Cluster, "shared bins combined over an 8-block cluster via mapa + ld.shared::cluster, one flush per cluster (sm_90)").swept(INPUT),
+];
+
+/// A method's row: it launches its own kernel, and is named after it.
+const fn row(method: Method, summary: &'static str) -> Row<Method> {
+    Row::by_kernel(method, summary, method.kernel())
 }
 
 #[cfg(test)]

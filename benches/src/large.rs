@@ -6,7 +6,7 @@ use coalesce::kernels::util::fill_value;
 use coalesce::util::Fill;
 use coalesce::{DeviceBuffer, Gpu};
 
-use crate::check::{CheckError, CheckResult, Rng};
+use crate::check::{CheckResult, LARGE_N, POISON_BITS, Rng, compare_with, room};
 use crate::workload::random_buffer;
 
 /// One large check.
@@ -17,9 +17,6 @@ pub struct LargeCheck {
     pub run: fn(&Gpu, &mut Rng) -> CheckResult<String>,
 }
 
-/// Elements of the 1-D checks: past 2^31 and not a multiple of 4 (a vector tail).
-pub const LARGE_N: usize = (1 << 31) + 5;
-
 /// The checks, in order.
 pub const CHECKS: &[LargeCheck] = &[
     LargeCheck { id: "library/copy/n=2^31+5", run: copy },
@@ -27,50 +24,6 @@ pub const CHECKS: &[LargeCheck] = &[
     LargeCheck { id: "library/transpose/32768x65537", run: crate::transpose::check_large },
     LargeCheck { id: "library/transpose/32768x65538", run: crate::transpose::check_large_wide },
 ];
-
-/// SKIPPED unless the device has `bytes` plus a margin free (every large check asks this).
-pub(crate) fn room(gpu: &Gpu, bytes: u64) -> Option<String> {
-    let need = bytes + (1 << 30);
-    (gpu.info().memory_bytes < need).then(|| {
-        format!(
-            "SKIPPED (needs {:.1} GiB, the device has {:.1})",
-            need as f64 / 1e9,
-            gpu.info().memory_bytes as f64 / 1e9
-        )
-    })
-}
-
-/// Compares `got[i]` with `want(i)` on every core; the first mismatch found is reported.
-pub fn compare_with<T: Copy + PartialEq + std::fmt::Display + Sync>(
-    what: &str,
-    got: &[T],
-    want: impl Fn(usize) -> T + Sync,
-) -> CheckResult<()> {
-    let threads = std::thread::available_parallelism().map_or(4, |n| n.get());
-    let chunk = got.len().div_ceil(threads).max(1);
-    let bad = std::thread::scope(|s| {
-        let parts: Vec<_> = got
-            .chunks(chunk)
-            .enumerate()
-            .map(|(c, part)| {
-                let want = &want;
-                s.spawn(move || {
-                    part.iter().enumerate().find(|&(i, &g)| g != want(c * chunk + i)).map(|(i, _)| c * chunk + i)
-                })
-            })
-            .collect();
-        parts.into_iter().filter_map(|h| h.join().expect("compare thread")).min()
-    });
-    match bad {
-        None => Ok(()),
-        Some(index) => Err(CheckError::Mismatch {
-            what: what.to_string(),
-            index,
-            got: got[index].to_string(),
-            want: want(index).to_string(),
-        }),
-    }
-}
 
 /// The bits `fill_value` gives element `i`.
 fn bits(i: usize, seed: u32, fill: Fill) -> u32 {
@@ -84,7 +37,7 @@ fn copy(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
     }
     let seed = rng.next_u64() as u32;
     let input: DeviceBuffer<f32> = random_buffer(gpu, n, Fill::Bits, seed)?;
-    let mut output = gpu.poisoned::<f32>(n, crate::check::POISON_BITS)?;
+    let mut output = gpu.poisoned::<f32>(n, POISON_BITS)?;
     coalesce::coalescing::copy(gpu, &input, &mut output)?;
     gpu.synchronize()?;
     // Arbitrary bit patterns (NaNs too) must arrive unchanged: compare the words.

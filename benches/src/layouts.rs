@@ -1,4 +1,5 @@
 //! float3 layout lessons: the registry entries, checks and workloads for `coalesce::layouts`.
+use coalesce::kernels::layouts::{layouts_aligned16, layouts_soa};
 use coalesce::layouts::{self as lib, AosMethod, Float3, Float3A16, Soa3, Soa3Mut};
 use coalesce::model::Counts;
 use coalesce::util::Fill;
@@ -6,7 +7,7 @@ use coalesce::{DeviceBuffer, Gpu, Result};
 use cust::memory::DeviceCopy;
 
 use crate::check::{CheckResult, POISON_BITS, Rng, same_bits};
-use crate::registry::Family;
+use crate::family::{Family, Row};
 use crate::workload::{Workload, random_buffer};
 
 /// Elements every layout is checked at: one, a warp less one, a block plus one (the staged
@@ -15,13 +16,11 @@ pub const CHECK_SIZES: [usize; 5] = [1, 31, 257, 1_000_003, 1 << 25];
 /// Elements of the benchmarks: 384 MiB of float3 each way.
 pub const BENCH_N: usize = 1 << 25;
 
-/// The layout variants, in teaching order.
+/// The layout variants: the library's two AoS kernels, SoA, and the 16-byte aligned struct.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layouts {
-    /// Array of 12-byte structures, one per thread.
-    Aos,
-    /// The same array staged through shared memory with coalesced loads.
-    AosStaged,
+    /// Array of 12-byte structures, loaded as the method says.
+    Aos(AosMethod),
     /// Structure of arrays.
     Soa,
     /// Array of 16-byte aligned structures.
@@ -30,43 +29,14 @@ pub enum Layouts {
 
 impl Family for Layouts {
     const NAME: &'static str = "layouts";
-    const VARIANTS: &'static [Self] = &[Layouts::Aos, Layouts::AosStaged, Layouts::Soa, Layouts::Aligned16];
-
-    fn name(self) -> &'static str {
-        match self {
-            Layouts::Aos => "aos",
-            Layouts::AosStaged => "aos_staged",
-            Layouts::Soa => "soa",
-            Layouts::Aligned16 => "aligned16",
-        }
-    }
-
-    fn summary(self) -> &'static str {
-        match self {
-            Layouts::Aos => "float3 AoS: three 4-byte loads per thread at a 12-byte stride",
-            Layouts::AosStaged => "AoS staged through shared memory: 3 coalesced loads, float3 work in shared",
-            Layouts::Soa => "SoA: x, y, z arrays, every access 128 contiguous bytes a warp",
-            Layouts::Aligned16 => "16-byte aligned struct: one 16-byte load per element, 33% padding moved",
-        }
-    }
-
-    fn kernels(self) -> &'static [&'static str] {
-        use coalesce::kernels::layouts::*;
-        match self {
-            Layouts::Aos => const { &[layouts_aos.name()] },
-            Layouts::AosStaged => const { &[layouts_aos_staged.name()] },
-            Layouts::Soa => const { &[layouts_soa.name()] },
-            Layouts::Aligned16 => const { &[layouts_aligned16.name()] },
-        }
-    }
+    const ROWS: &'static [Row<Self>] = VARIANTS;
 
     fn check(self, gpu: &Gpu, rng: &mut Rng, _: u32) -> CheckResult<String> {
         for n in CHECK_SIZES {
             let what = format!("n={n}");
             let points: Vec<Float3> = rng.f32s(3 * n).chunks_exact(3).map(|c| Float3::new(c[0], c[1], c[2])).collect();
             match self {
-                Layouts::Aos | Layouts::AosStaged => {
-                    let method = if self == Layouts::Aos { AosMethod::Element } else { AosMethod::Staged };
+                Layouts::Aos(method) => {
                     check_elements(gpu, &what, &points, lib::add_cpu, |i, o| lib::aos(gpu, method, i, o))?;
                 }
                 Layouts::Soa => check_soa(gpu, &what, &points)?,
@@ -86,8 +56,7 @@ impl Family for Layouts {
         // Useful bytes: 12 read + 12 written per element, whatever the padding costs.
         let bytes = 24 * n as u64;
         Ok(match self {
-            Layouts::Aos | Layouts::AosStaged => {
-                let method = if self == Layouts::Aos { AosMethod::Element } else { AosMethod::Staged };
+            Layouts::Aos(method) => {
                 let (input, mut output) = random_elements::<Float3>(gpu, n)?;
                 Workload::new(bytes, move |gpu| lib::aos(gpu, method, &input, &mut output))
             }
@@ -108,13 +77,26 @@ impl Family for Layouts {
     fn model(self, _: u32, _sms: u32) -> Result<Option<Counts>> {
         use coalesce::model::layouts as model;
         match self {
-            Layouts::Aos => model::aos_update(AosMethod::Element, BENCH_N),
-            Layouts::AosStaged => model::aos_update(AosMethod::Staged, BENCH_N),
+            Layouts::Aos(method) => model::aos_update(method, BENCH_N),
             Layouts::Soa => model::soa_update(BENCH_N),
             Layouts::Aligned16 => model::aligned16_update(BENCH_N),
         }
         .map(Some)
     }
+}
+
+/// The layout variants, one row each, in teaching order.
+#[rustfmt::skip]
+const VARIANTS: &[Row<Layouts>] = &[
+    aos(AosMethod::Element, "float3 AoS: three 4-byte loads per thread at a 12-byte stride"),
+    aos(AosMethod::Staged, "AoS staged through shared memory: 3 coalesced loads, float3 work in shared"),
+    Row::new(Layouts::Soa, "soa", "SoA: x, y, z arrays, every access 128 contiguous bytes a warp").launches(layouts_soa),
+    Row::new(Layouts::Aligned16, "aligned16", "16-byte aligned struct: one 16-byte load per element, 33% padding moved").launches(layouts_aligned16),
+];
+
+/// A library AoS method's row: it launches the method's kernel, and is named after it.
+const fn aos(method: AosMethod, summary: &'static str) -> Row<Layouts> {
+    Row::by_kernel(Layouts::Aos(method), summary, method.kernel())
 }
 
 /// Uploads `input`, runs `launch` into a poisoned output of the same length, and compares the

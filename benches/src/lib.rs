@@ -1,4 +1,5 @@
-//! The lesson harness: every kernel variant registered once ([`registry`]), checked against its
+//! The lesson harness: every kernel variant described once, as a row of its family's table
+//! ([`family`]), and registered once ([`registry`]); checked against its
 //! CPU reference ([`check`], the `gpu` test), prepared as a benchmark [`workload`], measured with
 //! CUDA events ([`measure`]) by the criterion benches and the report.
 //!
@@ -7,6 +8,7 @@
 //! (`host/src/F.rs`).
 pub mod check;
 pub mod cli;
+pub mod family;
 pub mod large;
 pub mod library;
 pub mod measure;

@@ -1,16 +1,14 @@
 //! Matmul lessons: the registry entries, checks and workloads for `coalesce::matmul`.
 use std::ops::Range;
 
-use coalesce::kernels::matmul::{
-    BM, BN, WARPTILE, WARPTILE_ASYNC, WARPTILE_SMALL, matmul_warptile_streamk, matmul_warptile_streamk_waves,
-};
+use coalesce::kernels::matmul::{BM, BN, WARPTILE, WARPTILE_ASYNC, WARPTILE_SMALL, matmul_warptile_streamk_waves};
 use coalesce::matmul::{self as lib, Method, matmul_cpu};
 use coalesce::model::Counts;
 use coalesce::util::Fill;
 use coalesce::{Error, Gpu, Result};
 
 use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, close};
-use crate::registry::{Family, Param, method_kernels, name_from_kernel};
+use crate::family::{Family, Param, Row};
 use crate::workload::{Workload, random_buffer};
 
 /// Relative error (‖C − R‖₂ / ‖R‖₂ against float64) every kernel must stay under.
@@ -75,71 +73,12 @@ const WINDOW: usize = 2 * BM as usize;
 /// boundaries only.
 const FULL_COMPARE: usize = 1 << 26;
 
-/// Every matmul method's own PTX entry, in [`Method::ALL`] order.
-static KERNELS: [[&str; 1]; Method::ALL.len()] = method_kernels!(Method);
-/// Stream-K's: its shared row (which names it) and its whole waves.
-static STREAM_K_KERNELS: [&str; 2] = [matmul_warptile_streamk.name(), matmul_warptile_streamk_waves.name()];
-
 /// The registry's matmul variants are the library's methods themselves, in teaching order.
 impl Family for Method {
     const NAME: &'static str = "matmul";
-    const VARIANTS: &'static [Self] = &Method::ALL;
-
-    fn name(self) -> &'static str {
-        name_from_kernel(Self::NAME, KERNELS[self as usize][0])
-    }
-
-    fn summary(self) -> &'static str {
-        match self {
-            Method::Naive => "one output a thread, operands straight from global memory",
-            Method::Tiled => "32x32 shared-memory tiles, barriers after store and after use",
-            Method::Prefetch => "tiles with the next one loaded into registers during compute",
-            Method::CpAsync => {
-                "32x32 tiles through a 4-stage cp.async ring: 3 tiles in flight, 1 barrier a tile (sm_90)"
-            }
-            Method::RegisterBlocked => "128x128 block tile, 8x8 per thread, 16-byte shared loads, 2 stages",
-            Method::WarpTile => "warps of 64x32 (lanes 8x4), BK 16, next fragments loaded during the FMAs",
-            Method::WarpTileSm90 => "warptile built for sm_90: next A stored, B loaded at k step 12 of 16 (sm_90)",
-            Method::WarpTileAsync => "128x256 blocks, 8x16 a thread, 3-stage cp.async ring of k 16, 1 block/SM (sm_90)",
-            Method::WarpTileStreamK => {
-                "warptile_async over the whole waves by linear block id, then one row shares the rest by k iteration (sm_90)"
-            }
-            Method::WarpTileSmall => "warptile on 64x128 blocks of 4 warps, for grids smaller than the GPU",
-            Method::WarpTileEdge => {
-                "warptile with guarded single-float loads: any shape (4095, 4097, 4000x4100x4033, 4096)"
-            }
-            Method::WarpTileEdgeSm90 => {
-                "warptile_edge built for sm_90 with warptile's interleaved lanes: fragment loads pair up (sm_90)"
-            }
-        }
-    }
-
-    fn kernels(self) -> &'static [&'static str] {
-        match self {
-            Method::WarpTileStreamK => &STREAM_K_KERNELS,
-            _ => &KERNELS[self as usize],
-        }
-    }
-
-    /// Stream-K's two launches together are the multiply, and the model counts both.
-    fn profiled(self) -> u32 {
-        if self == Method::WarpTileStreamK { 2 } else { 1 }
-    }
-
-    fn param(self) -> Option<Param> {
-        match self {
-            Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileAsync => Some(SIZE),
-            Method::WarpTileStreamK => Some(STREAMK_SIZE),
-            Method::WarpTileSmall => Some(SMALL_SIZE),
-            Method::WarpTileEdge | Method::WarpTileEdgeSm90 => Some(EDGE_SHAPE),
-            Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::RegisterBlocked => None,
-        }
-    }
+    const ROWS: &'static [Row<Self>] = VARIANTS;
 
     fn check(self, gpu: &Gpu, rng: &mut Rng, _: u32) -> CheckResult<String> {
-        if let Err(e) = gpu.supports(self.kernel()) {
-            return Ok(format!("SKIPPED ({e})"));
-        }
         let shapes: Vec<(usize, usize, usize)> = match self {
             Method::RegisterBlocked => REGBLOCK_SHAPES.to_vec(),
             Method::WarpTile | Method::WarpTileSm90 => WARPTILE_SHAPES.to_vec(),
@@ -171,7 +110,7 @@ impl Family for Method {
                 Err(Error::Unsupported(_)) => {}
                 other => {
                     return Err(CheckError::Unexpected {
-                        what: format!("{} 100 x 128 x 16", self.name()),
+                        what: format!("{} 100 x 128 x 16", self.kernel().name()),
                         expected: "Error::Unsupported".into(),
                         got: format!("{other:?}"),
                     });
@@ -186,7 +125,6 @@ impl Family for Method {
     }
 
     fn bench(self, gpu: &Gpu, value: u32) -> Result<Workload> {
-        gpu.supports(self.kernel())?;
         let (m, n, k) = bench_shape(self, value);
         let a = random_buffer::<f32>(gpu, m * k, Fill::Unit, 8)?;
         let b = random_buffer::<f32>(gpu, k * n, Fill::Unit, 9)?;
@@ -201,6 +139,29 @@ impl Family for Method {
         let shape = bench_shape(self, value);
         coalesce::model::matmul::run(self, shape, sms).map(Some)
     }
+}
+
+/// The matmul variants, one row each, in teaching order.
+#[rustfmt::skip]
+const VARIANTS: &[Row<Method>] = &[
+    row(Method::Naive, "one output a thread, operands straight from global memory"),
+    row(Method::Tiled, "32x32 shared-memory tiles, barriers after store and after use"),
+    row(Method::Prefetch, "tiles with the next one loaded into registers during compute"),
+    row(Method::CpAsync, "32x32 tiles through a 4-stage cp.async ring: 3 tiles in flight, 1 barrier a tile (sm_90)"),
+    row(Method::RegisterBlocked, "128x128 block tile, 8x8 per thread, 16-byte shared loads, 2 stages"),
+    row(Method::WarpTile, "warps of 64x32 (lanes 8x4), BK 16, next fragments loaded during the FMAs").swept(SIZE),
+    row(Method::WarpTileSm90, "warptile built for sm_90: next A stored, B loaded at k step 12 of 16 (sm_90)").swept(SIZE),
+    row(Method::WarpTileAsync, "128x256 blocks, 8x16 a thread, 3-stage cp.async ring of k 16, 1 block/SM (sm_90)").swept(SIZE),
+    // Its shared row names it; the whole waves launch first, and the model counts both.
+    row(Method::WarpTileStreamK, "warptile_async over the whole waves by linear block id, then one row shares the rest by k iteration (sm_90)").launches(matmul_warptile_streamk_waves).swept(STREAMK_SIZE).profiling(2),
+    row(Method::WarpTileSmall, "warptile on 64x128 blocks of 4 warps, for grids smaller than the GPU").swept(SMALL_SIZE),
+    row(Method::WarpTileEdge, "warptile with guarded single-float loads: any shape (4095, 4097, 4000x4100x4033, 4096)").swept(EDGE_SHAPE),
+    row(Method::WarpTileEdgeSm90, "warptile_edge built for sm_90 with warptile's interleaved lanes: fragment loads pair up (sm_90)").swept(EDGE_SHAPE),
+];
+
+/// A method's row: it launches its own kernel, and is named after it.
+const fn row(method: Method, summary: &'static str) -> Row<Method> {
+    Row::by_kernel(method, summary, method.kernel())
 }
 
 /// The shape `(m, n, k)` `method` is benchmarked (and modelled) at for its parameter `value`.

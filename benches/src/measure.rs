@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use coalesce::{Gpu, Result};
 
-use crate::registry::Variant;
+use crate::family::Variant;
 use crate::workload::Workload;
 
 /// Warm-up runs before a median is taken.

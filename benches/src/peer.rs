@@ -8,12 +8,14 @@
 //! machine without one, checks say SKIPPED with the reason and the report leaves the family out
 //! with that reason.
 use coalesce::coalescing::{self as lib, Load};
-use coalesce::kernels::coalescing::{offset_len, stride_len};
+use coalesce::kernels::coalescing::{
+    coalescing_copy_any, coalescing_offset, coalescing_stride, offset_len, stride_len,
+};
 use coalesce::model::Counts;
 use coalesce::{DeviceRead, DeviceWrite, Error, Gpu, Result};
 
 use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, same_bits};
-use crate::registry::{Family, Param};
+use crate::family::{Family, Param, Row};
 use crate::workload::{Workload, random_buffer};
 use coalesce::util::Fill;
 
@@ -44,54 +46,7 @@ const STRIDE: Param = Param { name: "stride", sweep: &[1, 2, 4, 8, 16, 32], chec
 
 impl Family for Peer {
     const NAME: &'static str = "peer";
-    const VARIANTS: &'static [Self] =
-        &[Peer::MemcpyRead, Peer::CopyRead, Peer::OffsetRead, Peer::StrideRead, Peer::MemcpyWrite, Peer::CopyWrite];
-
-    fn name(self) -> &'static str {
-        match self {
-            Peer::MemcpyRead => "memcpy_read",
-            Peer::CopyRead => "copy_read",
-            Peer::OffsetRead => "offset_read",
-            Peer::StrideRead => "stride_read",
-            Peer::MemcpyWrite => "memcpy_write",
-            Peer::CopyWrite => "copy_write",
-        }
-    }
-
-    fn summary(self) -> &'static str {
-        match self {
-            Peer::MemcpyRead => "cuMemcpyPeer from the other GPU into this one: the link's ceiling for the reads",
-            Peer::CopyRead => {
-                "the library's 16-byte copy, its loads from the other GPU: 4 sectors a warp request, as locally"
-            }
-            Peer::OffsetRead => {
-                "offset copy reading the other GPU: 5 sectors a request off a 32-byte boundary, each across the link"
-            }
-            Peer::StrideRead => {
-                "stride copy reading the other GPU: min(32, 4*stride) sectors for 4 useful, every wasted one across the link"
-            }
-            Peer::MemcpyWrite => "cuMemcpyPeer from this GPU into the other one: the link's ceiling for the writes",
-            Peer::CopyWrite => "the library's 16-byte copy, its stores into the other GPU's memory",
-        }
-    }
-
-    fn kernels(self) -> &'static [&'static str] {
-        use coalesce::kernels::coalescing::*;
-        match self {
-            Peer::MemcpyRead | Peer::MemcpyWrite => &[],
-            Peer::CopyRead | Peer::CopyWrite => const { &[coalescing_copy_any.name()] },
-            Peer::OffsetRead => const { &[coalescing_offset.name()] },
-            Peer::StrideRead => const { &[coalescing_stride.name()] },
-        }
-    }
-
-    fn param(self) -> Option<Param> {
-        match self {
-            Peer::OffsetRead => Some(OFFSET),
-            Peer::StrideRead => Some(STRIDE),
-            _ => None,
-        }
-    }
+    const ROWS: &'static [Row<Self>] = VARIANTS;
 
     fn check(self, gpu: &Gpu, rng: &mut Rng, value: u32) -> CheckResult<String> {
         let peer = match open_peer(gpu) {
@@ -154,6 +109,17 @@ impl Family for Peer {
         .transpose()
     }
 }
+
+/// The peer variants, one row each, in teaching order.
+#[rustfmt::skip]
+const VARIANTS: &[Row<Peer>] = &[
+    Row::new(Peer::MemcpyRead, "memcpy_read", "cuMemcpyPeer from the other GPU into this one: the link's ceiling for the reads"),
+    Row::new(Peer::CopyRead, "copy_read", "the library's 16-byte copy, its loads from the other GPU: 4 sectors a warp request, as locally").launches(coalescing_copy_any),
+    Row::new(Peer::OffsetRead, "offset_read", "offset copy reading the other GPU: 5 sectors a request off a 32-byte boundary, each across the link").launches(coalescing_offset).swept(OFFSET),
+    Row::new(Peer::StrideRead, "stride_read", "stride copy reading the other GPU: min(32, 4*stride) sectors for 4 useful, every wasted one across the link").launches(coalescing_stride).swept(STRIDE),
+    Row::new(Peer::MemcpyWrite, "memcpy_write", "cuMemcpyPeer from this GPU into the other one: the link's ceiling for the writes"),
+    Row::new(Peer::CopyWrite, "copy_write", "the library's 16-byte copy, its stores into the other GPU's memory").launches(coalescing_copy_any),
+];
 
 impl Peer {
     /// Whether the variant writes the other device's memory (else it reads it).

@@ -1,11 +1,12 @@
 //! The model's predictions for registered runs: every run's [`Counts`] from
-//! [`Family::model`](crate::registry::Family::model), computed in parallel, printed as a table
+//! [`Family::model`](crate::family::Family::model), computed in parallel, printed as a table
 //! or as JSON lines (`cargo xtask model`).
 use std::fmt::Write;
 
 use coalesce::model::Counts;
 
-use crate::registry::{self, Variant};
+use crate::family::Variant;
+use crate::registry;
 
 /// A run's prediction: `Ok(None)` for a CPU-only variant, `Err` when the library refused the
 /// launch (a bug in the registry's sizes).

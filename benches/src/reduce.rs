@@ -1,14 +1,14 @@
 //! Reduction lessons: the registry entries, checks and workloads for `coalesce::reduce`, and the
 //! large check of the library's `sum` past 2^31 elements.
+use coalesce::kernels::reduce::reduce_shuffle_vec4;
 use coalesce::kernels::util::fill_value;
 use coalesce::model::Counts;
 use coalesce::reduce::{self as lib, Method};
 use coalesce::util::Fill;
 use coalesce::{DeviceBuffer, Gpu, Result};
 
-use crate::check::{CheckResult, POISON_BITS, Rng, same_values};
-use crate::large::LARGE_N;
-use crate::registry::{Family, Param};
+use crate::check::{CheckResult, LARGE_N, POISON_BITS, Rng, room, same_values};
+use crate::family::{Family, Param, Row};
 use crate::workload::{Workload, random_buffer};
 
 /// Sizes checked: one element, around a warp, a prime, and 2^26 + 3 (a vector tail).
@@ -16,19 +16,12 @@ pub const CHECK_SIZES: [usize; 5] = [1, 31, 33, 1_000_003, (1 << 26) + 3];
 /// Elements of the benchmarks: 2^28 i32 (1 GiB).
 pub const BENCH_N: usize = 1 << 28;
 
-/// The reduction variants, in teaching order; the last two are the CPU sums the seed compares
-/// with.
+/// The reduction variants: the library's methods, the library's sum over views, and the CPU
+/// sums the seed compares with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reduce {
-    Seed,
-    SeedFilled,
-    InterleavedDivergent,
-    InterleavedConflicts,
-    Sequential,
-    FirstAdd,
-    UnrollLastWarp,
-    ManyPerThread,
-    ShuffleVec4,
+    /// A library method through `sum_into` (the trees add their partials with a second pass).
+    Method(Method),
     /// The library's sum (`sum_to`, the shuffle kernel) over a view starting `offset` elements
     /// into its buffer.
     SumAt,
@@ -38,108 +31,36 @@ pub enum Reduce {
     CpuThreads,
 }
 
+/// Element offsets of `sum_at`'s view: every start a 16-byte boundary can be off by.
+const OFFSET: Param = Param { name: "offset", sweep: &[0, 1, 2, 3], check: &[0, 1, 2, 3], labels: None };
+
 impl Family for Reduce {
     const NAME: &'static str = "reduce";
-    const VARIANTS: &'static [Self] = &[
-        Reduce::Seed,
-        Reduce::SeedFilled,
-        Reduce::InterleavedDivergent,
-        Reduce::InterleavedConflicts,
-        Reduce::Sequential,
-        Reduce::FirstAdd,
-        Reduce::UnrollLastWarp,
-        Reduce::ManyPerThread,
-        Reduce::ShuffleVec4,
-        Reduce::SumAt,
-        Reduce::CpuSingle,
-        Reduce::CpuThreads,
-    ];
-
-    fn name(self) -> &'static str {
-        match self {
-            Reduce::Seed => "seed",
-            Reduce::SeedFilled => "seed_filled",
-            Reduce::InterleavedDivergent => "interleaved_divergent",
-            Reduce::InterleavedConflicts => "interleaved_conflicts",
-            Reduce::Sequential => "sequential",
-            Reduce::FirstAdd => "first_add",
-            Reduce::UnrollLastWarp => "unroll_last_warp",
-            Reduce::ManyPerThread => "many_per_thread",
-            Reduce::ShuffleVec4 => "shuffle_vec4",
-            Reduce::SumAt => "sum_at",
-            Reduce::CpuSingle => "cpu_single",
-            Reduce::CpuThreads => "cpu_threads",
-        }
-    }
-
-    fn summary(self) -> &'static str {
-        match self {
-            Reduce::Seed => {
-                "the seed's kernel and launch (32 x 256): grid-stride add, 2-barrier tree, 1 atomic a block"
-            }
-            Reduce::SeedFilled => "the seed's kernel with a grid that fills the GPU (8 blocks per SM)",
-            Reduce::InterleavedDivergent => "tree 1: t % 2d == 0 works, divergent warps",
-            Reduce::InterleavedConflicts => "tree 2: contiguous workers at index 2dt, bank conflicts",
-            Reduce::Sequential => "tree 3: sequential addressing, conflict-free",
-            Reduce::FirstAdd => "tree 4: two elements added while loading, half the blocks",
-            Reduce::UnrollLastWarp => "tree 5: the last warp finishes with shuffles, no block barriers",
-            Reduce::ManyPerThread => "tree 6: grid-stride accumulation before the tree, GPU-sized grid",
-            Reduce::ShuffleVec4 => "16-byte loads, 4 in flight, warp shuffles, 1 atomic a block",
-            Reduce::SumAt => {
-                "shuffle_vec4 over a view `offset` elements in: up to 127 elements added one by one, so every warp's 16-byte loads cover one aligned 512-byte block"
-            }
-            Reduce::CpuSingle => "CPU reference: one thread",
-            Reduce::CpuThreads => "CPU reference: every core (std::thread::scope)",
-        }
-    }
-
-    /// The first pass's kernel first (the one ncu profiles); the trees' second pass adds the
-    /// partials with `reduce_shuffle_vec4`.
-    fn kernels(self) -> &'static [&'static str] {
-        use coalesce::kernels::reduce::*;
-        match self {
-            Reduce::Seed | Reduce::SeedFilled => const { &[reduce_seed.name()] },
-            Reduce::InterleavedDivergent => {
-                const { &[reduce_interleaved_divergent.name(), reduce_shuffle_vec4.name()] }
-            }
-            Reduce::InterleavedConflicts => {
-                const { &[reduce_interleaved_conflicts.name(), reduce_shuffle_vec4.name()] }
-            }
-            Reduce::Sequential => const { &[reduce_sequential.name(), reduce_shuffle_vec4.name()] },
-            Reduce::FirstAdd => const { &[reduce_first_add.name(), reduce_shuffle_vec4.name()] },
-            Reduce::UnrollLastWarp => const { &[reduce_unroll_last_warp.name(), reduce_shuffle_vec4.name()] },
-            Reduce::ManyPerThread => const { &[reduce_many_per_thread.name(), reduce_shuffle_vec4.name()] },
-            Reduce::ShuffleVec4 | Reduce::SumAt => const { &[reduce_shuffle_vec4.name()] },
-            Reduce::CpuSingle | Reduce::CpuThreads => &[],
-        }
-    }
-
-    fn param(self) -> Option<Param> {
-        (self == Reduce::SumAt).then_some(OFFSET)
-    }
+    const ROWS: &'static [Row<Self>] = VARIANTS;
 
     fn check(self, gpu: &Gpu, rng: &mut Rng, offset: u32) -> CheckResult<String> {
-        if self == Reduce::SumAt {
-            return check_at(gpu, rng, offset as usize);
-        }
-        match self.method() {
-            Some(method) => check_gpu(gpu, rng, method),
-            None => check_cpu(rng, self == Reduce::CpuThreads),
+        match self {
+            Reduce::Method(method) => check_gpu(gpu, rng, method),
+            Reduce::SumAt => check_at(gpu, rng, offset as usize),
+            Reduce::CpuSingle => check_cpu(rng, false),
+            Reduce::CpuThreads => check_cpu(rng, true),
         }
     }
 
     fn bench(self, gpu: &Gpu, offset: u32) -> Result<Workload> {
-        if self == Reduce::SumAt {
-            // A view `offset` elements into a buffer 3 longer than the sum.
-            let offset = offset as usize;
-            let input = random_buffer::<i32>(gpu, BENCH_N + 3, Fill::Bits, 5)?;
-            let mut out: DeviceBuffer<i32> = random_buffer(gpu, 1, Fill::Bits, 7)?;
-            return Ok(Workload::new(4 * BENCH_N as u64, move |gpu| {
-                lib::sum_to(gpu, &input.slice(offset..offset + BENCH_N)?, &mut out)
-            }));
-        }
-        let Some(method) = self.method() else {
-            return Ok(bench_cpu(self == Reduce::CpuThreads));
+        let method = match self {
+            Reduce::Method(method) => method,
+            Reduce::SumAt => {
+                // A view `offset` elements into a buffer 3 longer than the sum.
+                let offset = offset as usize;
+                let input = random_buffer::<i32>(gpu, BENCH_N + 3, Fill::Bits, 5)?;
+                let mut out: DeviceBuffer<i32> = random_buffer(gpu, 1, Fill::Bits, 7)?;
+                return Ok(Workload::new(4 * BENCH_N as u64, move |gpu| {
+                    lib::sum_to(gpu, &input.slice(offset..offset + BENCH_N)?, &mut out)
+                }));
+            }
+            Reduce::CpuSingle => return Ok(bench_cpu(false)),
+            Reduce::CpuThreads => return Ok(bench_cpu(true)),
         };
         let n = BENCH_N;
         let input = random_buffer::<i32>(gpu, n, Fill::Bits, 5)?;
@@ -150,35 +71,43 @@ impl Family for Reduce {
     }
 
     fn model(self, offset: u32, sms: u32) -> Result<Option<Counts>> {
-        if self == Reduce::SumAt {
-            return coalesce::model::reduce::shuffle_at(BENCH_N, offset as usize, sms).map(Some);
+        use coalesce::model::reduce as model;
+        match self {
+            // The profiled launch is the first pass (`sum_into`'s first kernel) over BENCH_N.
+            Reduce::Method(method) => model::first_launch(method, BENCH_N, sms).map(Some),
+            Reduce::SumAt => model::shuffle_at(BENCH_N, offset as usize, sms).map(Some),
+            Reduce::CpuSingle | Reduce::CpuThreads => Ok(None),
         }
-        // The profiled launch is the first pass (`sum_into`'s first kernel) over BENCH_N.
-        self.method().map(|method| coalesce::model::reduce::first_launch(method, BENCH_N, sms)).transpose()
     }
 }
 
-impl Reduce {
-    /// The library method a GPU variant runs (`None` for the CPU references; `sum_at` runs the
-    /// shuffle kernel, over a view).
-    const fn method(self) -> Option<Method> {
-        Some(match self {
-            Reduce::Seed => Method::Seed,
-            Reduce::SeedFilled => Method::SeedFilled,
-            Reduce::InterleavedDivergent => Method::InterleavedDivergent,
-            Reduce::InterleavedConflicts => Method::InterleavedConflicts,
-            Reduce::Sequential => Method::Sequential,
-            Reduce::FirstAdd => Method::FirstAdd,
-            Reduce::UnrollLastWarp => Method::UnrollLastWarp,
-            Reduce::ManyPerThread => Method::ManyPerThread,
-            Reduce::ShuffleVec4 | Reduce::SumAt => Method::ShuffleVec4,
-            Reduce::CpuSingle | Reduce::CpuThreads => return None,
-        })
-    }
-}
+/// The reduction variants, one row each, in teaching order.
+#[rustfmt::skip]
+const VARIANTS: &[Row<Reduce>] = &[
+    method(Method::Seed, "seed", "the seed's kernel and launch (32 x 256): grid-stride add, 2-barrier tree, 1 atomic a block"),
+    method(Method::SeedFilled, "seed_filled", "the seed's kernel with a grid that fills the GPU (8 blocks per SM)"),
+    method(Method::InterleavedDivergent, "interleaved_divergent", "tree 1: t % 2d == 0 works, divergent warps"),
+    method(Method::InterleavedConflicts, "interleaved_conflicts", "tree 2: contiguous workers at index 2dt, bank conflicts"),
+    method(Method::Sequential, "sequential", "tree 3: sequential addressing, conflict-free"),
+    method(Method::FirstAdd, "first_add", "tree 4: two elements added while loading, half the blocks"),
+    method(Method::UnrollLastWarp, "unroll_last_warp", "tree 5: the last warp finishes with shuffles, no block barriers"),
+    method(Method::ManyPerThread, "many_per_thread", "tree 6: grid-stride accumulation before the tree, GPU-sized grid"),
+    method(Method::ShuffleVec4, "shuffle_vec4", "16-byte loads, 4 in flight, warp shuffles, 1 atomic a block"),
+    Row::new(Reduce::SumAt, "sum_at", "shuffle_vec4 over a view `offset` elements in: up to 127 elements added one by one, so every warp's 16-byte loads cover one aligned 512-byte block").launches(reduce_shuffle_vec4).swept(OFFSET),
+    Row::new(Reduce::CpuSingle, "cpu_single", "CPU reference: one thread"),
+    Row::new(Reduce::CpuThreads, "cpu_threads", "CPU reference: every core (std::thread::scope)"),
+];
 
-/// Element offsets of `sum_at`'s view: every start a 16-byte boundary can be off by.
-const OFFSET: Param = Param { name: "offset", sweep: &[0, 1, 2, 3], check: &[0, 1, 2, 3], labels: None };
+/// A library method's row, run through `sum_into`: its first pass's kernel (the one ncu
+/// profiles), then, for the methods that write partial sums, the second pass's.
+const fn method(method: Method, name: &'static str, summary: &'static str) -> Row<Reduce> {
+    let row = Row::new(Reduce::Method(method), name, summary);
+    let row = match method.lesson_kernel() {
+        Some(first) => row.launches(first),
+        None => row.launches(reduce_shuffle_vec4),
+    };
+    if method.atomic() { row } else { row.launches(reduce_shuffle_vec4) }
+}
 
 /// `sum` and `sum_to` over views `offset` elements into buffers 3 longer, at every check size,
 /// against the CPU.
@@ -282,7 +211,7 @@ fn fill_sum_cpu(n: usize, seed: u32) -> i32 {
 /// same hash: 64-bit indices, a grid-stride loop of many trips and a 1-element tail.
 pub fn check_large(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
     let n = LARGE_N;
-    if let Some(skip) = crate::large::room(gpu, 4 * n as u64) {
+    if let Some(skip) = room(gpu, 4 * n as u64) {
         return Ok(skip);
     }
     let seed = rng.next_u64() as u32;
@@ -305,15 +234,14 @@ mod tests {
     }
 
     #[test]
-    fn every_gpu_variant_runs_its_method_and_cpu_ones_none() {
-        for &v in Reduce::VARIANTS {
-            assert_eq!(v.method().is_none(), v.name().starts_with("cpu_"), "{v:?}");
-        }
-        // Every method once, in order; `sum_at` runs the library's sum (the shuffle kernel) again,
-        // over views.
-        let methods: Vec<Method> =
-            Reduce::VARIANTS.iter().filter(|&&v| v != Reduce::SumAt).filter_map(|v| v.method()).collect();
+    fn every_method_is_registered_once_in_order() {
+        let methods: Vec<Method> = Reduce::ROWS
+            .iter()
+            .filter_map(|row| match row.variant {
+                Reduce::Method(method) => Some(method),
+                _ => None,
+            })
+            .collect();
         assert_eq!(methods, Method::ALL);
-        assert_eq!(Reduce::SumAt.method(), Some(Method::ShuffleVec4));
     }
 }

@@ -5,11 +5,10 @@ use coalesce::kernels::util::fill_value;
 use coalesce::model::Counts;
 use coalesce::transpose::{self as lib, Method};
 use coalesce::util::Fill;
-use coalesce::{DeviceBuffer, DeviceRead, DeviceWrite, Gpu, Result};
+use coalesce::{DeviceBuffer, Gpu, Result};
 
-use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, check_f32};
-use crate::large::compare_with;
-use crate::registry::{Family, Param};
+use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, check_f32, compare_with, room};
+use crate::family::{Family, Param, Row};
 use crate::workload::{Workload, random_buffer, random_pair};
 
 /// Shapes checked: single element, single row/column, odd sizes around a tile, non-square,
@@ -38,23 +37,12 @@ pub const BENCH_SHAPES: [(usize, usize); 2] = [(8192, 8192), (4096, 16384)];
 /// not a multiple of the tile.
 pub const LARGE_SHAPE: (usize, usize) = (32_768, 65_537);
 
-/// The transpose variants, in teaching order.
+/// The transpose variants: the library's methods, and the TMA transpose, which has its own entry
+/// point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Transpose {
-    /// Tiled copy of the same shape: the ceiling.
-    Copy,
-    /// Coalesced reads, column writes.
-    Naive,
-    /// 32 × 32 shared tile (bank conflicts).
-    Shared,
-    /// 32 × 33 shared tile (conflict-free): the library's transpose for odd shapes.
-    Padded,
-    /// 64 × 65 tile, 8-byte accesses, tiles down columns: the library's transpose for even shapes.
-    Wide,
-    /// The wide tile's accesses as a copy, tiles along rows: its ceiling.
-    WideCopy,
-    /// The same copy, tiles down columns: what the wide transpose's column walk costs.
-    WideCopyDown,
+    /// A library method through `transpose::run`.
+    Method(Method),
     /// Tiles loaded and stored by the TMA through tensor maps (Hopper module).
     Tma,
 }
@@ -68,77 +56,19 @@ fn shape(value: u32) -> String {
 
 impl Family for Transpose {
     const NAME: &'static str = "transpose";
-    const VARIANTS: &'static [Self] = &[
-        Transpose::Copy,
-        Transpose::Naive,
-        Transpose::Shared,
-        Transpose::Padded,
-        Transpose::Wide,
-        Transpose::WideCopy,
-        Transpose::WideCopyDown,
-        Transpose::Tma,
-    ];
-
-    fn name(self) -> &'static str {
-        match self {
-            Transpose::Copy => "copy",
-            Transpose::Naive => "naive",
-            Transpose::Shared => "shared",
-            Transpose::Padded => "padded",
-            Transpose::Wide => "wide",
-            Transpose::WideCopy => "wide_copy",
-            Transpose::WideCopyDown => "wide_copy_down",
-            Transpose::Tma => "tma",
-        }
-    }
-
-    fn summary(self) -> &'static str {
-        match self {
-            Transpose::Copy => "tiled copy of the same shape: coalesced both ways, the ceiling",
-            Transpose::Naive => "coalesced reads, column writes: 32 sectors per warp store",
-            Transpose::Shared => "32x32 shared tile: coalesced both ways, 32-way bank conflicts",
-            Transpose::Padded => "32x33 shared tile: coalesced both ways, conflict-free",
-            Transpose::Wide => "64x65 tile, 8-byte accesses (8 sectors a request), tiles down columns",
-            Transpose::WideCopy => {
-                "wide's accesses as a copy, tiles along rows: same sectors, the 64x64 tile's ceiling"
-            }
-            Transpose::WideCopyDown => {
-                "wide_copy with tiles down columns: the same sectors, a thin slice of every row in flight"
-            }
-            Transpose::Tma => {
-                "64x64 tile a block as two 64x32 cp.async.bulk.tensor boxes each way, 128B-swizzled, tiles down columns (sm_90)"
-            }
-        }
-    }
-
-    fn kernels(self) -> &'static [&'static str] {
-        use coalesce::kernels::transpose::*;
-        match self {
-            Transpose::Copy => const { &[transpose_copy.name()] },
-            Transpose::Naive => const { &[transpose_naive.name()] },
-            Transpose::Shared => const { &[transpose_shared.name()] },
-            Transpose::Padded => const { &[transpose_padded.name()] },
-            Transpose::Wide => const { &[transpose_wide.name()] },
-            Transpose::WideCopy => const { &[transpose_wide_copy.name()] },
-            Transpose::WideCopyDown => const { &[transpose_wide_copy_down.name()] },
-            Transpose::Tma => const { &[transpose_tma.name()] },
-        }
-    }
-
-    fn param(self) -> Option<Param> {
-        Some(SHAPE)
-    }
+    const ROWS: &'static [Row<Self>] = VARIANTS;
 
     fn check(self, gpu: &Gpu, rng: &mut Rng, _shape: u32) -> CheckResult<String> {
-        if self == Transpose::Tma {
-            return check_tma(gpu, rng);
-        }
-        let pairs = self.method().filter(|m| m.pairs());
-        let shapes: &[(usize, usize)] = if pairs.is_some() { &WIDE_CHECK_SHAPES } else { &CHECK_SHAPES };
-        if let Some(method) = pairs {
+        let method = match self {
+            Transpose::Method(method) => method,
+            Transpose::Tma => return check_tma(gpu, rng),
+        };
+        let shapes: &[(usize, usize)] = if method.pairs() { &WIDE_CHECK_SHAPES } else { &CHECK_SHAPES };
+        if method.pairs() {
             // Odd shapes are refused before any launch, and the library falls back to the padded tile.
             let (input, mut output) = (gpu.poisoned::<f32>(3 * 4, 0)?, gpu.poisoned::<f32>(3 * 4, 0)?);
-            expect_refusal(&format!("{} of 3 x 4", self.name()), lib::run(gpu, method, &input, &mut output, 3, 4))?;
+            let what = format!("{} of 3 x 4", method.kernel().name());
+            expect_refusal(&what, lib::run(gpu, method, &input, &mut output, 3, 4))?;
         }
         for &(r, c) in shapes {
             check_f32(
@@ -146,8 +76,15 @@ impl Family for Transpose {
                 rng,
                 &format!("{r}x{c}"),
                 (r * c, r * c),
-                |input, output| self.run(gpu, input, output, r, c),
-                |input, want| self.reference(input, want, r, c),
+                |input, output| lib::run(gpu, method, input, output, r, c),
+                |input, want| {
+                    if method.copies() {
+                        want.copy_from_slice(input);
+                        Ok(())
+                    } else {
+                        lib::transpose_cpu(input, want, r, c)
+                    }
+                },
             )?;
         }
         Ok(format!("shapes {shapes:?}"))
@@ -156,66 +93,43 @@ impl Family for Transpose {
     fn bench(self, gpu: &Gpu, shape: u32) -> Result<Workload> {
         let (r, c) = BENCH_SHAPES[shape as usize];
         let (input, mut output) = random_pair(gpu, r * c, r * c)?;
-        if self == Transpose::Tma {
-            gpu.supports(transpose_tma)?;
-            let maps = lib::TileMaps::new(gpu, &input, &output, r, c)?;
-            return Ok(Workload::new(8 * (r * c) as u64, move |gpu| {
-                gpu.launch(lib::plan_tma(&maps, &input, &mut output)?)
-            }));
+        let bytes = 8 * (r * c) as u64;
+        match self {
+            Transpose::Method(method) => {
+                Ok(Workload::new(bytes, move |gpu| lib::run(gpu, method, &input, &mut output, r, c)))
+            }
+            Transpose::Tma => {
+                let maps = lib::TileMaps::new(gpu, &input, &output, r, c)?;
+                Ok(Workload::new(bytes, move |gpu| gpu.launch(lib::plan_tma(&maps, &input, &mut output)?)))
+            }
         }
-        Ok(Workload::new(8 * (r * c) as u64, move |gpu| self.run(gpu, &input, &mut output, r, c)))
     }
 
     fn model(self, shape: u32, _sms: u32) -> Result<Option<Counts>> {
         let (r, c) = BENCH_SHAPES[shape as usize];
-        match self.method() {
-            Some(method) => coalesce::model::transpose::run(method, r, c).map(Some),
-            None => coalesce::model::transpose::tma(r, c).map(Some),
+        match self {
+            Transpose::Method(method) => coalesce::model::transpose::run(method, r, c).map(Some),
+            Transpose::Tma => coalesce::model::transpose::tma(r, c).map(Some),
         }
     }
 }
 
-impl Transpose {
-    /// The library method the variant runs (`None` for the TMA transpose, which has its own
-    /// entry point).
-    pub const fn method(self) -> Option<Method> {
-        match self {
-            Transpose::Copy => Some(Method::Copy),
-            Transpose::Naive => Some(Method::Naive),
-            Transpose::Shared => Some(Method::Shared),
-            Transpose::Padded => Some(Method::Padded),
-            Transpose::Wide => Some(Method::Wide),
-            Transpose::WideCopy => Some(Method::WideCopy),
-            Transpose::WideCopyDown => Some(Method::WideCopyDown),
-            Transpose::Tma => None,
-        }
-    }
+/// The transpose variants, one row each, in teaching order.
+#[rustfmt::skip]
+const VARIANTS: &[Row<Transpose>] = &[
+    method(Method::Copy, "tiled copy of the same shape: coalesced both ways, the ceiling").swept(SHAPE),
+    method(Method::Naive, "coalesced reads, column writes: 32 sectors per warp store").swept(SHAPE),
+    method(Method::Shared, "32x32 shared tile: coalesced both ways, 32-way bank conflicts").swept(SHAPE),
+    method(Method::Padded, "32x33 shared tile: coalesced both ways, conflict-free").swept(SHAPE),
+    method(Method::Wide, "64x65 tile, 8-byte accesses (8 sectors a request), tiles down columns").swept(SHAPE),
+    method(Method::WideCopy, "wide's accesses as a copy, tiles along rows: same sectors, the 64x64 tile's ceiling").swept(SHAPE),
+    method(Method::WideCopyDown, "wide_copy with tiles down columns: the same sectors, a thin slice of every row in flight").swept(SHAPE),
+    Row::by_kernel(Transpose::Tma, "64x64 tile a block as two 64x32 cp.async.bulk.tensor boxes each way, 128B-swizzled, tiles down columns (sm_90)", transpose_tma).swept(SHAPE),
+];
 
-    /// One launch through the library.
-    fn run(
-        self,
-        gpu: &Gpu,
-        input: &impl DeviceRead<f32>,
-        output: &mut impl DeviceWrite<f32>,
-        r: usize,
-        c: usize,
-    ) -> Result<()> {
-        match self.method() {
-            Some(method) => lib::run(gpu, method, input, output, r, c),
-            None => lib::tma_transpose(gpu, input, output, r, c),
-        }
-    }
-
-    /// The CPU reference of one launch.
-    fn reference(self, input: &[f32], output: &mut [f32], r: usize, c: usize) -> coalesce::Result<()> {
-        match self.method() {
-            Some(method) if method.copies() => {
-                output.copy_from_slice(input);
-                Ok(())
-            }
-            _ => lib::transpose_cpu(input, output, r, c),
-        }
-    }
+/// A library method's row: it launches the method's kernel, and is named after it.
+const fn method(method: Method, summary: &'static str) -> Row<Transpose> {
+    Row::by_kernel(Transpose::Method(method), summary, method.kernel())
 }
 
 /// Shapes the TMA transpose is checked at: multiples of 4 (what its tensor maps take) around
@@ -235,11 +149,8 @@ pub const TMA_CHECK_SHAPES: [(usize, usize); 10] = [
 
 /// The TMA transpose against the CPU at [`TMA_CHECK_SHAPES`] (fresh random input, poisoned
 /// output, every element), then the refusals: a shape that is not a multiple of 4, and maps
-/// encoded for other buffers. SKIPPED where the Hopper module cannot run.
+/// encoded for other buffers.
 fn check_tma(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
-    if let Err(e) = gpu.supports(transpose_tma) {
-        return Ok(format!("SKIPPED ({e})"));
-    }
     for (r, c) in TMA_CHECK_SHAPES {
         check_f32(
             gpu,
@@ -287,7 +198,7 @@ pub fn check_large_wide(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
 
 fn large(gpu: &Gpu, rng: &mut Rng, (rows, cols): (usize, usize)) -> CheckResult<String> {
     let n = rows * cols;
-    if let Some(skip) = crate::large::room(gpu, 2 * 4 * n as u64) {
+    if let Some(skip) = room(gpu, 2 * 4 * n as u64) {
         return Ok(skip);
     }
     let seed = rng.next_u64() as u32;

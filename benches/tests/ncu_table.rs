@@ -2,10 +2,11 @@
 //! bundle's ncu step on an H100 (commit 2ea6bc8, the kernels of this tree), in the step's format.
 use std::collections::BTreeMap;
 
+use coalesce::bank::Tile;
 use coalesce::model::Counts;
 use coalesce_benches::bank::Bank;
+use coalesce_benches::family::Family;
 use coalesce_benches::ncu::{compare, markdown, parse, parse_checked};
-use coalesce_benches::registry::Family;
 
 const SAMPLE: &str = include_str!("data/ncu-sample.csv");
 
@@ -35,7 +36,7 @@ fn the_model_meets_the_counters_and_marks_what_it_does_not_explain() {
     let runs = parse(SAMPLE);
     let mut predicted = BTreeMap::new();
     // bank/cols from the model itself (cheap: the ITERS loop is replayed for one warp).
-    predicted.insert("bank/cols".to_string(), Bank::Cols.model(0, 132).unwrap().unwrap());
+    predicted.insert("bank/cols".to_string(), Bank::Tile(Tile::Cols).model(0, 132).unwrap().unwrap());
     // layouts/aos_staged at its bench size (2^25 float3, 2^20 warps), as the model counts it:
     // 3 coalesced loads and stores a warp, 6 conflict-free shared loads and stores.
     let warps = 1u64 << 20;

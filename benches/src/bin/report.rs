@@ -19,12 +19,13 @@ use std::time::Instant;
 use clap::Parser;
 use coalesce_benches::cli::{Failure, ReportArgs, exit, print};
 
+use coalesce_benches::family::Variant;
 use coalesce_benches::measure::{Measured, measure_memcpy, measure_variant};
+use coalesce_benches::open_gpu;
 use coalesce_benches::predict::predict;
 use coalesce_benches::report::{Device, Measurement, Model, Param, Report, Skipped, render};
-use coalesce_benches::{open_gpu, registry};
 
-fn measurement(m: &Measured, v: Option<(&dyn registry::Variant, u32)>) -> Measurement {
+fn measurement(m: &Measured, v: Option<(&dyn Variant, u32)>) -> Measurement {
     let (family, variant, param, summary) = match v {
         Some((v, value)) => (
             v.family().to_string(),
