@@ -5,6 +5,8 @@ use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+mod common;
+
 use coalesce_benches::report::{self, Measurement, PLOT_FILES, Report};
 
 const SAMPLE: &str = include_str!("data/sample-report.json");
@@ -581,17 +583,7 @@ fn cost_table(md: &str, entry: &str) -> Vec<HashMap<String, String>> {
     let start = md.find(&format!("\n### {entry}\n")).unwrap_or_else(|| panic!("### {entry}"));
     let rest = &md[start + 1..];
     let end = rest[4..].find("\n### ").map_or(rest.len(), |e| e + 4);
-    let cells = |line: &str| -> Vec<String> {
-        line.trim().trim_start_matches('|').trim_end_matches('|').split('|').map(|c| c.trim().to_string()).collect()
-    };
-    let lines: Vec<&str> = rest[..end].lines().collect();
-    let at = lines.iter().position(|l| l.starts_with("| size |")).expect("a table");
-    let header = cells(lines[at]);
-    lines[at + 2..]
-        .iter()
-        .take_while(|l| l.starts_with('|'))
-        .map(|l| header.iter().cloned().zip(cells(l)).collect())
-        .collect()
+    common::first_table(&rest[..end], "| size |")
 }
 
 #[test]

@@ -2,6 +2,8 @@
 //! for every run, the cost curve and the peers) and checks the parts of the report that teach: the
 //! warp pictures against the model's own functions and against the record's tables, the plots'
 //! series and the units each family's table uses, and readings that never state a negative cost.
+mod common;
+
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -295,15 +297,7 @@ fn the_plots_show_each_lesson() {
 /// The header and body rows of the table under `## family`.
 fn family_table(md: &str, family: &str) -> Vec<HashMap<String, String>> {
     let start = md.find(&format!("\n## {family}\n")).unwrap_or_else(|| panic!("## {family}"));
-    let lines: Vec<&str> = md[start..].lines().collect();
-    let at = lines.iter().position(|l| l.starts_with("| run |")).expect("a table");
-    let cells = |l: &str| -> Vec<String> { l.trim_matches('|').split('|').map(|c| c.trim().to_string()).collect() };
-    let header = cells(lines[at]);
-    lines[at + 2..]
-        .iter()
-        .take_while(|l| l.starts_with('|'))
-        .map(|l| header.iter().cloned().zip(cells(l)).collect())
-        .collect()
+    common::first_table(&md[start..], "| run |")
 }
 
 #[test]
