@@ -145,14 +145,11 @@ impl Method {
 
     /// Rows of C one block computes.
     pub const fn block_rows(self) -> u32 {
-        match self {
-            Method::Naive => NAIVE_BLOCK.1,
-            Method::Tiled | Method::Prefetch | Method::CpAsync => TILE,
-            Method::RegisterBlocked => BM,
-            Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileEdgeSm90 => WARPTILE.bm,
-            Method::WarpTileEdge => WARPTILE_EDGE.bm,
-            Method::WarpTileAsync | Method::WarpTileStreamK => WARPTILE_ASYNC.bm,
-            Method::WarpTileSmall => WARPTILE_SMALL.bm,
+        match (self, self.warp_tile()) {
+            (_, Some(tile)) => tile.bm,
+            (Method::Naive, None) => NAIVE_BLOCK.1,
+            (Method::RegisterBlocked, None) => BM,
+            (_, None) => TILE,
         }
     }
 
@@ -201,19 +198,13 @@ impl Method {
         [None, Some((self.kernel(), self.launch(m, n, sms)))].into_iter().flatten()
     }
 
-    /// Whether the kernel takes an `m × n × k` multiply (shape only; see [`validate`]).
+    /// Whether the kernel takes an `m × n × k` multiply (shape only; see [`validate`]): any
+    /// non-empty shape where every access is guarded, whole tiles of its own shape otherwise.
     pub const fn supports(self, m: u32, n: u32, k: u32) -> bool {
-        match self {
-            Method::RegisterBlocked => regblock_supports(m, n, k),
-            Method::WarpTile | Method::WarpTileSm90 => WARPTILE.supports(m, n, k),
-            Method::WarpTileAsync | Method::WarpTileStreamK => WARPTILE_ASYNC.supports(m, n, k),
-            Method::WarpTileSmall => WARPTILE_SMALL.supports(m, n, k),
-            Method::Naive
-            | Method::Tiled
-            | Method::Prefetch
-            | Method::CpAsync
-            | Method::WarpTileEdge
-            | Method::WarpTileEdgeSm90 => m > 0 && n > 0 && k > 0,
+        match (self.whole_tiles_only(), self.warp_tile()) {
+            (false, _) => m > 0 && n > 0 && k > 0,
+            (true, Some(tile)) => tile.supports(m, n, k),
+            (true, None) => regblock_supports(m, n, k),
         }
     }
 }
