@@ -350,6 +350,15 @@ fn cross_device(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
         &written.to_vec()?,
         &expected_around(1, &input[1..], 0),
     )?;
+    // Ordered after the other device's queued work: a large copy queued there, read from here
+    // at once, must be read whole.
+    let big = rng.f32s(1 << 24);
+    let source = other.upload(&big)?;
+    let mut staged = other.poisoned::<f32>(big.len(), POISON_BITS)?;
+    coalescing::copy(&other, &source, &mut staged)?;
+    let mut pulled = gpu.poisoned::<f32>(big.len(), POISON_BITS)?;
+    coalescing::copy(gpu, &staged, &mut pulled)?;
+    same_bits(&format!("copy on device {here} of what device {there} had just queued"), &pulled.to_vec()?, &big)?;
     // The Hopper module's bulk copy over the other device's memory: refused, nothing written.
     let hopper = match gpu.supports(coalesce::kernels::coalescing::coalescing_bulk) {
         Ok(()) => {
@@ -374,6 +383,6 @@ fn cross_device(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
         Err(_) => "",
     };
     Ok(format!(
-        "devices {here} and {there}: unmapped launch refused, peer copies both ways, kernels reading and writing across{hopper}"
+        "devices {here} and {there}: unmapped launch refused, peer copies both ways, kernels reading and writing across, after the other device's queued work{hopper}"
     ))
 }

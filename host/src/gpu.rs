@@ -263,9 +263,10 @@ impl Gpu {
     /// Maps `peer`'s memory into this device's context, so this handle's kernels may read and
     /// write `peer`'s buffers (over NVLink or PCIe) and [`Gpu::launch`] accepts them (the base
     /// module's kernels; the Hopper module's TMA, bulk-copy and cluster kernels are refused with
-    /// [`Error::Unsupported`] over another device's memory). A launch
-    /// over another device's memory returns only when the kernel has finished: the other
-    /// device's `cuMemFree` would not wait for this device's stream. Mapping is one-way (call it
+    /// [`Error::Unsupported`] over another device's memory). Such a launch is ordered after all
+    /// work already queued on the other device (it waits for it first) and returns only when
+    /// the kernel has finished, since the other device's `cuMemFree` would not wait for this
+    /// device's stream. Mapping is one-way (call it
     /// on `peer` for the other direction) and lasts as long as this handle; the same device, or
     /// mapping twice, is no error. [`Error::NoPeer`] where the hardware cannot map it.
     pub fn enable_peer_access(&self, peer: &Gpu) -> Result<()> {
@@ -293,12 +294,18 @@ impl Gpu {
 
     /// Copies `src` into `dst` where the two live on different devices (or the same one), with
     /// the driver's peer copy (`cuMemcpyPeerAsync` on this handle's stream), and waits for it:
-    /// the copy the peer lessons are measured against. Needs no [`Gpu::enable_peer_access`]
+    /// the copy the peer lessons are measured against. It starts after the work already queued
+    /// on both devices. Needs no [`Gpu::enable_peer_access`]
     /// (without a mapping the driver stages the copy through the host).
     pub fn memcpy_peer<T: DeviceCopy>(&self, src: &impl DeviceRead<T>, dst: &mut impl DeviceWrite<T>) -> Result<()> {
         let (src, dst) = (src.view(), dst.view_mut());
         exactly("peer copy destination", dst.len(), src.len())?;
         let (src_context, dst_context) = (src.home().context()?, dst.home().context()?);
+        // Work queued on either device's streams comes first: this stream waits for neither.
+        for context in [src_context, dst_context] {
+            bind(context)?;
+            cust::context::CurrentContext::synchronize()?;
+        }
         bind(&self.context)?;
         // SAFETY: both views are live device memory of the contexts they name, of equal length,
         // borrowed for this call (shared and exclusive, so they do not overlap); the call waits
@@ -322,6 +329,20 @@ impl Gpu {
     pub fn synchronize(&self) -> Result<()> {
         bind(&self.context)?;
         Ok(self.stream.synchronize()?)
+    }
+
+    /// Waits for all work queued on the mapped devices `ordinals` (every stream of their
+    /// contexts), then makes this handle's context current again.
+    fn finish_peers(&self, ordinals: &[u32]) -> Result<()> {
+        if ordinals.is_empty() {
+            return Ok(());
+        }
+        let peers = self.peers.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        for (_, context) in peers.iter().filter(|(ordinal, _)| ordinals.contains(ordinal)) {
+            bind(context)?;
+            cust::context::CurrentContext::synchronize()?;
+        }
+        bind(&self.context)
     }
 
     /// `Ok(false)` where `memory` is on this handle's device, `Ok(true)` where it is on a device
@@ -361,11 +382,16 @@ impl Gpu {
             // The PTX declares `.maxntid`: the driver refuses a larger block.
             in_range("threads per block (launch bounds)", launch.block_threads(), 1, max_threads.into())?;
         }
-        let mut remote = false;
+        let mut remote = Vec::new();
         for device in Sig::devices(call.args()) {
-            remote |= self.check_device("a kernel argument", device)?;
+            if self.check_device("a kernel argument", device)?
+                && let ArgDevice::Device(ordinal) = device
+                && !remote.contains(&ordinal)
+            {
+                remote.push(ordinal);
+            }
         }
-        if remote && call.kernel().module() == PtxModule::Hopper {
+        if !remote.is_empty() && call.kernel().module() == PtxModule::Hopper {
             // The Hopper module's kernels move memory with the TMA, bulk copies and clusters,
             // none of which has been run over another device's memory here: refused rather than
             // risk a fault that would end the context.
@@ -375,6 +401,9 @@ impl Gpu {
                 call.kernel().name()
             )));
         }
+        // Work the other devices queued on that memory runs on their streams, which this stream
+        // does not wait for: let it finish first, so the kernel reads what the program wrote.
+        self.finish_peers(&remote)?;
         bind(&self.context)?;
         let function = self.function(call.kernel())?;
         if launch.shared_bytes > DEFAULT_SHARED_BYTES {
@@ -408,7 +437,7 @@ impl Gpu {
                 self.stream.launch(function, launch.grid, launch.block, launch.shared_bytes, args.as_mut_slice())?;
             }
         }
-        if remote {
+        if !remote.is_empty() {
             self.stream.synchronize()?;
         }
         Ok(())
