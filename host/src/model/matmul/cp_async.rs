@@ -13,11 +13,11 @@
 //!   counts them on the H100: an `LDGSTS` is a global load (`..._op_ld` requests and sectors)
 //!   and its write to shared memory is not a shared store.
 
+use super::tiled::element_loads;
 use super::{Launched, store_c};
 use crate::model::{Model, Warp, lanes_where};
 use coalesce_kernels::matmul::{
-    TILE, mm_a_slot, mm_b_slot, mm_vector_bytes, mm_vector_of, row_major, tile_a_col, tile_b_row, tile_offset,
-    tiled_coords,
+    TILE, mm_a_slot, mm_b_slot, mm_vector_bytes, mm_vector_of, row_major, tile_offset, tiled_coords,
 };
 
 pub(super) fn cp_async_warp(model: &mut Model, l: &Launched, w: &Warp, vectors: bool) {
@@ -60,12 +60,7 @@ pub(super) fn cp_async_warp(model: &mut Model, l: &Launched, w: &Warp, vectors: 
             model.load(l.a, 16, on_a, at);
             model.load(l.b, 16, on_b, at);
         } else {
-            let a_at = |lane| (rc(lane).0, tile_a_col(tile, t(lane).0));
-            let b_at = |lane| (tile_b_row(tile, t(lane).1), rc(lane).1);
-            let a_on = lanes_where(w.lanes, |lane| a_at(lane).0 < m && a_at(lane).1 < k);
-            let b_on = lanes_where(w.lanes, |lane| b_at(lane).0 < k && b_at(lane).1 < n);
-            model.load(l.a, 4, a_on, |lane| 4 * row_major(a_at(lane).0.into(), a_at(lane).1.into(), k.into()));
-            model.load(l.b, 4, b_on, |lane| 4 * row_major(b_at(lane).0.into(), b_at(lane).1.into(), n.into()));
+            element_loads(model, l, w, tile);
         }
         // The inner product: 8 trips of two LDS.64 of A's row and four LDS of B's column.
         for i in (0..TILE).step_by(4) {

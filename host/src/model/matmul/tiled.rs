@@ -19,16 +19,9 @@ pub(super) fn tiled_warp(model: &mut Model, l: &Launched, w: &Warp) {
         let (tx, ty) = t(lane);
         tiled_coords(w.block.0, w.block.1, tx, ty)
     };
-    let (m, n, k) = (l.m, l.n, l.k);
     let b_tile = TILE * TILE * 4;
-    for tile in 0..k.div_ceil(TILE) {
-        // `at(a, row, tile_a_col(t, tx), m, k)` and `at(b, tile_b_row(t, ty), col, k, n)`.
-        let a_at = |lane| (rc(lane).0, tile_a_col(tile, t(lane).0));
-        let b_at = |lane| (tile_b_row(tile, t(lane).1), rc(lane).1);
-        let a_on = lanes_where(w.lanes, |lane| a_at(lane).0 < m && a_at(lane).1 < k);
-        let b_on = lanes_where(w.lanes, |lane| b_at(lane).0 < k && b_at(lane).1 < n);
-        model.load(l.a, 4, a_on, |lane| 4 * row_major(a_at(lane).0.into(), a_at(lane).1.into(), k.into()));
-        model.load(l.b, 4, b_on, |lane| 4 * row_major(b_at(lane).0.into(), b_at(lane).1.into(), n.into()));
+    for tile in 0..l.k.div_ceil(TILE) {
+        element_loads(model, l, w, tile);
         let here = |lane| {
             let (tx, ty) = t(lane);
             4 * tile_offset(ty, tx)
@@ -43,4 +36,22 @@ pub(super) fn tiled_warp(model: &mut Model, l: &Launched, w: &Warp) {
         }
     }
     store_c(model, l, w, rc);
+}
+
+/// One warp's 4-byte loads of tile `tile` of A and of B, each lane's guarded as the kernels'
+/// `at(a, row, tile_a_col(t, tx), m, k)` and `at(b, tile_b_row(t, ty), col, k, n)`: the tiled and
+/// prefetching kernels, and the cp.async kernel where its rows are not 16-byte vectors.
+pub(super) fn element_loads(model: &mut Model, l: &Launched, w: &Warp, tile: u32) {
+    let t = |lane| w.thread(lane);
+    let rc = |lane| {
+        let (tx, ty) = t(lane);
+        tiled_coords(w.block.0, w.block.1, tx, ty)
+    };
+    let (m, n, k) = (l.m, l.n, l.k);
+    let a_at = |lane| (rc(lane).0, tile_a_col(tile, t(lane).0));
+    let b_at = |lane| (tile_b_row(tile, t(lane).1), rc(lane).1);
+    let a_on = lanes_where(w.lanes, |lane| a_at(lane).0 < m && a_at(lane).1 < k);
+    let b_on = lanes_where(w.lanes, |lane| b_at(lane).0 < k && b_at(lane).1 < n);
+    model.load(l.a, 4, a_on, |lane| 4 * row_major(a_at(lane).0.into(), a_at(lane).1.into(), k.into()));
+    model.load(l.b, 4, b_on, |lane| 4 * row_major(b_at(lane).0.into(), b_at(lane).1.into(), n.into()));
 }
