@@ -259,21 +259,11 @@ pub(crate) unsafe fn set_words(dst: u64, value: u32, words: usize, stream: Optio
     check("cuMemsetD32", code as u32)
 }
 
-/// The driver's handle of device `ordinal` (`cuDeviceGet`).
-fn device_handle(ordinal: u32) -> Result<cust::sys::CUdevice> {
-    let ordinal = i32::try_from(ordinal).map_err(|_| Error::NoGpu(format!("device {ordinal} does not exist")))?;
-    let mut device: cust::sys::CUdevice = 0;
-    // SAFETY: `device` is a valid place for the handle; the driver was initialised by the
-    // `Gpu` that asks (no device handle exists before `cust::init`).
-    let code = unsafe { cust::sys::cuDeviceGet(&mut device, ordinal) };
-    check("cuDeviceGet", code as u32)?;
-    Ok(device)
-}
-
 /// Whether device `device` can map device `peer`'s memory into its address space
 /// (`cuDeviceCanAccessPeer`): NVLink or a PCIe switch that allows it, same driver.
 pub(crate) fn can_access_peer(device: u32, peer: u32) -> Result<bool> {
-    let (device, peer) = (device_handle(device)?, device_handle(peer)?);
+    let handle = |ordinal| cust::device::Device::get_device(ordinal).map(|d| d.as_raw());
+    let (device, peer) = (handle(device)?, handle(peer)?);
     let mut can = 0i32;
     // SAFETY: both handles came from `cuDeviceGet`; `can` is a valid place for the answer.
     let code = unsafe { cust::sys::cuDeviceCanAccessPeer(&mut can, device, peer) };

@@ -128,8 +128,7 @@ impl Gpu {
     /// any device memory.
     pub unsafe fn open(ordinal: u32, ptx: &str) -> Result<Self> {
         let no_gpu = |e: cust::error::CudaError| Error::NoGpu(crate::error::cuda_message(&e));
-        cust::init(cust::CudaFlags::empty()).map_err(no_gpu)?;
-        let count = Device::num_devices().map_err(no_gpu)?;
+        let count = Self::device_count()?;
         if ordinal >= count {
             return Err(Error::NoGpu(format!("device {ordinal} requested, the driver reports {count}")));
         }
@@ -302,11 +301,7 @@ impl Gpu {
         exactly("peer copy destination", dst.len(), src.len())?;
         let (src_context, dst_context) = (src.home().context()?, dst.home().context()?);
         // Work queued on either device's streams comes first: this stream waits for neither.
-        for context in [src_context, dst_context] {
-            bind(context)?;
-            cust::context::CurrentContext::synchronize()?;
-        }
-        bind(&self.context)?;
+        self.finish([src_context, dst_context])?;
         // SAFETY: both views are live device memory of the contexts they name, of equal length,
         // borrowed for this call (shared and exclusive, so they do not overlap); the call waits
         // for the copy below before the borrows end, so neither can be freed or written during
@@ -338,7 +333,13 @@ impl Gpu {
             return Ok(());
         }
         let peers = self.peers.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        for (_, context) in peers.iter().filter(|(ordinal, _)| ordinals.contains(ordinal)) {
+        self.finish(peers.iter().filter(|(ordinal, _)| ordinals.contains(ordinal)).map(|(_, context)| context))
+    }
+
+    /// Waits for all work queued in each of `contexts` (every stream of it), then makes this
+    /// handle's context current again.
+    fn finish<'c>(&self, contexts: impl IntoIterator<Item = &'c Context>) -> Result<()> {
+        for context in contexts {
             bind(context)?;
             cust::context::CurrentContext::synchronize()?;
         }
