@@ -10,7 +10,6 @@ pub(crate) fn readings(r: &Report) -> Vec<Option<String>> {
     let get = |variant: &str| r.get("peer", variant);
     let at =
         |variant: &str, value: u32| r.sweep("peer", variant).into_iter().find(|(v, _)| *v == value).map(|(_, m)| m);
-    let share = |m: &Measurement, of: &Measurement| 100.0 * m.gbps() / of.gbps();
     let sectors = |m: &Measurement| m.model.as_ref().map(|model| model.ld_sectors_per_request);
     let mut out = Vec::new();
     if let Some(read) = get("memcpy_read") {
@@ -19,7 +18,7 @@ pub(crate) fn readings(r: &Report) -> Vec<Option<String>> {
              GPU's own memcpy ({} GB/s): every byte a kernel fetches from the other GPU costs \
              about {:.0}× a local one.",
             gbps(read.gbps()),
-            pct(share(read, &r.memcpy)),
+            pct(read.percent_of(&r.memcpy)),
             gbps(r.memcpy.gbps()),
             r.memcpy.gbps() / read.gbps()
         )));
@@ -28,7 +27,7 @@ pub(crate) fn readings(r: &Report) -> Vec<Option<String>> {
                 "The library's 16-byte copy reading the other GPU's buffer runs at {} GB/s, {} of \
                  the peer copy.",
                 gbps(copy.gbps()),
-                pct(share(copy, read))
+                pct(copy.percent_of(read))
             )
         }));
         out.push(at("offset_read", 0).zip(at("offset_read", 1)).map(|(aligned, off)| {
@@ -43,8 +42,8 @@ pub(crate) fn readings(r: &Report) -> Vec<Option<String>> {
             };
             format!(
                 "One float off a 32-byte boundary across the link, the offset copy runs {verdict} than aligned{counts}: {} of the peer copy against {}.",
-                pct(share(off, read)),
-                pct(share(aligned, read))
+                pct(off.percent_of(read)),
+                pct(aligned.percent_of(read))
             )
         }));
         out.push(at("stride_read", 1).zip(at("stride_read", 32)).map(|(unit, wide)| {
@@ -52,8 +51,8 @@ pub(crate) fn readings(r: &Report) -> Vec<Option<String>> {
             format!(
                 "Stride 32 across the link delivers {} GB/s of useful data, {} of stride 1 ({} of the peer copy){counts}: the link carries the wasted sectors too.",
                 gbps(wide.gbps()),
-                pct(share(wide, unit)),
-                pct(share(unit, read))
+                pct(wide.percent_of(unit)),
+                pct(unit.percent_of(read))
             )
         }));
     }
@@ -62,7 +61,7 @@ pub(crate) fn readings(r: &Report) -> Vec<Option<String>> {
             format!(
                 "Writing the other GPU's memory, the library's copy runs at {} GB/s, {} of the driver's peer copy in that direction ({} GB/s).",
                 gbps(copy.gbps()),
-                pct(share(copy, write)),
+                pct(copy.percent_of(write)),
                 gbps(write.gbps())
             )
         }));
