@@ -63,6 +63,16 @@
 //! transpose::transpose(&gpu, &m, &mut o, 3, 5)?;
 //! # Ok(()) }
 //! ```
+//! The same holds across devices: a peer copy cannot write the buffer it reads (E0502):
+//! ```compile_fail,E0502
+//! # fn main() -> coalesce::Result<()> {
+//! # use coalesce::Gpu;
+//! let (gpu, other) = (Gpu::with_device(0)?, Gpu::with_device(1)?);
+//! let mut far = other.upload(&[1.0f32; 1024])?;
+//! let mut back = far.slice_mut(..)?;
+//! gpu.memcpy_peer(&far, &mut back)?;
+//! # Ok(()) }
+//! ```
 //! Two exclusive views of one buffer must be disjoint (E0499: borrowed as mutable twice):
 //! ```compile_fail,E0499
 //! # fn main() -> coalesce::Result<()> {
@@ -89,6 +99,9 @@
 //! let m = gpu.upload(&[1.0f32; 15])?;
 //! let mut o = gpu.poisoned::<f32>(16, 0)?;
 //! transpose::transpose(&gpu, &m, &mut o.slice_mut(1..)?, 3, 5)?;
+//! let other = Gpu::with_device(1)?;
+//! let mut far = other.poisoned::<f32>(1024, 0)?;
+//! gpu.memcpy_peer(&buf, &mut far)?;
 //! # Ok(()) }
 //! ```
 //!
