@@ -1,7 +1,9 @@
 //! Matmul lessons: the registry entries, checks and workloads for `coalesce::matmul`.
 use std::ops::Range;
 
-use coalesce::kernels::matmul::{BM, BN, WARPTILE, WARPTILE_ASYNC, WARPTILE_SMALL, matmul_warptile_streamk_waves};
+use coalesce::kernels::matmul::{
+    BM, BN, WARPTILE, WARPTILE_ASYNC, WARPTILE_SMALL, matmul_spread_streamk_waves, matmul_warptile_streamk_waves,
+};
 use coalesce::matmul::{self as lib, Method, matmul_cpu};
 use coalesce::model::Counts;
 use coalesce::util::Fill;
@@ -54,6 +56,10 @@ const SIZE: Param = Param { name: "size", sweep: &[1024, 2048, 4096, 8192], chec
 /// Sizes the stream-K kernel is swept over: 3072³ (288 tiles, 2.18 waves on 132 SMs), 4096³
 /// (3.88) and 8192³ (15.5).
 const STREAMK_SIZE: Param = Param { name: "size", sweep: &[3072, 4096, 8192], check: &[3072], labels: None };
+/// Sizes the spread ring's stream-K is swept over: stream-K's, and 2048³ (128 tiles, one wave
+/// short of 132 SMs by 4 blocks: all shared).
+const SPREAD_STREAMK_SIZE: Param =
+    Param { name: "size", sweep: &[2048, 3072, 4096, 8192], check: &[3072], labels: None };
 /// Sizes the small-grid kernel is swept over: where it is chosen, and the next size up.
 const SMALL_SIZE: Param = Param { name: "size", sweep: &[1024, 2048], check: &[1024], labels: None };
 /// Shapes (m, n, k) the guarded kernel is benchmarked at, selected by the `shape` parameter:
@@ -82,8 +88,8 @@ impl Family for Method {
         let shapes: Vec<(usize, usize, usize)> = match self {
             Method::RegisterBlocked => REGBLOCK_SHAPES.to_vec(),
             Method::WarpTile | Method::WarpTileSm90 => WARPTILE_SHAPES.to_vec(),
-            Method::WarpTileAsync => WARPTILE_ASYNC_SHAPES.to_vec(),
-            Method::WarpTileStreamK => STREAMK_SHAPES.to_vec(),
+            Method::WarpTileAsync | Method::WarpTileSpread => WARPTILE_ASYNC_SHAPES.to_vec(),
+            Method::WarpTileStreamK | Method::WarpTileSpreadStreamK => STREAMK_SHAPES.to_vec(),
             Method::WarpTileSmall => WARPTILE_SMALL_SHAPES.to_vec(),
             Method::WarpTileEdge | Method::WarpTileEdgeSm90 => {
                 CHECK_SHAPES.iter().chain(&EDGE_EXTRA_SHAPES).copied().collect()
@@ -154,6 +160,8 @@ const VARIANTS: &[Row<Method>] = &[
     row(Method::WarpTileAsync, "128x256 blocks, 8x16 a thread, 3-stage cp.async ring of k 16, 1 block/SM (sm_90)").swept(SIZE),
     // Its shared row names it; the whole waves launch first, and the model counts both.
     row(Method::WarpTileStreamK, "warptile_async over the whole waves by linear block id, then one row shares the rest by k iteration (sm_90)").launches(matmul_warptile_streamk_waves).swept(STREAMK_SIZE).profiling(2),
+    row(Method::WarpTileSpread, "warptile_async with each thread's 12 copies a tile issued 2 at a time over the k steps, 4-stage ring (sm_90)").swept(SIZE),
+    row(Method::WarpTileSpreadStreamK, "stream-K over warptile_spread's k loop: whole waves, then one row shares the rest (sm_90)").launches(matmul_spread_streamk_waves).swept(SPREAD_STREAMK_SIZE).profiling(2),
     row(Method::WarpTileSmall, "warptile on 64x128 blocks of 4 warps, for grids smaller than the GPU").swept(SMALL_SIZE),
     row(Method::WarpTileEdge, "warptile with guarded single-float loads: any shape (4095, 4097, 4000x4100x4033, 4096)").swept(EDGE_SHAPE),
     row(Method::WarpTileEdgeSm90, "warptile_edge built for sm_90 with warptile's interleaved lanes: fragment loads pair up (sm_90)").swept(EDGE_SHAPE),
@@ -171,6 +179,8 @@ fn bench_shape(method: Method, value: u32) -> (usize, usize, usize) {
         | Method::WarpTileSm90
         | Method::WarpTileAsync
         | Method::WarpTileStreamK
+        | Method::WarpTileSpread
+        | Method::WarpTileSpreadStreamK
         | Method::WarpTileSmall => (value as usize, value as usize, value as usize),
         Method::WarpTileEdge | Method::WarpTileEdgeSm90 => EDGE_BENCH_SHAPES[value as usize],
         Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::RegisterBlocked => {
@@ -229,7 +239,7 @@ fn check_banded(method: Method, gpu: &Gpu, rng: &mut Rng) -> CheckResult<String>
     let (m, n, k) = match method {
         Method::RegisterBlocked => (band + BM as usize, BN as usize, 8),
         Method::WarpTile | Method::WarpTileSm90 => (band + WARPTILE.bm as usize, WARPTILE.bn as usize, 16),
-        Method::WarpTileAsync | Method::WarpTileStreamK => {
+        Method::WarpTileAsync | Method::WarpTileStreamK | Method::WarpTileSpread | Method::WarpTileSpreadStreamK => {
             (band + WARPTILE_ASYNC.bm as usize, WARPTILE_ASYNC.bn as usize, 16)
         }
         Method::WarpTileSmall => (band + WARPTILE_SMALL.bm as usize, WARPTILE_SMALL.bn as usize, 16),

@@ -50,6 +50,7 @@ fn whole_tiles() -> impl Strategy<Value = Method> {
         Just(Method::WarpTile),
         Just(Method::WarpTileSm90),
         Just(Method::WarpTileAsync),
+        Just(Method::WarpTileSpread),
         Just(Method::WarpTileSmall)
     ]
 }
@@ -141,15 +142,20 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
     prop_assert_eq!(m as usize, band.rows.len());
     prop_assert_eq!(band.block, method.launch(m, n, 132).block);
     let rng = |salt: u64| (probe ^ salt).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 7;
-    // Stream-K's whole waves are the async kernel by linear block id: checked as it, on its grid.
-    let stream_k_waves = band.kernel == matmul_warptile_streamk_waves.name();
-    let kernel = if stream_k_waves {
-        Method::WarpTileAsync
-    } else {
-        Method::ALL.into_iter().find(|m| m.kernel().name() == band.kernel).unwrap()
+    // Stream-K's whole waves are the async (spread) kernel by linear block id: checked as it, on
+    // its grid.
+    let waves_of = [
+        (matmul_warptile_streamk_waves.name(), Method::WarpTileAsync, Method::WarpTileStreamK),
+        (matmul_spread_streamk_waves.name(), Method::WarpTileSpread, Method::WarpTileSpreadStreamK),
+    ];
+    let waves = waves_of.iter().find(|(name, _, _)| band.kernel == *name);
+    let stream_k_waves = waves.is_some();
+    let kernel = match waves {
+        Some(&(_, kernel, _)) => kernel,
+        None => Method::ALL.into_iter().find(|m| m.kernel().name() == band.kernel).unwrap(),
     };
-    if stream_k_waves {
-        prop_assert_eq!(method, Method::WarpTileStreamK);
+    if let Some(&(_, _, stream_k_method)) = waves {
+        prop_assert_eq!(method, stream_k_method);
         prop_assert_eq!(band.grid, stream_k(m, n, 132).whole_grid());
     }
     match kernel {
@@ -225,9 +231,10 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
                 }
             }
         }
-        Method::WarpTileStreamK => {
+        Method::WarpTileStreamK | Method::WarpTileSpreadStreamK => {
             // The row is the schedule's, and every tile it names is a whole tile of the band
-            // (the k loop and stores inside a tile are `WarpTileAsync`'s, checked there).
+            // (the k loop and stores inside a tile are `WarpTileAsync`'s or `WarpTileSpread`'s,
+            // checked there).
             let sk = stream_k(m, n, 132);
             prop_assert_eq!(band.grid, sk.row_grid());
             for address in [band.addresses.0, band.addresses.1, band.addresses.2] {
@@ -254,10 +261,17 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
         Method::WarpTile
         | Method::WarpTileSm90
         | Method::WarpTileAsync
+        | Method::WarpTileSpread
         | Method::WarpTileSmall
         | Method::WarpTileEdge
         | Method::WarpTileEdgeSm90 => {
             let method = kernel;
+            // The cp.async kernels copy A one float at a time into their ring.
+            let ring = match method {
+                Method::WarpTileAsync => Some(WTA_STAGES),
+                Method::WarpTileSpread => Some(WTS_STAGES),
+                _ => None,
+            };
             let cfg = method.warp_tile().unwrap();
             let edge = !method.whole_tiles_only();
             if edge {
@@ -282,12 +296,12 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
                         let kt64 = kt as u64 * cfg.bk as u64;
                         // The cp.async kernel copies A one float at a time, each into its
                         // transposed place in the ring.
-                        if method == Method::WarpTileAsync {
+                        if let Some(stages) = ring {
                             for e in 0..cfg.a_floats() {
                                 let (row, col) = cfg.a_copy(t, e);
                                 prop_assert!(row < cfg.bm && col < cfg.bk);
-                                let at = (WTA_STAGES - 1) * cfg.stage_floats() + cfg.at_offset((row, col), 0);
-                                prop_assert!(4 * at < cfg.ring_bytes(WTA_STAGES));
+                                let at = (stages - 1) * cfg.stage_floats() + cfg.at_offset((row, col), 0);
+                                prop_assert!(4 * at < cfg.ring_bytes(stages));
                                 inside(
                                     "A",
                                     row_major((row0 + row) as u64, kt64 + col as u64, k64),
@@ -300,7 +314,7 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
                         }
                         // A: vector v, elements j, read where the kernel reads them (the
                         // guarded kernel skips k past the end).
-                        for v in 0..if method == Method::WarpTileAsync { 0 } else { cfg.a_vectors() } {
+                        for v in 0..if ring.is_some() { 0 } else { cfg.a_vectors() } {
                             let at = cfg.a_load(t, v);
                             let row = cfg.a_src_row(row0, at, m, edge) as u64;
                             for j in 0..4u64 {
@@ -435,14 +449,20 @@ proptest! {
     #[test]
     fn stream_k_launches_stay_inside_and_cover_every_tile_once(
         tiles_m in prop_oneof![1usize..100, (65_535usize - 3)..=(65_535 + 3)], tiles_n in 1usize..6,
-        tiles_k in 1usize..40, probe in any::<u64>()) {
+        tiles_k in 1usize..40, probe in any::<u64>(), spread in any::<bool>()) {
+        // Stage 8's kernels, or stage 10's over the spread ring: the same schedule.
+        let (method, (waves, row)) = if spread {
+            (Method::WarpTileSpreadStreamK, (matmul_spread_streamk_waves.name(), matmul_spread_streamk.name()))
+        } else {
+            (Method::WarpTileStreamK, (matmul_warptile_streamk_waves.name(), matmul_warptile_streamk.name()))
+        };
         let cfg = WARPTILE_ASYNC;
         let shape = (tiles_m * cfg.bm as usize, tiles_n * cfg.bn as usize, tiles_k * cfg.bk as usize);
         let (m, n, k) = shape;
-        let launches = plan_all(Method::WarpTileStreamK, shape).unwrap();
+        let launches = plan_all(method, shape).unwrap();
         let mut next = 0;
         for (i, band) in launches.iter().enumerate() {
-            check_band(Method::WarpTileStreamK, band, (m * k, k * n, m * n), probe)?;
+            check_band(method, band, (m * k, k * n, m * n), probe)?;
             // Each band is the async kernel's whole waves, then the row that shares the rest,
             // each there only if it has tiles: together every tile of the band once.
             let sk = stream_k(band.dims.0, band.dims.1, 132);
@@ -451,11 +471,11 @@ proptest! {
                 prop_assert_eq!(band.rows.start, next);
                 next = band.rows.end;
             }
-            let expect: Vec<&str> = [(sk.waves > 0, matmul_warptile_streamk_waves.name()), (sk.sk_tiles() > 0, matmul_warptile_streamk.name())]
+            let expect: Vec<&str> = [(sk.waves > 0, waves), (sk.sk_tiles() > 0, row)]
                 .into_iter().filter_map(|(on, name)| on.then_some(name)).collect();
             let ours: Vec<&str> = launches.iter().filter(|b| b.rows == band.rows).map(|b| b.kernel).collect();
             prop_assert_eq!(&ours, &expect);
-            if band.kernel == matmul_warptile_streamk_waves.name() {
+            if band.kernel == waves {
                 prop_assert_eq!(u64::from(band.grid.0) * u64::from(band.grid.1), u64::from(sk.waves * sk.wave));
             }
             prop_assert_eq!(sk.waves * sk.wave + sk.sk_tiles(), sk.tiles);
@@ -512,10 +532,13 @@ proptest! {
                 prop_assert_eq!(tiled_coords(bx, by, c % TILE, local % TILE), (local, c));
             }
             // Generated by `whole_tiles()` only through `stream_k_*` below.
-            Method::WarpTileStreamK => unreachable!("stream-K is not among the generated methods"),
+            Method::WarpTileStreamK | Method::WarpTileSpreadStreamK => {
+                unreachable!("stream-K is not among the generated methods")
+            }
             Method::WarpTile
             | Method::WarpTileSm90
             | Method::WarpTileAsync
+            | Method::WarpTileSpread
             | Method::WarpTileSmall
             | Method::WarpTileEdge
             | Method::WarpTileEdgeSm90 => {
@@ -565,10 +588,13 @@ proptest! {
                             }
                         }
                     }
-                    Method::WarpTileStreamK => unreachable!("stream-K is not among the generated methods"),
+                    Method::WarpTileStreamK | Method::WarpTileSpreadStreamK => {
+                        unreachable!("stream-K is not among the generated methods")
+                    }
                     Method::WarpTile
                     | Method::WarpTileSm90
                     | Method::WarpTileAsync
+                    | Method::WarpTileSpread
                     | Method::WarpTileSmall
                     | Method::WarpTileEdge
                     | Method::WarpTileEdgeSm90 => {
@@ -668,17 +694,17 @@ proptest! {
         let (a, b, c) = slices((m * k, k * n, m * n), skew);
         let unguarded = WARPTILE.supports(m as u32, n as u32, k as u32) && skew == 0;
         let blocks = (m / WARPTILE.bm as usize) * (n / WARPTILE.bn as usize);
-        // The cp.async kernel: sm_90, its own whole tiles, a grid of 3/4 of the SMs or more.
+        // The spread ring: sm_90, its own whole tiles, a grid of 3/4 of the SMs or more.
         let wide = sm90
             && skew == 0
             && WARPTILE_ASYNC.supports(m as u32, n as u32, k as u32)
             && 4 * (m / WARPTILE_ASYNC.bm as usize) * (n / WARPTILE_ASYNC.bn as usize) >= 3 * sms as usize;
         let shared = wide
-            && m <= Method::WarpTileStreamK.band_rows() as usize
+            && m <= Method::WarpTileSpreadStreamK.band_rows() as usize
             && stream_k_pays(m as u32, n as u32, k as u32, sms);
         let expected = match (unguarded, blocks < sms as usize) {
-            _ if shared => Method::WarpTileStreamK,
-            _ if wide => Method::WarpTileAsync,
+            _ if shared => Method::WarpTileSpreadStreamK,
+            _ if wide => Method::WarpTileSpread,
             (false, _) if sm90 => Method::WarpTileEdgeSm90,
             (false, _) => Method::WarpTileEdge,
             (true, true) => Method::WarpTileSmall,

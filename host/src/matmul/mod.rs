@@ -23,9 +23,9 @@ use crate::gpu::Gpu;
 use crate::launch::{Call, In, Kernel, Launch, Out};
 use coalesce_kernels::matmul::{
     BK, BM, BN, NAIVE_BLOCK, TILE, WARPTILE, WARPTILE_ASYNC, WARPTILE_EDGE, WARPTILE_SMALL, band_rows, matmul_cp_async,
-    matmul_naive, matmul_prefetch, matmul_regblock, matmul_tiled, matmul_warptile, matmul_warptile_async,
-    matmul_warptile_edge, matmul_warptile_edge_sm90, matmul_warptile_sm90, matmul_warptile_small,
-    matmul_warptile_streamk, regblock_supports,
+    matmul_naive, matmul_prefetch, matmul_regblock, matmul_spread_streamk, matmul_tiled, matmul_warptile,
+    matmul_warptile_async, matmul_warptile_edge, matmul_warptile_edge_sm90, matmul_warptile_sm90,
+    matmul_warptile_small, matmul_warptile_spread, matmul_warptile_streamk, regblock_supports,
 };
 pub use coalesce_kernels::matmul::{StreamK, WarpTile};
 
@@ -35,6 +35,8 @@ mod cp_async;
 mod naive;
 mod prefetch;
 mod regblock;
+mod spread_ring;
+mod spread_stream_k;
 mod stream_k;
 mod tiled;
 mod warptile;
@@ -72,6 +74,12 @@ pub enum Method {
     /// linear block id), then `matmul_warptile_streamk`
     /// shares the last wave out by k iteration. Two launches a multiply ([`Method::launches`]).
     WarpTileStreamK,
+    /// [`Method::WarpTileAsync`] with each thread's copies spread two at a time over a tile's k
+    /// steps, through a 4-stage ring (Hopper module; whole tiles only, 16-byte aligned buffers).
+    WarpTileSpread,
+    /// Stream-K over [`Method::WarpTileSpread`]'s k loop (Hopper module; whole tiles only,
+    /// 16-byte aligned buffers): `matmul_spread_streamk_waves`, then `matmul_spread_streamk`.
+    WarpTileSpreadStreamK,
     /// Warp-tiled 64 × 128 × 16 for small grids ([`WARPTILE_SMALL`]; whole tiles only, 16-byte
     /// aligned buffers).
     WarpTileSmall,
@@ -84,7 +92,7 @@ pub enum Method {
 
 impl Method {
     /// Every method, in teaching order.
-    pub const ALL: [Method; 12] = [
+    pub const ALL: [Method; 14] = [
         Method::Naive,
         Method::Tiled,
         Method::Prefetch,
@@ -94,13 +102,15 @@ impl Method {
         Method::WarpTileSm90,
         Method::WarpTileAsync,
         Method::WarpTileStreamK,
+        Method::WarpTileSpread,
+        Method::WarpTileSpreadStreamK,
         Method::WarpTileSmall,
         Method::WarpTileEdge,
         Method::WarpTileEdgeSm90,
     ];
 
-    /// The kernel's typed handle (stream-K's: its shared row's, launched after
-    /// `matmul_warptile_streamk_waves`'s whole waves).
+    /// The kernel's typed handle (stream-K's: its shared row's, launched after its whole
+    /// waves' kernel).
     pub const fn kernel(self) -> Kernel<MatmulSig> {
         match self {
             Method::Naive => matmul_naive,
@@ -112,6 +122,8 @@ impl Method {
             Method::WarpTileSm90 => matmul_warptile_sm90,
             Method::WarpTileAsync => matmul_warptile_async,
             Method::WarpTileStreamK => matmul_warptile_streamk,
+            Method::WarpTileSpread => matmul_warptile_spread,
+            Method::WarpTileSpreadStreamK => matmul_spread_streamk,
             Method::WarpTileSmall => matmul_warptile_small,
             Method::WarpTileEdge => matmul_warptile_edge,
             Method::WarpTileEdgeSm90 => matmul_warptile_edge_sm90,
@@ -123,7 +135,10 @@ impl Method {
         match self {
             Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileEdgeSm90 => Some(WARPTILE),
             Method::WarpTileEdge => Some(WARPTILE_EDGE),
-            Method::WarpTileAsync | Method::WarpTileStreamK => Some(WARPTILE_ASYNC),
+            Method::WarpTileAsync
+            | Method::WarpTileStreamK
+            | Method::WarpTileSpread
+            | Method::WarpTileSpreadStreamK => Some(WARPTILE_ASYNC),
             Method::WarpTileSmall => Some(WARPTILE_SMALL),
             Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::RegisterBlocked => None,
         }
@@ -139,6 +154,8 @@ impl Method {
                 | Method::WarpTileSm90
                 | Method::WarpTileAsync
                 | Method::WarpTileStreamK
+                | Method::WarpTileSpread
+                | Method::WarpTileSpreadStreamK
                 | Method::WarpTileSmall
         )
     }
@@ -183,6 +200,8 @@ impl Method {
             }
             Method::WarpTileAsync => async_ring::launch(m, n),
             Method::WarpTileStreamK => stream_k::launch(m, n, sms),
+            Method::WarpTileSpread => spread_ring::launch(m, n),
+            Method::WarpTileSpreadStreamK => spread_stream_k::launch(m, n, sms),
         }
     }
 
@@ -192,8 +211,10 @@ impl Method {
     /// [`StreamK::whole_grid`] and its shared tiles (if any) through `matmul_warptile_streamk`
     /// on [`StreamK::row_grid`].
     pub fn launches(self, m: u32, n: u32, sms: u32) -> impl Iterator<Item = (Kernel<MatmulSig>, Launch)> {
-        if self == Method::WarpTileStreamK {
-            return stream_k::launches(m, n, sms).into_iter().flatten();
+        match self {
+            Method::WarpTileStreamK => return stream_k::launches(m, n, sms).into_iter().flatten(),
+            Method::WarpTileSpreadStreamK => return spread_stream_k::launches(m, n, sms).into_iter().flatten(),
+            _ => {}
         }
         [None, Some((self.kernel(), self.launch(m, n, sms)))].into_iter().flatten()
     }
@@ -357,8 +378,9 @@ pub fn run(
 /// The method [`matmul`] uses on a GPU of `multiprocessors` SMs, where `sm90` says the Hopper
 /// module is loaded:
 /// - whole 128 × 256 × 16 tiles, 16-byte aligned buffers, sm_90, and a grid of those tiles that
-///   fills at least three quarters of the multiprocessors (one block each): the `cp.async`
-///   warp-tiled kernel, with its last wave shared out where that pays ([`stream_k_pays`]);
+///   fills at least three quarters of the multiprocessors (one block each): the spread ring
+///   (stage 9, the `cp.async` warp-tiled kernel with its copies spread over the k steps), with
+///   its last wave shared out where that pays ([`stream_k_pays`]);
 /// - else whole 128 × 128 × 16 tiles and aligned buffers: the warp-tiled kernel, its
 ///   small-grid shape when the 128 × 128 grid has fewer blocks than the GPU has multiprocessors,
 ///   its sm_90 build on sm_90;
@@ -376,15 +398,15 @@ pub fn choose(
         u64::from(gx) * u64::from(gy)
     };
     if sm90
-        && let Ok(Dims { m, n, k }) = validate(Method::WarpTileAsync, a, b, c, shape)
+        && let Ok(Dims { m, n, k }) = validate(Method::WarpTileSpread, a, b, c, shape)
         && 4 * blocks(WARPTILE_ASYNC, m, n) >= 3 * u64::from(multiprocessors)
     {
         // One launch only: taller multiplies go in bands of whole tiles.
-        let single = m <= Method::WarpTileStreamK.band_rows();
+        let single = m <= Method::WarpTileSpreadStreamK.band_rows();
         return if single && stream_k_pays(m, n, k, multiprocessors) {
-            Method::WarpTileStreamK
+            Method::WarpTileSpreadStreamK
         } else {
-            Method::WarpTileAsync
+            Method::WarpTileSpread
         };
     }
     match validate(Method::WarpTile, a, b, c, shape) {
@@ -523,7 +545,8 @@ mod tests {
             let (n, k) = if method.whole_tiles_only() { (256, 16) } else { (1, 8) };
             let launches = launches_of(method, (m, n, k), (m * k, k * n, m * n)).unwrap();
             // Stream-K's waves are 132 blocks: 65535 tiles are 496 of them and 63 shared.
-            let rows: &[u32] = if method == Method::WarpTileStreamK { &[65_535 / 132, 1] } else { &[65_535] };
+            let stream_k = matches!(method, Method::WarpTileStreamK | Method::WarpTileSpreadStreamK);
+            let rows: &[u32] = if stream_k { &[65_535 / 132, 1] } else { &[65_535] };
             assert_eq!(launches.iter().map(|(_, l, _)| l.grid.1).collect::<Vec<_>>(), rows, "{method:?}");
             assert!(launches.iter().all(|(_, l, _)| l.check_limits().is_ok()));
         }
@@ -536,19 +559,19 @@ mod tests {
             choose(&a, &b, &c, (m, n, k), sms, sm90)
         };
         let pick = |shape, sms| pick_on(shape, sms, false);
-        // 4096^2 is 1024 blocks of 128 x 128, 512 of 128 x 256: the cp.async kernel on sm_90,
-        // the 128 x 128 tiles elsewhere.
+        // 4096^2 is 1024 blocks of 128 x 128, 512 of 128 x 256: the spread ring on sm_90, the
+        // 128 x 128 tiles elsewhere.
         assert_eq!(pick((4096, 4096, 4096), 132), Method::WarpTile);
         // On 132 SMs its last wave is 116 tiles (88% full): shared out by stream-K; on 128 SMs
         // 512 tiles are 4 whole waves.
-        assert_eq!(pick_on((4096, 4096, 4096), 132, true), Method::WarpTileStreamK);
-        assert_eq!(pick_on((4096, 4096, 4096), 128, true), Method::WarpTileAsync);
+        assert_eq!(pick_on((4096, 4096, 4096), 132, true), Method::WarpTileSpreadStreamK);
+        assert_eq!(pick_on((4096, 4096, 4096), 128, true), Method::WarpTileSpread);
         // 3072^2: 288 tiles, a last wave of 24: stream-K; with k = 256 (16 k tiles), not.
-        assert_eq!(pick_on((3072, 3072, 3072), 132, true), Method::WarpTileStreamK);
-        assert_eq!(pick_on((3072, 3072, 256), 132, true), Method::WarpTileAsync);
+        assert_eq!(pick_on((3072, 3072, 3072), 132, true), Method::WarpTileSpreadStreamK);
+        assert_eq!(pick_on((3072, 3072, 256), 132, true), Method::WarpTileSpread);
         assert_eq!(pick((2048, 2048, 2048), 132), Method::WarpTile);
         // 2048^2: 128 blocks of 128 x 256 on 132 SMs, at least 3/4 of them.
-        assert_eq!(pick_on((2048, 2048, 2048), 132, true), Method::WarpTileAsync);
+        assert_eq!(pick_on((2048, 2048, 2048), 132, true), Method::WarpTileSpread);
         // n not a multiple of 256, or too few 128 x 256 blocks: the sm_90 build of the 128 x 128.
         assert_eq!(pick_on((4096, 4224, 4096), 132, true), Method::WarpTileSm90);
         assert_eq!(pick_on((1536, 1536, 1536), 132, true), Method::WarpTileSm90);

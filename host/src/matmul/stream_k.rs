@@ -46,17 +46,33 @@ pub const fn stream_k_pays(m: u32, n: u32, k: u32, sms: u32) -> bool {
 /// The shared row's launch: `async_ring`'s blocks on [`StreamK::row_grid`], one block a
 /// multiprocessor.
 pub(super) const fn launch(m: u32, n: u32, sms: u32) -> Launch {
-    Launch { grid: stream_k(m, n, sms).row_grid(), ..super::async_ring::launch(m, n) }
+    row_launch(m, n, sms, super::async_ring::launch(m, n))
+}
+
+/// The shared row's launch for blocks like `tile`'s (threads and ring): [`StreamK::row_grid`].
+pub(super) const fn row_launch(m: u32, n: u32, sms: u32, tile: Launch) -> Launch {
+    Launch { grid: stream_k(m, n, sms).row_grid(), ..tile }
 }
 
 /// The whole waves (`matmul_warptile_streamk_waves` on [`StreamK::whole_grid`]), then the
 /// shared row ([`launch`]), each left out where it has no tile.
 pub(super) fn launches(m: u32, n: u32, sms: u32) -> [Option<(Kernel<MatmulSig>, Launch)>; 2] {
+    launches_of(m, n, sms, (matmul_warptile_streamk_waves, matmul_warptile_streamk), launch(m, n, sms))
+}
+
+/// Stream-K's two launches over any k loop: `whole` on [`StreamK::whole_grid`], then `row` on
+/// `row_launch` (its blocks' threads and ring), each left out where it has no tile.
+pub(super) fn launches_of(
+    m: u32,
+    n: u32,
+    sms: u32,
+    (whole, row): (Kernel<MatmulSig>, Kernel<MatmulSig>),
+    row_launch: Launch,
+) -> [Option<(Kernel<MatmulSig>, Launch)>; 2] {
     // Planned on every launch of a multiply: two slots on the stack, no allocation.
     let sk = stream_k(m, n, sms);
-    let row = launch(m, n, sms);
-    let whole = (matmul_warptile_streamk_waves, Launch { grid: sk.whole_grid(), ..row });
-    [(sk.waves > 0).then_some(whole), (sk.sk_tiles() > 0).then_some((matmul_warptile_streamk, row))]
+    let waves = (whole, Launch { grid: sk.whole_grid(), ..row_launch });
+    [(sk.waves > 0).then_some(waves), (sk.sk_tiles() > 0).then_some((row, row_launch))]
 }
 
 #[cfg(test)]

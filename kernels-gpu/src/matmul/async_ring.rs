@@ -67,7 +67,7 @@ crate::hopper_kernel! {
     /// Assumes whole tiles and 16-byte aligned buffers (no bounds checks).
     pub unsafe fn matmul_warptile_async(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
         // SAFETY: forwarded plan guarantees (see `warptile_async`).
-        unsafe { hopper_device::warptile_async::<8, 16, WTA_NA, WTA_NB, WTA_STAGES, false>(WARPTILE_ASYNC, a, b, c, m, n, k) }
+        unsafe { hopper_device::warptile_async::<hopper_device::AsyncRing, 8, 16, WTA_NA, WTA_NB, false>(WARPTILE_ASYNC, a, b, c, m, n, k) }
     }
 }
 
@@ -80,22 +80,22 @@ pub(super) mod hopper_device {
     use crate::prelude::{async_copy, math::fma, mem, order, shared, thread};
 
     /// The `cp.async` warp-tiled kernel for `cfg`, whose `tm`, `tn`, `a_floats()` and
-    /// `b_vectors()` are `TM`, `TN`, `NA` and `NB`, with a ring of `STAGES` stages: block
+    /// `b_vectors()` are `TM`, `TN`, `NA` and `NB`, walking k through the ring `L`: block
     /// `(x, y)` computes its whole tile, or with `LINEAR` the block of linear id `i` whole tile
-    /// `i` ([`WarpTile::tile_origin`]); then [`async_k_loop`], [`store_tile`].
+    /// `i` ([`WarpTile::tile_origin`]); then [`KLoop::run`], [`store_tile`].
     ///
     /// # Safety
     /// `cfg.supports(m, n, k)`; buffers hold m·k, k·n and m·n floats and start on 16-byte
-    /// boundaries; the launch is blocks of `cfg.threads()` threads with `cfg.ring_bytes(STAGES)`
-    /// of shared memory: `cfg.grid(m, n)` of them, or with `LINEAR` at most `(m / bm) · (n /
+    /// boundaries; the launch is blocks of `cfg.threads()` threads with
+    /// `cfg.ring_bytes(L::STAGES)` of shared memory: `cfg.grid(m, n)` of them, or with `LINEAR` at most `(m / bm) · (n /
     /// bn)` (stream-K's whole waves).
     #[inline(always)]
     pub(in crate::matmul) unsafe fn warptile_async<
+        L: KLoop,
         const TM: usize,
         const TN: usize,
         const NA: usize,
         const NB: usize,
-        const STAGES: u32,
         const LINEAR: bool,
     >(
         cfg: WarpTile,
@@ -115,8 +115,175 @@ pub(super) mod hopper_device {
         let mut acc = [[0.0f32; TN]; TM];
         // SAFETY: forwarded (the tile is one of C's, all of k).
         unsafe {
-            async_k_loop::<TM, TN, NA, NB, STAGES>(cfg, a, b, n, k, origin, (0, k / cfg.bk), &mut acc);
+            L::run::<TM, TN, NA, NB>(cfg, a, b, n, k, origin, (0, k / cfg.bk), &mut acc);
             store_tile::<TM, TN>(cfg, c, n, origin, &acc, false);
+        }
+    }
+
+    /// A thread's `cp.async` copies of one k tile: copy `v < NA` is float `v` of A
+    /// ([`WarpTile::a_copy`], transposed into Aᵀ), copy `NA + w` 16-byte vector `w` of B
+    /// ([`WarpTile::b_load`]); sources and destinations for k tile 0 of a range and stage 0 of the
+    /// ring, offset per copy by the tile and its stage. Stage 9's loop issues them one by one;
+    /// [`async_k_loop`] computes the same addresses inline, because through this struct LLVM laid
+    /// `matmul_warptile_async` out differently and ptxas gave it 251 registers instead of 245
+    /// (its PTX is kept as measured).
+    pub(in crate::matmul) struct Copies<const NA: usize, const NB: usize> {
+        a_src: [*const f32; NA],
+        a_dst: [u32; NA],
+        b_src: [*const f32; NB],
+        b_dst: [u32; NB],
+        bk: u32,
+        n: u32,
+        stage: u32,
+    }
+
+    impl<const NA: usize, const NB: usize> Copies<NA, NB> {
+        /// The copies of thread `t` for the block tile at `(row0, col0)`, k tiles counted from
+        /// `kt0`, into the ring at shared memory `ring`.
+        ///
+        /// # Safety
+        /// As [`async_k_loop`]: the tile and the k tiles copied lie inside A (m·k) and B (k·n).
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
+        pub(in crate::matmul) unsafe fn new(
+            cfg: WarpTile,
+            a: *const f32,
+            b: *const f32,
+            (n, k): (u32, u32),
+            (row0, col0): (u32, u32),
+            kt0: u32,
+            ring: *mut f32,
+            t: u32,
+        ) -> Self {
+            // SAFETY: the dynamic shared memory is this block's; the offsets are inside A and B
+            // (caller's contract), not yet dereferenced.
+            let ring = unsafe { shared::address(ring) };
+            let (bk, k64, n64) = (cfg.bk, k as u64, n as u64);
+            let mut a_src = [a; NA];
+            let mut a_dst = [0u32; NA];
+            let mut v = 0;
+            while v < NA {
+                let (row, col) = cfg.a_copy(t, v as u32);
+                // SAFETY: see above.
+                a_src[v] = unsafe { a.add(row_major((row0 + row) as u64, (kt0 * bk + col) as u64, k64) as usize) };
+                a_dst[v] = ring + 4 * cfg.at_offset((row, col), 0);
+                v += 1;
+            }
+            let mut b_src = [b; NB];
+            let mut b_dst = [0u32; NB];
+            let mut v = 0;
+            while v < NB {
+                let at = cfg.b_load(t, v as u32);
+                // SAFETY: see above.
+                b_src[v] = unsafe { b.add(row_major((kt0 * bk + at.0) as u64, (col0 + at.1) as u64, n64) as usize) };
+                b_dst[v] = ring + 4 * cfg.b_offset(at);
+                v += 1;
+            }
+            Copies { a_src, a_dst, b_src, b_dst, bk, n, stage: cfg.stage_floats() }
+        }
+
+        /// Copy `v` (below `NA + NB`) of k tile `kt` of the range into stage `kt % STAGES`.
+        ///
+        /// # Safety
+        /// k tile `kt` lies inside the range [`Copies::new`] was given; the ring has `STAGES`
+        /// stages and no warp reads stage `kt % STAGES` until this copy's group has landed.
+        #[inline(always)]
+        pub(in crate::matmul) unsafe fn copy<const STAGES: u32>(&self, kt: u32, v: usize) {
+            let st = 4 * (kt % STAGES) * self.stage;
+            // SAFETY: the caller's contract.
+            unsafe {
+                if v < NA {
+                    self.copy_a(kt, st, v)
+                } else if v < NA + NB {
+                    self.copy_b(kt, st, v - NA)
+                }
+            }
+        }
+
+        /// Every copy of k tile `kt` into stage `kt % STAGES`: A's, then B's.
+        ///
+        /// # Safety
+        /// As [`Copies::copy`].
+        #[inline(always)]
+        pub(in crate::matmul) unsafe fn copy_all<const STAGES: u32>(&self, kt: u32) {
+            let st = 4 * (kt % STAGES) * self.stage;
+            // SAFETY: the caller's contract.
+            unsafe {
+                let mut v = 0;
+                while v < NA {
+                    self.copy_a(kt, st, v);
+                    v += 1;
+                }
+                let mut w = 0;
+                while w < NB {
+                    self.copy_b(kt, st, w);
+                    w += 1;
+                }
+            }
+        }
+
+        /// A's float `v` of k tile `kt`, `st` bytes into the ring.
+        #[inline(always)]
+        unsafe fn copy_a(&self, kt: u32, st: u32, v: usize) {
+            // A row's 16 floats of a tile are 2 of the sectors of a 128-byte line the next 3
+            // tiles read: fetched into L2 together (+0.6% at 4096³, +1.2% at 2048³ on the H100).
+            // SAFETY: `copy`'s contract.
+            unsafe { async_copy::copy_4_prefetch_l2(self.a_dst[v] + st, self.a_src[v].add((kt * self.bk) as usize)) }
+        }
+
+        /// B's vector `w` of k tile `kt`, `st` bytes into the ring.
+        #[inline(always)]
+        unsafe fn copy_b(&self, kt: u32, st: u32, w: usize) {
+            // SAFETY: `copy`'s contract.
+            unsafe {
+                let p = self.b_src[w].add(kt as usize * self.bk as usize * self.n as usize);
+                async_copy::copy_16(self.b_dst[w] + st, p as *const [f32; 4]);
+            }
+        }
+    }
+
+    /// How a warp-tiled block walks its k tiles through a ring of shared stages: the ring's
+    /// depth and when its copies go out ([`AsyncRing`]: all of a tile's at once, at the
+    /// barrier; stage 9's `SpreadRing`: two at a time between a tile's k steps). The stream-K
+    /// kernels take either.
+    pub(in crate::matmul) trait KLoop {
+        /// Stages of the ring (its shared memory: [`WarpTile::ring_bytes`]).
+        const STAGES: u32;
+        /// k tiles `kt0..kt1` of the block tile at `origin`, added into `acc`.
+        ///
+        /// # Safety
+        /// As [`async_k_loop`] with `Self::STAGES` stages.
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn run<const TM: usize, const TN: usize, const NA: usize, const NB: usize>(
+            cfg: WarpTile,
+            a: *const f32,
+            b: *const f32,
+            n: u32,
+            k: u32,
+            origin: (u32, u32),
+            range: (u32, u32),
+            acc: &mut [[f32; TN]; TM],
+        );
+    }
+
+    /// Stage 7's ring: [`async_k_loop`] with [`WTA_STAGES`] stages.
+    pub(in crate::matmul) struct AsyncRing;
+
+    impl KLoop for AsyncRing {
+        const STAGES: u32 = WTA_STAGES;
+        #[inline(always)]
+        unsafe fn run<const TM: usize, const TN: usize, const NA: usize, const NB: usize>(
+            cfg: WarpTile,
+            a: *const f32,
+            b: *const f32,
+            n: u32,
+            k: u32,
+            origin: (u32, u32),
+            range: (u32, u32),
+            acc: &mut [[f32; TN]; TM],
+        ) {
+            // SAFETY: forwarded.
+            unsafe { async_k_loop::<TM, TN, NA, NB, WTA_STAGES>(cfg, a, b, n, k, origin, range, acc) }
         }
     }
 

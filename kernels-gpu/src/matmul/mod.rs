@@ -40,6 +40,10 @@ mod async_ring;
 pub use async_ring::*;
 mod stream_k;
 pub use stream_k::*;
+mod spread_ring;
+pub use spread_ring::*;
+mod spread_stream_k;
+pub use spread_stream_k::*;
 
 /// Element `(r, c)` of a row-major matrix of `cols` columns: 64-bit, for every matrix of every
 /// kernel here.

@@ -3,7 +3,9 @@
 
 use super::async_ring::WARPTILE_ASYNC;
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
-use super::async_ring::{WTA_NA, WTA_NB, WTA_STAGES, hopper_device::warptile_async};
+use super::async_ring::hopper_device::{AsyncRing, warptile_async};
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
+use super::async_ring::{WTA_NA, WTA_NB};
 use super::warptile::WarpTile;
 
 /// Where stream-K's tiles are ([`WarpTile`]'s tiles counted row by row).
@@ -123,7 +125,7 @@ crate::hopper_kernel! {
     /// ptxas's registers, and the async kernel ran 0.7% slower at 2048³ and 8192³ with it.
     pub unsafe fn matmul_warptile_streamk_waves(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
         // SAFETY: forwarded plan guarantees (see `warptile_async`).
-        unsafe { warptile_async::<8, 16, WTA_NA, WTA_NB, WTA_STAGES, true>(WARPTILE_ASYNC, a, b, c, m, n, k) }
+        unsafe { warptile_async::<AsyncRing, 8, 16, WTA_NA, WTA_NB, true>(WARPTILE_ASYNC, a, b, c, m, n, k) }
     }
 }
 
@@ -138,14 +140,14 @@ crate::hopper_kernel! {
     /// computes, plus, per cut, one read and one write of a 128 × 256 tile of C.
     pub unsafe fn matmul_warptile_streamk(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
         // SAFETY: forwarded plan guarantees (see `warptile_streamk`).
-        unsafe { hopper_device::warptile_streamk::<8, 16, WTA_NA, WTA_NB>(a, b, c, m, n, k) }
+        unsafe { hopper_device::warptile_streamk::<AsyncRing, 8, 16, WTA_NA, WTA_NB>(a, b, c, m, n, k) }
     }
 }
 
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
-mod hopper_device {
+pub(super) mod hopper_device {
     use super::*;
-    use crate::matmul::async_ring::hopper_device::{async_k_loop, store_tile};
+    use crate::matmul::async_ring::hopper_device::{KLoop, store_tile};
     use crate::prelude::{atomic, thread};
 
     /// Block `x` of a stream-K row sets `SK_FLAGS[x]` once its partial sums for the next block
@@ -153,17 +155,24 @@ mod hopper_device {
     /// module's launches are queued on one stream: never two at once).
     static mut SK_FLAGS: [u32; SK_MAX_WAVE as usize] = [0; SK_MAX_WAVE as usize];
 
-    /// `matmul_warptile_streamk`: block `x` of the one-row grid computes its share of the tiles
-    /// the whole waves left ([`StreamK::segment`]), adding to and publishing partial sums.
+    /// `matmul_warptile_streamk` (the k loop `L`): block `x` of the one-row grid computes its
+    /// share of the tiles the whole waves left ([`StreamK::segment`]), adding to and publishing
+    /// partial sums.
     ///
     /// # Safety
-    /// As [`warptile_async`] for `WARPTILE_ASYNC`, but the launch is `StreamK::row_grid` of this
+    /// As [`warptile_async`] for `WARPTILE_ASYNC` and `L`, but the launch is `StreamK::row_grid` of this
     /// shape's schedule (the host's `matmul::stream_k`: a wave of at most `SK_MAX_WAVE`), queued
     /// after its whole waves, and no other launch of this kernel of the same module runs at the
     /// same time. A block may wait for an earlier one of the row (never a later one), which was
     /// dispatched first.
     #[inline(always)]
-    pub(super) unsafe fn warptile_streamk<const TM: usize, const TN: usize, const NA: usize, const NB: usize>(
+    pub(in crate::matmul) unsafe fn warptile_streamk<
+        L: KLoop,
+        const TM: usize,
+        const TN: usize,
+        const NA: usize,
+        const NB: usize,
+    >(
         a: *const f32,
         b: *const f32,
         c: *mut f32,
@@ -177,13 +186,13 @@ mod hopper_device {
         let flags = (&raw mut SK_FLAGS).cast::<u32>();
         // SAFETY (whole body): tiles are below `sk.tiles` (whole tiles of C: `origin`), k tiles
         // below `iters`; flags are indexed by blocks of the row, below `wave <= SK_MAX_WAVE`.
-        // The rest is `async_k_loop`'s and `store_tile`'s contract.
+        // The rest is `KLoop::run`'s and `store_tile`'s contract.
         unsafe {
             let mut u = 0;
             while let Some((tile, k0, k1)) = sk.segment(x, u) {
                 let origin = sk.origin(tile);
                 let mut acc = [[0.0f32; TN]; TM];
-                async_k_loop::<TM, TN, NA, NB, WTA_STAGES>(cfg, a, b, n, k, origin, (k0, k1), &mut acc);
+                L::run::<TM, TN, NA, NB>(cfg, a, b, n, k, origin, (k0, k1), &mut acc);
                 // Everyone is done with the ring (the next segment refills it) and C.
                 thread::sync_threads();
                 if k0 > 0 {

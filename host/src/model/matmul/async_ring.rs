@@ -26,22 +26,10 @@ pub(super) fn async_k_loop_warp(
     (row0, col0): (u32, u32),
     (kt0, kt1): (u32, u32),
 ) {
-    let t = |lane| w.thread(lane).0;
-    let (n, k) = (u64::from(l.n), u64::from(l.k));
     let tiles = kt1 - kt0;
     let copy = |model: &mut Model, kt: u32| {
-        let k0 = u64::from((kt0 + kt) * cfg.bk);
-        for e in 0..cfg.a_floats() {
-            model.load(l.a, 4, w.lanes, |lane| {
-                let (row, col) = cfg.a_copy(t(lane), e);
-                4 * row_major(u64::from(row0 + row), k0 + u64::from(col), k)
-            });
-        }
-        for v in 0..cfg.b_vectors() {
-            model.load(l.b, 16, w.lanes, |lane| {
-                let (row, col) = cfg.b_load(t(lane), v);
-                4 * row_major(k0 + u64::from(row), u64::from(col0 + col), n)
-            });
+        for v in 0..cfg.a_floats() + cfg.b_vectors() {
+            copy_warp(model, l, w, cfg, (row0, col0), kt0 + kt, v);
         }
     };
     let stage_bytes = |kt: u32| 4 * (kt % stages) * cfg.stage_floats();
@@ -60,6 +48,34 @@ pub(super) fn async_k_loop_warp(
                 fragments(model, w, cfg, stage_bytes(kt + 1), 0);
             }
         }
+    }
+}
+
+/// A warp's `cp.async` copy `v` of k tile `kt` (of the whole k) of the block tile at `(row0,
+/// col0)`, numbered as the kernels number them: A's floats ([`WarpTile::a_copy`], 4 bytes a
+/// lane), then B's vectors ([`WarpTile::b_load`], 16 bytes a lane).
+pub(super) fn copy_warp(
+    model: &mut Model,
+    l: &Launched,
+    w: &Warp,
+    cfg: WarpTile,
+    (row0, col0): (u32, u32),
+    kt: u32,
+    v: u32,
+) {
+    let t = |lane| w.thread(lane).0;
+    let (n, k) = (u64::from(l.n), u64::from(l.k));
+    let k0 = u64::from(kt * cfg.bk);
+    if v < cfg.a_floats() {
+        model.load(l.a, 4, w.lanes, |lane| {
+            let (row, col) = cfg.a_copy(t(lane), v);
+            4 * row_major(u64::from(row0 + row), k0 + u64::from(col), k)
+        });
+    } else {
+        model.load(l.b, 16, w.lanes, |lane| {
+            let (row, col) = cfg.b_load(t(lane), v - cfg.a_floats());
+            4 * row_major(k0 + u64::from(row), u64::from(col0 + col), n)
+        });
     }
 }
 

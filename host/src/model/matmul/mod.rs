@@ -1,7 +1,8 @@
 //! Replays of the matrix multiplies in `kernels-gpu/src/matmul/`.
 //!
 //! One file a stage, as the kernels' (teaching order: `naive`, `tiled`, `prefetch`, `cp_async`,
-//! `regblock`, `warptile`, `async_ring`, `stream_k`), each replaying its kernels from their SASS
+//! `regblock`, `warptile`, `async_ring`, `stream_k`, `spread_ring`; stage 10, `spread_stream_k`,
+//! is `stream_k`'s replay over `spread_ring`'s loop), each replaying its kernels from their SASS
 //! (sm_90; the Hopper kernels from the Hopper module, the rest from the main one) and saying
 //! what that SASS is; this module dispatches a launch to its stage and holds what they share.
 //!
@@ -24,8 +25,8 @@ use crate::error::Result;
 use crate::launch::{Call, Launch};
 use crate::matmul::{MatmulSig, Method, plan};
 use coalesce_kernels::matmul::{
-    BM, BN, NAIVE_BLOCK, StreamK, TILE, WARPTILE_ASYNC, WTA_STAGES, WarpTile, matmul_warptile_streamk_waves,
-    mm_vectors, naive_coords, rb_block_origin, row_major, tiled_coords,
+    BM, BN, NAIVE_BLOCK, StreamK, TILE, WARPTILE_ASYNC, WTA_STAGES, WarpTile, matmul_spread_streamk_waves,
+    matmul_warptile_streamk_waves, mm_vectors, naive_coords, rb_block_origin, row_major, tiled_coords,
 };
 
 // One file a stage (teaching order in the module docs).
@@ -34,6 +35,7 @@ mod cp_async;
 mod naive;
 mod prefetch;
 mod regblock;
+mod spread_ring;
 mod stream_k;
 mod tiled;
 mod warptile;
@@ -56,19 +58,21 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
     let launch = call.launch();
     let &(a, b, ref c, m, n, k) = call.args();
     let kernel = call.kernel();
-    // Stream-K's whole waves are the async kernel, its tiles found by linear block id.
-    let linear = kernel == matmul_warptile_streamk_waves;
-    let method = if linear {
+    // Stream-K's whole waves are the async (or spread) kernel, its tiles found by linear block id.
+    let linear = kernel == matmul_warptile_streamk_waves || kernel == matmul_spread_streamk_waves;
+    let method = if kernel == matmul_warptile_streamk_waves {
         Method::WarpTileAsync
+    } else if kernel == matmul_spread_streamk_waves {
+        Method::WarpTileSpread
     } else {
         Method::ALL.into_iter().find(|method| method.kernel() == kernel).expect("a matmul kernel")
     };
     let mut model = Model::new();
     let l =
         Launched { a: model.buffer(a.address()), b: model.buffer(b.address()), c: model.buffer(c.address()), m, n, k };
-    if method == Method::WarpTileStreamK {
+    if matches!(method, Method::WarpTileStreamK | Method::WarpTileSpreadStreamK) {
         let sk = StreamK::new(m, n, k, launch.grid.0);
-        stream_k::stream_k_counts(&mut model, &l, &launch, sk);
+        stream_k::stream_k_counts(&mut model, &l, &launch, sk, method == Method::WarpTileSpreadStreamK);
         // The row covers the shared tiles (fewer than its blocks).
         let origin = |(x, _): (u32, u32)| sk.origin(sk.waves * sk.wave + x % sk.sk_tiles().max(1));
         footprint(&mut model, &l, &launch, origin, (WARPTILE_ASYNC.bm, WARPTILE_ASYNC.bn));
@@ -82,6 +86,8 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
         | Method::WarpTileSm90
         | Method::WarpTileAsync
         | Method::WarpTileStreamK
+        | Method::WarpTileSpread
+        | Method::WarpTileSpreadStreamK
         | Method::WarpTileSmall
         | Method::WarpTileEdge
         | Method::WarpTileEdgeSm90 => {
@@ -93,10 +99,11 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
     let origin = |(bx, by): (u32, u32)| match method {
         Method::Naive => naive_coords(bx, by, 0, 0),
         Method::RegisterBlocked => rb_block_origin(bx, by),
-        Method::WarpTileAsync => async_ring::async_origin(&launch, n, (bx, by), linear),
+        Method::WarpTileAsync | Method::WarpTileSpread => async_ring::async_origin(&launch, n, (bx, by), linear),
         Method::WarpTile
         | Method::WarpTileSm90
         | Method::WarpTileStreamK
+        | Method::WarpTileSpreadStreamK
         | Method::WarpTileSmall
         | Method::WarpTileEdge
         | Method::WarpTileEdgeSm90 => warp_tile(method).block_origin(bx, by),
@@ -137,7 +144,13 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
                     let origin = async_ring::async_origin(&launch, n, w.block, linear);
                     async_ring::warptile_async_warp(&mut one, &lb, &w, origin, WTA_STAGES)
                 }
-                Method::WarpTileStreamK => unreachable!("counted by stream_k_counts above"),
+                Method::WarpTileSpread => {
+                    let origin = async_ring::async_origin(&launch, n, w.block, linear);
+                    spread_ring::warptile_spread_warp(&mut one, &lb, &w, origin)
+                }
+                Method::WarpTileStreamK | Method::WarpTileSpreadStreamK => {
+                    unreachable!("counted by stream_k_counts above")
+                }
                 Method::Tiled => tiled::tiled_warp(&mut one, &lb, &w),
                 Method::Prefetch => prefetch::prefetch_warp(&mut one, &lb, &w),
             }

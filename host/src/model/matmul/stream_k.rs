@@ -7,10 +7,11 @@
 
 use super::Launched;
 use super::async_ring::async_k_loop_warp;
+use super::spread_ring::spread_k_loop_warp;
 use super::warptile::store_c_vectors;
 use crate::launch::Launch;
 use crate::model::{Model, Warp, block_warps};
-use coalesce_kernels::matmul::{StreamK, WARPTILE_ASYNC, WTA_STAGES, WarpTile, row_major};
+use coalesce_kernels::matmul::{StreamK, WARPTILE_ASYNC, WTA_STAGES, WTS_STAGES, WarpTile, row_major};
 
 /// Counts of a stream-K row on schedule `sk` (its grid's, [`StreamK`]): each block is
 /// replayed segment by segment, as the kernel's `warptile_streamk` runs them: the k loop, the
@@ -18,8 +19,9 @@ use coalesce_kernels::matmul::{StreamK, WARPTILE_ASYNC, WTA_STAGES, WarpTile, ro
 /// counted, it depends on timing) and its flag cleared (a store), the partial sums read back
 /// from C (`ld.global.cg`, 16 bytes a 4 accumulators), C stored, and the flag set for the next
 /// block (a store). The whole waves before it are a launch of their own
-/// (`matmul_warptile_streamk_waves`, counted as the async kernel).
-pub(super) fn stream_k_counts(model: &mut Model, l: &Launched, launch: &Launch, sk: StreamK) {
+/// (`matmul_warptile_streamk_waves`, counted as the async kernel). With `spread`, the k loop is
+/// the spread ring's (`matmul_spread_streamk`, stage 10).
+pub(super) fn stream_k_counts(model: &mut Model, l: &Launched, launch: &Launch, sk: StreamK, spread: bool) {
     let cfg = WARPTILE_ASYNC;
     let flags = model.buffer(FLAGS_ADDRESS);
     for x in 0..sk.wave {
@@ -27,7 +29,11 @@ pub(super) fn stream_k_counts(model: &mut Model, l: &Launched, launch: &Launch, 
         while let Some((tile, k0, k1)) = sk.segment(x, u) {
             let origin = sk.origin(tile);
             for w in block_warps(launch, (x, 0)) {
-                async_k_loop_warp(model, l, &w, (cfg, WTA_STAGES), origin, (k0, k1));
+                if spread {
+                    spread_k_loop_warp(model, l, &w, (cfg, WTS_STAGES), origin, (k0, k1));
+                } else {
+                    async_k_loop_warp(model, l, &w, (cfg, WTA_STAGES), origin, (k0, k1));
+                }
                 let first = w.thread(0).0 == 0;
                 if k0 > 0 {
                     if first {

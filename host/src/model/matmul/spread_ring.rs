@@ -1,0 +1,57 @@
+//! Stage 9, spread_ring (Hopper): async_ring's copies go out two at a time between a tile's k
+//! steps, 4 stages deep. The same transactions; no FMA waits on a copy's address registers.
+//!
+//! SASS (sm_90, the Hopper module):
+//! - `matmul_warptile_spread` (and `matmul_spread_streamk_waves`, the same kernel over
+//!   stream-K's whole waves): its `spread_k_loop` replayed copy by copy at the k steps
+//!   [`spread_copies`] names, fragment by fragment, then `matmul_warptile`'s stores of C.
+
+use super::Launched;
+use super::async_ring::copy_warp;
+use super::warptile::{fragments, store_c_vectors};
+use crate::model::{Model, Warp};
+use coalesce_kernels::matmul::{WARPTILE_ASYNC, WTS_STAGES, WarpTile, spread_copies};
+
+/// One warp of the spread ring with `stages` stages over k tiles `kt0..kt1` of the block tile
+/// at `origin` (the kernel's `spread_k_loop`): tiles `0..stages - 1` copied up front, then at
+/// each k step of tile `j` the copies [`spread_copies`] names of tile `j + stages - 1` (while
+/// there is one), and the next step's fragments (the last step's: the next tile's first, from
+/// its stage, even after the last tile).
+pub(super) fn spread_k_loop_warp(
+    model: &mut Model,
+    l: &Launched,
+    w: &Warp,
+    (cfg, stages): (WarpTile, u32),
+    origin: (u32, u32),
+    (kt0, kt1): (u32, u32),
+) {
+    let tiles = kt1 - kt0;
+    let copies = cfg.a_floats() + cfg.b_vectors();
+    for kt in 0..(stages - 1).min(tiles) {
+        for v in 0..copies {
+            copy_warp(model, l, w, cfg, origin, kt0 + kt, v);
+        }
+    }
+    let stage_bytes = |kt: u32| 4 * (kt % stages) * cfg.stage_floats();
+    fragments(model, w, cfg, stage_bytes(0), 0);
+    for kt in 0..tiles {
+        let fill = kt + stages - 1;
+        for kk in 0..cfg.bk {
+            if fill < tiles {
+                let (lo, hi) = spread_copies(kk, copies);
+                for v in lo..hi {
+                    copy_warp(model, l, w, cfg, origin, kt0 + fill, v);
+                }
+            }
+            let (st, next) = if kk + 1 < cfg.bk { (kt, kk + 1) } else { (kt + 1, 0) };
+            fragments(model, w, cfg, stage_bytes(st), next);
+        }
+    }
+}
+
+/// One warp of `matmul_warptile_spread`: its block's whole tile (at `origin`), then C.
+pub(super) fn warptile_spread_warp(model: &mut Model, l: &Launched, w: &Warp, origin: (u32, u32)) {
+    let cfg = WARPTILE_ASYNC;
+    spread_k_loop_warp(model, l, w, (cfg, WTS_STAGES), origin, (0, cfg.k_tiles(l.k, false)));
+    store_c_vectors(model, l, w, cfg, origin, false);
+}

@@ -1,0 +1,206 @@
+//! Stage 9, spread_ring (Hopper): async_ring's copies go out two at a time between a tile's k
+//! steps, 4 stages deep. The same transactions; no FMA waits on a copy's address registers.
+//!
+//! In `matmul_warptile_async` each thread issues its 12 copies of a tile (8 floats of A, 4
+//! vectors of B) in one burst right after the tile's barrier. The H100 profile (BENCHMARKS.md)
+//! showed what that costs: ptxas, out of registers, reuses the copies' address registers for
+//! the next FMAs, and a `cp.async` reads its registers only when the memory pipe takes it, so
+//! those FMAs wait for the whole burst (long scoreboard); and the next tile's first fragment
+//! loads queue behind the burst (short scoreboard at the top of the loop). Spreading the copies
+//! over the k steps, two at a time, removes both waits. The price is depth: a tile's copies go
+//! out during the tile two before it is read rather than three, so the ring takes 4 stages.
+
+use super::async_ring::{WARPTILE_ASYNC, WTA_NA, WTA_NB};
+use crate::launch::MAX_SHARED_BYTES;
+
+/// Stages of the spread ring: tile `j + 3` is copied during tile `j`, into the stage tile `j - 1`
+/// was read from (99.3 KiB of shared memory).
+pub const WTS_STAGES: u32 = 4;
+/// Copies a thread issues together, at every `SPREAD_GROUP`-th k step: 2 (one `@!PT LDS` triple
+/// of ptxas's a pair instead of one a copy, 3 fewer issue slots a pair).
+pub const SPREAD_GROUP: u32 = 2;
+const _: () = assert!(WARPTILE_ASYNC.async_consistent(WTS_STAGES, MAX_SHARED_BYTES));
+// Every copy of a tile goes out within the tile's k steps.
+const _: () = assert!(spread_steps((WTA_NA + WTA_NB) as u32) <= WARPTILE_ASYNC.bk);
+
+/// The copies (numbered as the `cp.async` kernels number them: A's floats, then B's vectors) a
+/// thread issues at k step `kk` of a tile in the spread ring: `kk..kk + SPREAD_GROUP` at every
+/// `SPREAD_GROUP`-th step, clipped to the `copies` there are.
+#[inline(always)]
+pub const fn spread_copies(kk: u32, copies: u32) -> (u32, u32) {
+    if !kk.is_multiple_of(SPREAD_GROUP) || kk >= copies {
+        return (0, 0);
+    }
+    let end = kk + SPREAD_GROUP;
+    (kk, if end < copies { end } else { copies })
+}
+
+/// k steps the spread ring takes to issue `copies` copies: the step after its last burst.
+pub const fn spread_steps(copies: u32) -> u32 {
+    copies.div_ceil(SPREAD_GROUP) * SPREAD_GROUP
+}
+
+crate::hopper_kernel! {
+    #[launch_bounds(256, 1)]
+    /// `matmul_warptile_async` with its copies spread: the same 128 × 256 tiles, warps, fragment
+    /// loads and FMAs, but each thread issues its 12 copies of a tile two at a time at k steps
+    /// 0, 2, .., 10 of the tile two before the one they fill ([`spread_copies`]), into a ring
+    /// of 4 stages (99.3 KiB). The same transactions as `matmul_warptile_async`. Assumes whole
+    /// tiles and 16-byte aligned buffers (no bounds checks).
+    pub unsafe fn matmul_warptile_spread(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+        // SAFETY: forwarded plan guarantees (see `warptile_async`).
+        unsafe {
+            crate::matmul::async_ring::hopper_device::warptile_async::<hopper_device::SpreadRing, 8, 16, WTA_NA, WTA_NB, false>(
+                WARPTILE_ASYNC, a, b, c, m, n, k,
+            )
+        }
+    }
+}
+
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
+pub(super) mod hopper_device {
+    use super::*;
+    use crate::matmul::V4;
+    use crate::matmul::async_ring::hopper_device::{Copies, KLoop};
+    use crate::matmul::warptile::{WarpTile, outer_product, warp_fragments};
+    use crate::prelude::{async_copy, math::fma, order, shared, thread};
+
+    /// Stage 9's ring: [`spread_k_loop`] with [`WTS_STAGES`] stages.
+    pub(in crate::matmul) struct SpreadRing;
+
+    impl KLoop for SpreadRing {
+        const STAGES: u32 = WTS_STAGES;
+        #[inline(always)]
+        unsafe fn run<const TM: usize, const TN: usize, const NA: usize, const NB: usize>(
+            cfg: WarpTile,
+            a: *const f32,
+            b: *const f32,
+            n: u32,
+            k: u32,
+            origin: (u32, u32),
+            range: (u32, u32),
+            acc: &mut [[f32; TN]; TM],
+        ) {
+            // SAFETY: forwarded.
+            unsafe { spread_k_loop::<TM, TN, NA, NB, WTS_STAGES>(cfg, a, b, n, k, origin, range, acc) }
+        }
+    }
+
+    /// k tiles `kt0..kt1` of the block tile at `origin` through a ring of `STAGES` stages, the
+    /// copies spread over the k steps, added into `acc`. Tile `j` of the range goes into stage
+    /// `j % STAGES`; tiles `0..STAGES - 1` are copied up front, and tile `j + STAGES - 1` during
+    /// tile `j`, at the steps [`spread_copies`] names, into the stage tile `j - 1` was read
+    /// from (every warp left it at the barrier that ended tile `j - 1`; for `j = 0` the stage
+    /// no tile has used). Each thread commits one group a tile (empty past the last), so "at
+    /// most STAGES - 2 pending" at the barrier ending tile `j` is "tile j + 1 has landed".
+    ///
+    /// # Safety
+    /// As `async_k_loop` with `STAGES` stages.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::matmul) unsafe fn spread_k_loop<
+        const TM: usize,
+        const TN: usize,
+        const NA: usize,
+        const NB: usize,
+        const STAGES: u32,
+    >(
+        cfg: WarpTile,
+        a: *const f32,
+        b: *const f32,
+        n: u32,
+        k: u32,
+        (row0, col0): (u32, u32),
+        (kt0, kt1): (u32, u32),
+        acc: &mut [[f32; TN]; TM],
+    ) {
+        const { assert!(TM <= 8 && TN <= 16, "the FMA unrolls list 8 rows and 16 columns") };
+        const { assert!(STAGES >= 2, "tile j + STAGES - 1 is copied during tile j") };
+        let s = shared::dynamic::<f32>();
+        let t = thread::thread_idx_x();
+        let (bk, stage) = (cfg.bk, cfg.stage_floats());
+        let tiles = kt1 - kt0;
+        let copies_a_tile = (NA + NB) as u32;
+        // SAFETY (whole body): `Copies`' contract is this function's; shared offsets stay inside
+        // the `STAGES` stages launched; shared vectors are 16-byte aligned (as `async_k_loop`).
+        unsafe {
+            let copies = Copies::<NA, NB>::new(cfg, a, b, (n, k), (row0, col0), kt0, s, t);
+            let frag = |st: u32, kk: u32| {
+                let base = s.add((st * stage) as usize);
+                warp_fragments!(cfg, base, t, kk, TM, TN)
+            };
+            let mut j = 0;
+            while j + 1 < STAGES {
+                if j < tiles {
+                    copies.copy_all::<STAGES>(j);
+                }
+                async_copy::commit();
+                j += 1;
+            }
+            async_copy::wait_for(STAGES - 2);
+            thread::sync_threads();
+            let mut cur = frag(0, 0);
+            let mut kt = 0;
+            while kt < tiles {
+                let st = kt % STAGES;
+                let fill = kt + STAGES - 1;
+                unroll_tile!(kk => {
+                    if kk < bk {
+                        let (lo, hi) = spread_copies(kk, copies_a_tile);
+                        if fill < tiles {
+                            let mut v = lo;
+                            while v < hi {
+                                copies.copy::<STAGES>(fill, v as usize);
+                                v += 1;
+                            }
+                        }
+                        if hi == copies_a_tile {
+                            async_copy::commit();
+                        }
+                        let next = if kk + 1 < bk {
+                            frag(st, kk + 1)
+                        } else {
+                            // Tile kt + 1 has landed for everyone, and everyone has read stage st.
+                            async_copy::wait_for(STAGES - 2);
+                            thread::sync_threads();
+                            let (mut fa, mut fb) = frag((kt + 1) % STAGES, 0);
+                            // As in `async_k_loop`: the next tile's first loads stay ahead of
+                            // this step's FMAs, and the FMAs after the barrier.
+                            order::pin(&mut fa);
+                            order::pin(&mut fb);
+                            order::pin(&mut cur.0);
+                            order::pin(&mut cur.1);
+                            (fa, fb)
+                        };
+                        outer_product!(acc, cur, TM, TN);
+                        cur = next;
+                    }
+                });
+                kt += 1;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_copies_issue_every_copy_once_within_a_tile() {
+        let copies = (WTA_NA + WTA_NB) as u32;
+        let mut issued = vec![0; copies as usize];
+        for kk in 0..WARPTILE_ASYNC.bk {
+            let (lo, hi) = spread_copies(kk, copies);
+            assert!(hi - lo <= SPREAD_GROUP);
+            for v in lo..hi {
+                issued[v as usize] += 1;
+            }
+        }
+        assert!(issued.iter().all(|&n| n == 1), "{issued:?}");
+        // Two at a time at steps 0, 2, .., 10; an odd count ends on a single copy.
+        assert_eq!((spread_copies(0, 12), spread_copies(1, 12), spread_copies(10, 12)), ((0, 2), (0, 0), (10, 12)));
+        assert_eq!((spread_copies(12, 12), spread_copies(4, 5)), ((0, 0), (4, 5)));
+        assert_eq!((spread_steps(12), spread_steps(5)), (12, 6));
+    }
+}
