@@ -10,7 +10,8 @@
 //! row bands, each a launch of its own over rows `r0..r1` of A and C (sub-slices) and all of B.
 //!
 //! One file a stage, the kernels' own stage names in teaching order: `naive`, `tiled`,
-//! `prefetch`, `cp_async`, `regblock`, `warptile`, `async_ring` and `stream_k`, each with its
+//! `prefetch`, `cp_async`, `regblock`, `warptile`, `async_ring`, `stream_k`, `spread_ring` and
+//! `spread_stream_k`, each with its
 //! kernels' launch geometry and the tests of their plans; this module the [`Method`] table, the
 //! checks and plans every kernel shares, the library's choice and the CPU reference. The kernels'
 //! constants and index math are public once, at `coalesce::kernels::matmul`; this module

@@ -18,7 +18,9 @@
 //!
 //! One file a stage, in teaching order (as siboehm's SGEMM_CUDA numbers its kernels): `naive`,
 //! `tiled`, `prefetch`, `cp_async` (Hopper), `regblock`, `warptile` (with its small-grid and
-//! guarded shapes and their sm_90 builds), `async_ring` (Hopper) and `stream_k` (Hopper). Each
+//! guarded shapes and their sm_90 builds), `async_ring`, `stream_k`, `spread_ring` (the library's
+//! kernel on Hopper: async_ring's copies spread over the k steps) and `spread_stream_k` (all
+//! Hopper). Each
 //! holds its stage's kernels, their device code, its index math and its tests; this module the
 //! index math every stage shares. Every item is re-exported here, at `matmul::`.
 

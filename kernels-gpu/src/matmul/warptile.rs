@@ -270,7 +270,6 @@ impl WarpTile {
     }
 }
 
-/// Experimental configurations (timed against each other; the losers are removed).
 /// The warp-tiled kernel's shape: a 128 × 128 block tile walked in k steps of 16, 8 warps of
 /// 64 × 32 (lanes 8 × 4), 8 × 8 outputs a thread.
 pub const WARPTILE: WarpTile = WarpTile { bm: 128, bn: 128, bk: 16, tm: 8, tn: 8, ly: 8, pad: 4, interleave: true };
