@@ -67,9 +67,68 @@ crate::hopper_kernel! {
     /// Assumes whole tiles and 16-byte aligned buffers (no bounds checks).
     pub unsafe fn matmul_warptile_async(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
         // SAFETY: forwarded plan guarantees (see `warptile_async`).
-        unsafe { hopper_device::warptile_async::<hopper_device::AsyncRing, 8, 16, WTA_NA, WTA_NB, false>(WARPTILE_ASYNC, a, b, c, m, n, k) }
+        unsafe {
+            use hopper_device::{AsyncRing, warptile_async};
+            warptile_async::<AsyncRing, 8, 16, WTA_NA, WTA_NB, false>(WARPTILE_ASYNC, a, b, c, m, n, k)
+        }
     }
 }
+
+/// Declares the sources and shared destinations of a thread's `cp.async` copies of k tile `kt0`
+/// into stage 0 of a ring at shared address `$ring`: `a_src, a_dst, b_src, b_dst`, A's `$na` floats
+/// ([`WarpTile::a_copy`], transposed into Aᵀ) and B's `$nb` vectors ([`WarpTile::b_load`]).
+/// Copy `v` of tile `kt` adds `kt` tiles to the source and its stage to the destination
+/// ([`copy_a`], [`copy_b`]). Macros, not functions: both rings' loops (`async_k_loop`, stage
+/// 9's `spread_k_loop`) expand the same statements; through a shared struct LLVM scheduled each
+/// loop differently (the spread kernel 2.5% slower at 4096³ on the H100, `matmul_warptile_async`
+/// 6 registers more). Unsafe pointer arithmetic: the caller's `unsafe` block and contract.
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
+macro_rules! ring_copies {
+    (($a_src:ident, $a_dst:ident, $b_src:ident, $b_dst:ident) = $cfg:expr, ($a:expr, $b:expr), $ring:expr, $t:expr,
+     ($row0:expr, $col0:expr), ($kt0:expr, $bk:expr), ($k64:expr, $n64:expr), $na:ident, $nb:ident) => {
+        let mut $a_src = [$a; $na];
+        let mut $a_dst = [0u32; $na];
+        let mut v = 0;
+        while v < $na {
+            let (row, col) = $cfg.a_copy($t, v as u32);
+            $a_src[v] = $a.add(row_major(($row0 + row) as u64, ($kt0 * $bk + col) as u64, $k64) as usize);
+            $a_dst[v] = $ring + 4 * $cfg.at_offset((row, col), 0);
+            v += 1;
+        }
+        let mut $b_src = [$b; $nb];
+        let mut $b_dst = [0u32; $nb];
+        let mut v = 0;
+        while v < $nb {
+            let at = $cfg.b_load($t, v as u32);
+            $b_src[v] = $b.add(row_major(($kt0 * $bk + at.0) as u64, ($col0 + at.1) as u64, $n64) as usize);
+            $b_dst[v] = $ring + 4 * $cfg.b_offset(at);
+            v += 1;
+        }
+    };
+}
+
+/// Copy `$v` of A (one float, from [`ring_copies`]) of k tile `$kt`, `$st` bytes into the ring.
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
+macro_rules! copy_a {
+    (($src:expr, $dst:expr), $v:expr, $st:expr, $kt:expr, $bk:expr) => {
+        // A row's 16 floats of a tile are 2 of the sectors of a 128-byte line the next 3 tiles
+        // read: fetched into L2 together (+0.6% at 4096³, +1.2% at 2048³ on the H100).
+        async_copy::copy_4_prefetch_l2($dst[$v] + $st, $src[$v].add(($kt * $bk) as usize))
+    };
+}
+
+/// Copy `$v` of B (a 16-byte vector, from [`ring_copies`]) of k tile `$kt` (`$n` columns),
+/// `$st` bytes into the ring.
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
+macro_rules! copy_b {
+    (($src:expr, $dst:expr), $v:expr, $st:expr, $kt:expr, $bk:expr, $n:expr) => {{
+        let p = $src[$v].add($kt as usize * $bk as usize * $n as usize);
+        async_copy::copy_16($dst[$v] + $st, p as *const [f32; 4]);
+    }};
+}
+// Stage 9's spread ring copies with these too.
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
+pub(super) use {copy_a, copy_b, ring_copies};
 
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
 pub(super) mod hopper_device {
@@ -87,8 +146,8 @@ pub(super) mod hopper_device {
     /// # Safety
     /// `cfg.supports(m, n, k)`; buffers hold m·k, k·n and m·n floats and start on 16-byte
     /// boundaries; the launch is blocks of `cfg.threads()` threads with
-    /// `cfg.ring_bytes(L::STAGES)` of shared memory: `cfg.grid(m, n)` of them, or with `LINEAR` at most `(m / bm) · (n /
-    /// bn)` (stream-K's whole waves).
+    /// `cfg.ring_bytes(L::STAGES)` of shared memory: `cfg.grid(m, n)` of them, or with `LINEAR`
+    /// at most `(m / bm) · (n / bn)` (stream-K's whole waves).
     #[inline(always)]
     pub(in crate::matmul) unsafe fn warptile_async<
         L: KLoop,
@@ -208,39 +267,28 @@ pub(super) mod hopper_device {
         // stay inside the `STAGES` stages launched (`WarpTile::ring_bytes`); shared vectors are
         // 16-byte aligned (`at_stride`, `bn` and the vector offsets are multiples of 4 floats).
         unsafe {
-            let mut a_src = [a; NA];
-            let mut a_dst = [0u32; NA];
-            let mut v = 0;
-            while v < NA {
-                let (row, col) = cfg.a_copy(t, v as u32);
-                a_src[v] = a.add(row_major((row0 + row) as u64, (kt0 * bk + col) as u64, k64) as usize);
-                a_dst[v] = ring + 4 * cfg.at_offset((row, col), 0);
-                v += 1;
-            }
-            let mut b_src = [b; NB];
-            let mut b_dst = [0u32; NB];
-            let mut v = 0;
-            while v < NB {
-                let at = cfg.b_load(t, v as u32);
-                b_src[v] = b.add(row_major((kt0 * bk + at.0) as u64, (col0 + at.1) as u64, n64) as usize);
-                b_dst[v] = ring + 4 * cfg.b_offset(at);
-                v += 1;
-            }
+            ring_copies!(
+                (a_src, a_dst, b_src, b_dst) = cfg,
+                (a, b),
+                ring,
+                t,
+                (row0, col0),
+                (kt0, bk),
+                (k64, n64),
+                NA,
+                NB
+            );
             let issue = |kt: u32| {
                 if kt < tiles {
                     let st = 4 * (kt % STAGES) * stage;
                     let mut v = 0;
                     while v < NA {
-                        // A row's 16 floats of a tile are 2 of the sectors of a 128-byte line
-                        // the next 3 tiles read: fetched into L2 together (+0.6% at 4096³,
-                        // +1.2% at 2048³ on the H100).
-                        async_copy::copy_4_prefetch_l2(a_dst[v] + st, a_src[v].add((kt * bk) as usize));
+                        copy_a!((a_src, a_dst), v, st, kt, bk);
                         v += 1;
                     }
                     let mut v = 0;
                     while v < NB {
-                        let p = b_src[v].add(kt as usize * bk as usize * n as usize);
-                        async_copy::copy_16(b_dst[v] + st, p as *const [f32; 4]);
+                        copy_b!((b_src, b_dst), v, st, kt, bk, n);
                         v += 1;
                     }
                 }

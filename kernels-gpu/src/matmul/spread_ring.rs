@@ -50,9 +50,8 @@ crate::hopper_kernel! {
     pub unsafe fn matmul_warptile_spread(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
         // SAFETY: forwarded plan guarantees (see `warptile_async`).
         unsafe {
-            crate::matmul::async_ring::hopper_device::warptile_async::<hopper_device::SpreadRing, 8, 16, WTA_NA, WTA_NB, false>(
-                WARPTILE_ASYNC, a, b, c, m, n, k,
-            )
+            use crate::matmul::async_ring::hopper_device::warptile_async;
+            warptile_async::<hopper_device::SpreadRing, 8, 16, WTA_NA, WTA_NB, false>(WARPTILE_ASYNC, a, b, c, m, n, k)
         }
     }
 }
@@ -62,6 +61,7 @@ pub(super) mod hopper_device {
     use super::*;
     use crate::matmul::V4;
     use crate::matmul::async_ring::hopper_device::KLoop;
+    use crate::matmul::async_ring::{copy_a, copy_b, ring_copies};
     use crate::matmul::row_major;
     use crate::matmul::warptile::{WarpTile, outer_product, warp_fragments};
     use crate::prelude::{async_copy, math::fma, order, shared, thread};
@@ -125,38 +125,27 @@ pub(super) mod hopper_device {
         let tiles = kt1 - kt0;
         let (k64, n64) = (k as u64, n as u64);
         let copies_a_tile = (NA + NB) as u32;
-        // SAFETY (whole body): as `async_k_loop`'s, whose copies these are (the same sources
-        // and destinations, computed the same way: through a shared helper LLVM scheduled this
-        // loop differently, and the H100 ran it 2.5% slower at 4096³).
+        // SAFETY (whole body): as `async_k_loop`'s, whose copies these are (`ring_copies`).
         unsafe {
-            let mut a_src = [a; NA];
-            let mut a_dst = [0u32; NA];
-            let mut v = 0;
-            while v < NA {
-                let (row, col) = cfg.a_copy(t, v as u32);
-                a_src[v] = a.add(row_major((row0 + row) as u64, (kt0 * bk + col) as u64, k64) as usize);
-                a_dst[v] = ring + 4 * cfg.at_offset((row, col), 0);
-                v += 1;
-            }
-            let mut b_src = [b; NB];
-            let mut b_dst = [0u32; NB];
-            let mut v = 0;
-            while v < NB {
-                let at = cfg.b_load(t, v as u32);
-                b_src[v] = b.add(row_major((kt0 * bk + at.0) as u64, (col0 + at.1) as u64, n64) as usize);
-                b_dst[v] = ring + 4 * cfg.b_offset(at);
-                v += 1;
-            }
+            ring_copies!(
+                (a_src, a_dst, b_src, b_dst) = cfg,
+                (a, b),
+                ring,
+                t,
+                (row0, col0),
+                (kt0, bk),
+                (k64, n64),
+                NA,
+                NB
+            );
             // Copy `v` of k tile `kt` into stage `kt % STAGES` (none past the last tile).
             let copy = |kt: u32, v: usize| {
                 if kt < tiles {
                     let st = 4 * (kt % STAGES) * stage;
                     if v < NA {
-                        async_copy::copy_4_prefetch_l2(a_dst[v] + st, a_src[v].add((kt * bk) as usize));
+                        copy_a!((a_src, a_dst), v, st, kt, bk);
                     } else if v < NA + NB {
-                        let w = v - NA;
-                        let p = b_src[w].add(kt as usize * bk as usize * n as usize);
-                        async_copy::copy_16(b_dst[w] + st, p as *const [f32; 4]);
+                        copy_b!((b_src, b_dst), v - NA, st, kt, bk, n);
                     }
                 }
             };

@@ -160,10 +160,10 @@ pub(super) mod hopper_device {
     /// partial sums.
     ///
     /// # Safety
-    /// As [`warptile_async`] for `WARPTILE_ASYNC` and `L`, but the launch is `StreamK::row_grid` of this
-    /// shape's schedule (the host's `matmul::stream_k`: a wave of at most `SK_MAX_WAVE`), queued
-    /// after its whole waves, and no other launch of this kernel of the same module runs at the
-    /// same time. A block may wait for an earlier one of the row (never a later one), which was
+    /// As [`warptile_async`] for `WARPTILE_ASYNC` and `L`, but the launch is `StreamK::row_grid`
+    /// of this shape's schedule (the host's `matmul::stream_k`: a wave of at most
+    /// `SK_MAX_WAVE`), queued after its whole waves, and no other launch of this kernel of the
+    /// same module runs at the same time. A block may wait for an earlier one of the row (never a later one), which was
     /// dispatched first.
     #[inline(always)]
     pub(in crate::matmul) unsafe fn warptile_streamk<
