@@ -2,7 +2,8 @@
 use std::ops::Range;
 
 use coalesce::kernels::matmul::{
-    BM, BN, WARPTILE, WARPTILE_ASYNC, WARPTILE_SMALL, matmul_spread_streamk_waves, matmul_warptile_streamk_waves,
+    BM, BN, WARPTILE, WARPTILE_ASYNC, WARPTILE_SMALL, matmul_spread_edge_waves, matmul_spread_streamk_waves,
+    matmul_warptile_streamk_waves,
 };
 use coalesce::matmul::{self as lib, Method, matmul_cpu};
 use coalesce::model::Counts;
@@ -42,6 +43,13 @@ pub const STREAMK_SHAPES: [(usize, usize, usize); 7] = [
     (1152, 4096, 512),
     (1152, 4096, 512),
 ];
+/// Shapes checked for the guarded spread ring's stream-K (on 132 SMs) besides the guarded
+/// kernel's: 170 tiles, partial in m, n and k (one whole wave, 38 shared, k 32 whole tiles and 3
+/// columns); 64 tiles all shared, k 62 tiles and 8; 4 tiles of k below one step (only the
+/// partial k tile, most blocks idle); 66 tiles one column wide at the edge; the first again
+/// twice (each launch finds the flags the one before cleared).
+pub const SPREAD_EDGE_SHAPES: [(usize, usize, usize); 6] =
+    [(1153, 4097, 515), (1000, 2000, 1000), (130, 300, 7), (4097, 257, 100), (1153, 4097, 515), (1153, 4097, 515)];
 /// Shapes checked for the small-grid warp-tiled kernel (multiples of its 64 × 128 × 16 tile).
 pub const WARPTILE_SMALL_SHAPES: [(usize, usize, usize); 4] =
     [(64, 128, 16), (192, 384, 144), (64, 640, 1008), (512, 512, 512)];
@@ -94,6 +102,9 @@ impl Family for Method {
             Method::WarpTileEdge | Method::WarpTileEdgeSm90 => {
                 CHECK_SHAPES.iter().chain(&EDGE_EXTRA_SHAPES).copied().collect()
             }
+            Method::WarpTileSpreadEdge => {
+                CHECK_SHAPES.iter().chain(&EDGE_EXTRA_SHAPES).chain(&SPREAD_EDGE_SHAPES).copied().collect()
+            }
             Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync => CHECK_SHAPES.to_vec(),
         };
         let mut worst = 0.0f64;
@@ -123,7 +134,7 @@ impl Family for Method {
                 }
             }
         }
-        if matches!(self, Method::WarpTileEdge | Method::WarpTileEdgeSm90) {
+        if matches!(self, Method::WarpTileEdge | Method::WarpTileEdgeSm90 | Method::WarpTileSpreadEdge) {
             extra = format!("; {}", check_unaligned(self, gpu, rng)?);
         }
         let banded = check_banded(self, gpu, rng)?;
@@ -162,6 +173,7 @@ const VARIANTS: &[Row<Method>] = &[
     row(Method::WarpTileStreamK, "warptile_async over the whole waves by linear block id, then one row shares the rest by k iteration (sm_90)").launches(matmul_warptile_streamk_waves).swept(STREAMK_SIZE).profiling(2),
     row(Method::WarpTileSpread, "warptile_async with each thread's 12 copies a tile issued 2 at a time over the k steps, 4-stage ring (sm_90)").swept(SIZE),
     row(Method::WarpTileSpreadStreamK, "stream-K over warptile_spread's k loop: whole waves, then one row shares the rest (sm_90)").launches(matmul_spread_streamk_waves).swept(SPREAD_STREAMK_SIZE).profiling(2),
+    row(Method::WarpTileSpreadEdge, "stream-K over the spread ring for any shape: rows/cols clamped, B copied a float at a time, partial k tile last (sm_90)").launches(matmul_spread_edge_waves).swept(EDGE_SHAPE).profiling(2),
     row(Method::WarpTileSmall, "warptile on 64x128 blocks of 4 warps, for grids smaller than the GPU").swept(SMALL_SIZE),
     row(Method::WarpTileEdge, "warptile with guarded single-float loads: any shape (4095, 4097, 4000x4100x4033, 4096)").swept(EDGE_SHAPE),
     row(Method::WarpTileEdgeSm90, "warptile_edge built for sm_90 with warptile's interleaved lanes: fragment loads pair up (sm_90)").swept(EDGE_SHAPE),
@@ -182,7 +194,9 @@ fn bench_shape(method: Method, value: u32) -> (usize, usize, usize) {
         | Method::WarpTileSpread
         | Method::WarpTileSpreadStreamK
         | Method::WarpTileSmall => (value as usize, value as usize, value as usize),
-        Method::WarpTileEdge | Method::WarpTileEdgeSm90 => EDGE_BENCH_SHAPES[value as usize],
+        Method::WarpTileEdge | Method::WarpTileEdgeSm90 | Method::WarpTileSpreadEdge => {
+            EDGE_BENCH_SHAPES[value as usize]
+        }
         Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::RegisterBlocked => {
             (BENCH_SIZE, BENCH_SIZE, BENCH_SIZE)
         }
@@ -248,7 +262,8 @@ fn check_banded(method: Method, gpu: &Gpu, rng: &mut Rng) -> CheckResult<String>
         | Method::Prefetch
         | Method::CpAsync
         | Method::WarpTileEdge
-        | Method::WarpTileEdgeSm90 => (band + 33, 5, 3),
+        | Method::WarpTileEdgeSm90
+        | Method::WarpTileSpreadEdge => (band + 33, 5, 3),
     };
     let need = 4 * (m * k + k * n + m * n) as u64 + (1 << 30);
     if gpu.info().memory_bytes < need {

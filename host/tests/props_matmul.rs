@@ -1,10 +1,11 @@
 //! Property tests of the matmul plans (every kernel: the general ones, the whole-tiles-only
-//! register-blocked and warp-tiled ones, and the guarded warp-tiled one `matmul` uses for any
-//! other shape): over random accepted shapes, m up to 10M rows and past
-//! (several row bands) included, every A, B and C index a thread of each planned band can
-//! compute (with the kernels' own index functions and guards) lies inside the band's sub-slices
-//! and those inside the buffers; the bands tile C exactly once; rejected inputs return their
-//! documented error, before any band is planned.
+//! register-blocked and warp-tiled ones, the guarded warp-tiled ones `matmul` uses for any
+//! other shape, and stream-K's launches, stage 11's over any shape included): over random
+//! accepted shapes, m up to 10M rows and past (several row bands) included, every A, B and C
+//! index a thread of each planned band can compute (with the kernels' own index functions and
+//! guards) lies inside the band's sub-slices and those inside the buffers; the bands tile C
+//! exactly once; stream-K's segments compute each (tile, k tile) once; rejected inputs return
+//! their documented error, before any band is planned.
 use std::ops::Range;
 
 use coalesce::Error;
@@ -41,6 +42,12 @@ fn general() -> impl Strategy<Value = Method> {
         Just(Method::WarpTileEdge),
         Just(Method::WarpTileEdgeSm90)
     ]
+}
+
+/// The kernels that take any shape, stage 11's stream-K over the guarded ring among them (two
+/// launches a band, so not in `general()`, whose tests expect one).
+fn any_shape() -> impl Strategy<Value = Method> {
+    prop_oneof![6 => general(), 1 => Just(Method::WarpTileSpreadEdge)]
 }
 
 /// The kernels that take whole tiles only.
@@ -80,6 +87,7 @@ struct Band {
     rows: Range<usize>,
     grid: (u32, u32),
     block: (u32, u32),
+    shared: u32,
     dims: (u32, u32, u32),
     offsets: (u64, u64, u64),
     addresses: (u64, u64, u64),
@@ -101,6 +109,7 @@ fn plan_all(method: Method, (m, n, k): (usize, usize, usize)) -> Result<Vec<Band
             rows,
             grid: launch.grid,
             block: launch.block,
+            shared: launch.shared_bytes,
             dims: (*bm, *bn, *bk),
             offsets,
             addresses,
@@ -125,11 +134,32 @@ fn inside(what: &str, index: u64, width: u64, offset: u64, part: u64, whole: u64
 }
 
 /// The tile of block `(bx, by)` of a warp-tiled launch of `grid` over `n` columns, as the
-/// kernel computes it: stream-K's whole waves (`linear`) from the block's linear id, the others
-/// from its coordinates.
+/// kernel computes it: stream-K's whole waves (`linear`) from the block's linear id (the guarded
+/// ring counting partial tiles), the others from its coordinates.
 fn warp_tile_origin(method: Method, grid: (u32, u32), n: u32, (bx, by): (u32, u32), linear: bool) -> (u32, u32) {
     let cfg = method.warp_tile().unwrap();
-    if linear { cfg.tile_origin(by * grid.0 + bx, n / cfg.bn) } else { cfg.block_origin(bx, by) }
+    let tiles_n = if method.whole_tiles_only() { n / cfg.bn } else { n.div_ceil(cfg.bn) };
+    if linear { cfg.tile_origin(by * grid.0 + bx, tiles_n) } else { cfg.block_origin(bx, by) }
+}
+
+/// The stream-K schedule of `method` over an `m × n × k` band on the 132 SMs `plan_all` plans
+/// for, from the kernels' side (`StreamK`'s constructors), not the host's `stream_k`, so that
+/// the two are checked against each other.
+fn schedule(method: Method, (m, n, k): (u32, u32, u32)) -> StreamK {
+    let wave = 132u32.clamp(1, SK_MAX_WAVE);
+    if method.whole_tiles_only() { StreamK::new(m, n, k, wave) } else { StreamK::covering(m, n, k, wave) }
+}
+
+/// Stream-K's launches of one band of `method`, in order: the whole waves' kernel, then the
+/// shared row's (`None` for the other methods).
+fn stream_k_kernels(method: Method) -> Option<[&'static str; 2]> {
+    let waves = match method {
+        Method::WarpTileStreamK => matmul_warptile_streamk_waves.name(),
+        Method::WarpTileSpreadStreamK => matmul_spread_streamk_waves.name(),
+        Method::WarpTileSpreadEdge => matmul_spread_edge_waves.name(),
+        _ => return None,
+    };
+    Some([waves, method.kernel().name()])
 }
 
 /// Every index the threads of the probed blocks of one launch of `method`'s plan compute,
@@ -143,10 +173,12 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
     prop_assert_eq!(band.block, method.launch(m, n, 132).block);
     let rng = |salt: u64| (probe ^ salt).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 7;
     // Stream-K's whole waves are the async (spread) kernel by linear block id: checked as it, on
-    // its grid.
+    // its grid. The guarded ring's have no kernel of their own to be checked as: checked with
+    // its row, which runs the same k loop and stores.
     let waves_of = [
         (matmul_warptile_streamk_waves.name(), Method::WarpTileAsync, Method::WarpTileStreamK),
         (matmul_spread_streamk_waves.name(), Method::WarpTileSpread, Method::WarpTileSpreadStreamK),
+        (matmul_spread_edge_waves.name(), Method::WarpTileSpreadEdge, Method::WarpTileSpreadEdge),
     ];
     let waves = waves_of.iter().find(|(name, _, _)| band.kernel == *name);
     let stream_k_waves = waves.is_some();
@@ -156,7 +188,7 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
     };
     if let Some(&(_, _, stream_k_method)) = waves {
         prop_assert_eq!(method, stream_k_method);
-        prop_assert_eq!(band.grid, stream_k(m, n, 132).whole_grid());
+        prop_assert_eq!(band.grid, schedule(method, band.dims).whole_grid());
     }
     match kernel {
         Method::Naive => {
@@ -257,6 +289,104 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
                 inside("A", row_major((row0 + 127) as u64, k64 - 1, k64), 1, oa, m64 * k64, wa)?;
             }
             inside("B", k64 * n64 - 1, 1, ob, k64 * n64, wb)?;
+        }
+        Method::WarpTileSpreadEdge => {
+            let cfg = WARPTILE_ASYNC;
+            prop_assert_eq!(band.shared, cfg.ring_bytes(WTS_STAGES));
+            // The probed blocks' work, as the kernels find it: `(block, tile origin, k tiles
+            // kt0..kt1)`. A whole wave's block takes the tile of its linear id (of the partial
+            // ones counted too) and all of k, partial last k tile included.
+            let mut work = Vec::new();
+            if stream_k_waves {
+                for (bx, by) in blocks(band.grid, probe) {
+                    let origin = warp_tile_origin(method, band.grid, n, (bx, by), true);
+                    work.push(((bx, by), origin, (0, cfg.k_tiles(k, true))));
+                }
+            } else {
+                // The row reads its wave from its grid: the host's must be the schedule's.
+                prop_assert_eq!(band.grid, schedule(method, band.dims).row_grid());
+                prop_assert!(band.grid.0 <= SK_MAX_WAVE, "one flag a block");
+                let sk = StreamK::covering(m, n, k, band.grid.0);
+                let probed = blocks(band.grid, probe).map(|(x, _)| x);
+                for x in 0..sk.wave {
+                    let mut u = 0;
+                    while let Some((tile, k0, k1)) = sk.segment(x, u) {
+                        prop_assert!(tile < sk.tiles && k0 < k1 && k1 <= sk.iters);
+                        if probed.contains(&x) {
+                            work.push(((x, u), sk.origin(tile), (k0, k1)));
+                        }
+                        u += 1;
+                    }
+                }
+            }
+            let bk = cfg.bk;
+            let threads = cfg.threads();
+            let stage = cfg.stage_floats();
+            let whole = k / bk;
+            for ((bx, by), (row0, col0), (kt0, kt1)) in work {
+                // `edge_k_loop`'s safety contract.
+                prop_assert!(row0 < m && col0 < n, "tile at ({row0}, {col0}) starts past C");
+                prop_assert!(kt0 < kt1 && kt1 <= k.div_ceil(bk));
+                let r = rng(bx as u64 ^ (by as u64) << 20);
+                let tiles = kt1.min(whole).saturating_sub(kt0);
+                let walked = if tiles == 0 { vec![] } else { vec![0, tiles - 1, ((r >> 16) % tiles as u64) as u32] };
+                for t in [0, 1, 31, 32, threads - 1, (r % threads as u64) as u32] {
+                    // The ring's whole k tiles (the copies' sources as the kernel forms them:
+                    // A's from the range's start, B's per tile): rows of A and columns of B
+                    // clamped, and no check on k, so every column of A and row of B must be
+                    // below k.
+                    for kt in walked.iter().copied() {
+                        let st = (kt % WTS_STAGES) * stage;
+                        for e in 0..cfg.a_floats() {
+                            let at = cfg.a_copy(t, e);
+                            prop_assert!(at.0 < cfg.bm && at.1 < bk);
+                            prop_assert!(4 * (st + cfg.at_offset(at, 0)) < cfg.ring_bytes(WTS_STAGES));
+                            let row = cfg.a_src_row(row0, at, m, true) as u64;
+                            let ia = row_major(row, (kt0 * bk + at.1) as u64, k64) + (kt * bk) as u64;
+                            inside("A", ia, 1, oa, m64 * k64, wa)?;
+                        }
+                        for e in 0..cfg.b_floats() {
+                            let at = cfg.b_copy(t, e);
+                            prop_assert!(at.0 < bk && at.1 < cfg.bn);
+                            prop_assert!(4 * (st + cfg.b_offset(at)) < cfg.ring_bytes(WTS_STAGES));
+                            let col = cfg.b_src_col(col0, at, 0, n, true) as u64;
+                            inside("B", row_major(((kt0 + kt) * bk + at.0) as u64, col, n64), 1, ob, k64 * n64, wb)?;
+                        }
+                    }
+                    // The partial last k tile, into stage 0: only the copies below k.
+                    if kt1 > whole {
+                        let left = cfg.k_left(whole, k);
+                        prop_assert!(0 < left && left < bk);
+                        for e in 0..cfg.a_floats() {
+                            let at = cfg.a_copy(t, e);
+                            if at.1 < left {
+                                let row = cfg.a_src_row(row0, at, m, true) as u64;
+                                let ia = row_major(row, (kt0 * bk + at.1) as u64, k64) + (tiles * bk) as u64;
+                                inside("A", ia, 1, oa, m64 * k64, wa)?;
+                            }
+                        }
+                        for e in 0..cfg.b_floats() {
+                            let at = cfg.b_copy(t, e);
+                            if at.0 < left {
+                                let col = cfg.b_src_col(col0, at, 0, n, true) as u64;
+                                let ib = row_major(((kt0 + tiles) * bk + at.0) as u64, col, n64);
+                                inside("B", ib, 1, ob, k64 * n64, wb)?;
+                            }
+                        }
+                    }
+                    // Stores (and the row's reads of published sums) float by float inside C.
+                    for i in 0..cfg.tm {
+                        for h in 0..cfg.tn / 4 {
+                            for j in 0..4 {
+                                let (row, col) = (row0 + cfg.out_row(t, i), col0 + cfg.out_col(t, h) + j);
+                                if row < m && col < n {
+                                    inside("C", row_major(row as u64, col as u64, n64), 1, oc, m64 * n64, wc)?;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
         }
         Method::WarpTile
         | Method::WarpTileSm90
@@ -391,18 +521,80 @@ fn warp_tile_owners(method: Method, grid: (u32, u32), (m, n): (u32, u32), (r, c)
 }
 
 /// The bands start at row 0, follow each other, end at m, each within one launch's limit, and
-/// point at rows `r0..` of A and C and at all of B.
-fn check_tiling(method: Method, bands: &[Band], (m, n, k): (usize, usize, usize)) -> Result<(), TestCaseError> {
-    let mut next = 0;
-    for band in bands {
+/// point at rows `r0..` of A and C and at all of B. A band is one launch of the method's kernel,
+/// or stream-K's launches of its schedule: the whole waves, then the shared row, each there only
+/// if it has tiles, over as many tiles as the band has (partial ones counted by the guarded
+/// ring).
+fn check_tiling(method: Method, launches: &[Band], (m, n, k): (usize, usize, usize)) -> Result<(), TestCaseError> {
+    prop_assert_eq!(stream_k_kernels(method).is_some(), method.stream_k());
+    let (mut next, mut bands, mut i) = (0, 0, 0);
+    while i < launches.len() {
+        let band = &launches[i];
+        let ours: Vec<&Band> = launches[i..].iter().take_while(|b| b.rows == band.rows).collect();
         prop_assert_eq!(band.rows.start, next);
         prop_assert!(!band.rows.is_empty() && band.rows.len() <= method.band_rows() as usize);
-        prop_assert_eq!(band.offsets, ((band.rows.start * k) as u64, 0, (band.rows.start * n) as u64));
-        prop_assert_eq!((band.dims.1 as usize, band.dims.2 as usize), (n, k));
+        for launch in &ours {
+            prop_assert_eq!(launch.offsets, ((band.rows.start * k) as u64, 0, (band.rows.start * n) as u64));
+            prop_assert_eq!((launch.dims.1 as usize, launch.dims.2 as usize), (n, k));
+        }
+        let kernels: Vec<&str> = ours.iter().map(|b| b.kernel).collect();
+        let expect = match stream_k_kernels(method) {
+            Some([waves, row]) => {
+                let sk = schedule(method, band.dims);
+                let cfg = WARPTILE_ASYNC;
+                prop_assert_eq!(sk.tiles, band.dims.0.div_ceil(cfg.bm) * band.dims.1.div_ceil(cfg.bn));
+                [(sk.waves > 0, waves), (sk.sk_tiles() > 0, row)]
+                    .into_iter()
+                    .filter_map(|(on, name)| on.then_some(name))
+                    .collect()
+            }
+            None => vec![method.kernel().name()],
+        };
+        prop_assert_eq!(kernels, expect);
         next = band.rows.end;
+        bands += 1;
+        i += ours.len();
     }
     prop_assert_eq!(next, m);
-    prop_assert_eq!(bands.len(), m.div_ceil(method.band_rows() as usize));
+    prop_assert_eq!(bands, m.div_ceil(method.band_rows() as usize));
+    Ok(())
+}
+
+/// Every launch of stream-K `method`'s plan of `shape` stays inside (`check_band`), the bands
+/// tile C (`check_tiling`), and each band's launches take every tile of it once: the whole
+/// waves' grid the first `waves * wave` tiles, the row the rest.
+fn check_stream_k_plan(method: Method, shape: (usize, usize, usize), probe: u64) -> Result<(), TestCaseError> {
+    let (m, n, k) = shape;
+    let [waves, row] = stream_k_kernels(method).unwrap();
+    let launches = plan_all(method, shape).unwrap();
+    check_tiling(method, &launches, shape)?;
+    let mut next = 0;
+    for (i, band) in launches.iter().enumerate() {
+        check_band(method, band, (m * k, k * n, m * n), probe)?;
+        // Each band is the whole waves, then the row that shares the rest, each there only if
+        // it has tiles: together every tile of the band once.
+        let sk = schedule(method, band.dims);
+        if method.whole_tiles_only() {
+            // The host plans with its own `stream_k`: the kernels' schedule.
+            prop_assert_eq!(stream_k(band.dims.0, band.dims.1, 132), StreamK { iters: 0, ..sk });
+        }
+        let first = i == 0 || launches[i - 1].rows != band.rows;
+        if first {
+            prop_assert_eq!(band.rows.start, next);
+            next = band.rows.end;
+        }
+        let expect: Vec<&str> = [(sk.waves > 0, waves), (sk.sk_tiles() > 0, row)]
+            .into_iter()
+            .filter_map(|(on, name)| on.then_some(name))
+            .collect();
+        let ours: Vec<&str> = launches.iter().filter(|b| b.rows == band.rows).map(|b| b.kernel).collect();
+        prop_assert_eq!(&ours, &expect);
+        if band.kernel == waves {
+            prop_assert_eq!(u64::from(band.grid.0) * u64::from(band.grid.1), u64::from(sk.waves * sk.wave));
+        }
+        prop_assert_eq!(sk.waves * sk.wave + sk.sk_tiles(), sk.tiles);
+    }
+    prop_assert_eq!(next, m);
     Ok(())
 }
 
@@ -410,7 +602,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
     #[test]
-    fn general_band_indices_stay_inside(method in general(), m in rows(), n in 1usize..300, k in 1usize..300,
+    fn general_band_indices_stay_inside(method in any_shape(), m in rows(), n in 1usize..300, k in 1usize..300,
                                         probe in any::<u64>()) {
         let shape = (m, n, k);
         let bands = plan_all(method, shape).unwrap();
@@ -421,7 +613,7 @@ proptest! {
     }
 
     #[test]
-    fn general_indices_are_64_bit_past_2_32(method in general(), m in 1usize..=u32::MAX as usize, n in 1usize..5,
+    fn general_indices_are_64_bit_past_2_32(method in any_shape(), m in 1usize..=u32::MAX as usize, n in 1usize..5,
                                             k in 1usize..5, probe in any::<u64>()) {
         // Up to 4.3G rows: thousands of bands, m·n and m·k past 2^32.
         let shape = (m, n, k);
@@ -451,36 +643,25 @@ proptest! {
         tiles_m in prop_oneof![1usize..100, (65_535usize - 3)..=(65_535 + 3)], tiles_n in 1usize..6,
         tiles_k in 1usize..40, probe in any::<u64>(), spread in any::<bool>()) {
         // Stage 8's kernels, or stage 10's over the spread ring: the same schedule.
-        let (method, (waves, row)) = if spread {
-            (Method::WarpTileSpreadStreamK, (matmul_spread_streamk_waves.name(), matmul_spread_streamk.name()))
-        } else {
-            (Method::WarpTileStreamK, (matmul_warptile_streamk_waves.name(), matmul_warptile_streamk.name()))
-        };
+        let method = if spread { Method::WarpTileSpreadStreamK } else { Method::WarpTileStreamK };
         let cfg = WARPTILE_ASYNC;
         let shape = (tiles_m * cfg.bm as usize, tiles_n * cfg.bn as usize, tiles_k * cfg.bk as usize);
-        let (m, n, k) = shape;
-        let launches = plan_all(method, shape).unwrap();
-        let mut next = 0;
-        for (i, band) in launches.iter().enumerate() {
-            check_band(method, band, (m * k, k * n, m * n), probe)?;
-            // Each band is the async kernel's whole waves, then the row that shares the rest,
-            // each there only if it has tiles: together every tile of the band once.
-            let sk = stream_k(band.dims.0, band.dims.1, 132);
-            let first = i == 0 || launches[i - 1].rows != band.rows;
-            if first {
-                prop_assert_eq!(band.rows.start, next);
-                next = band.rows.end;
-            }
-            let expect: Vec<&str> = [(sk.waves > 0, waves), (sk.sk_tiles() > 0, row)]
-                .into_iter().filter_map(|(on, name)| on.then_some(name)).collect();
-            let ours: Vec<&str> = launches.iter().filter(|b| b.rows == band.rows).map(|b| b.kernel).collect();
-            prop_assert_eq!(&ours, &expect);
-            if band.kernel == waves {
-                prop_assert_eq!(u64::from(band.grid.0) * u64::from(band.grid.1), u64::from(sk.waves * sk.wave));
-            }
-            prop_assert_eq!(sk.waves * sk.wave + sk.sk_tiles(), sk.tiles);
-        }
-        prop_assert_eq!(next, m);
+        check_stream_k_plan(method, shape, probe)?;
+    }
+
+    #[test]
+    fn spread_edge_launches_stay_inside_and_cover_every_tile_once(
+        tiles_m in prop_oneof![1usize..100, (65_535usize - 3)..=(65_535 + 3)], tiles_n in 1usize..9,
+        tiles_k in 1usize..40, trim in (0usize..128, 0usize..256, 0usize..16), probe in any::<u64>()) {
+        // Stage 11 takes any shape: `trim` short of whole tiles (down to one row, column or k),
+        // so the schedule counts exactly `tiles_m * tiles_n` tiles, the last row, column and k
+        // tile partial by `trim`, next to the row bands' boundary too.
+        let cfg = WARPTILE_ASYNC;
+        let (bm, bn, bk) = (cfg.bm as usize, cfg.bn as usize, cfg.bk as usize);
+        let shape = (tiles_m * bm - trim.0, tiles_n * bn - trim.1, tiles_k * bk - trim.2);
+        let sk = StreamK::covering(shape.0 as u32, shape.1 as u32, shape.2 as u32, 132);
+        prop_assert_eq!((sk.tiles_n, sk.iters), (tiles_n as u32, tiles_k as u32));
+        check_stream_k_plan(Method::WarpTileSpreadEdge, shape, probe)?;
     }
 
     #[test]
@@ -531,8 +712,9 @@ proptest! {
                 prop_assert!(bx < owners[0].grid.0 && by < owners[0].grid.1);
                 prop_assert_eq!(tiled_coords(bx, by, c % TILE, local % TILE), (local, c));
             }
-            // Generated by `whole_tiles()` only through `stream_k_*` below.
-            Method::WarpTileStreamK | Method::WarpTileSpreadStreamK => {
+            // Two launches a band: checked by `check_stream_k_plan` and
+            // `stream_k_stores_every_element_once` below.
+            Method::WarpTileStreamK | Method::WarpTileSpreadStreamK | Method::WarpTileSpreadEdge => {
                 unreachable!("stream-K is not among the generated methods")
             }
             Method::WarpTile
@@ -588,7 +770,7 @@ proptest! {
                             }
                         }
                     }
-                    Method::WarpTileStreamK | Method::WarpTileSpreadStreamK => {
+                    Method::WarpTileStreamK | Method::WarpTileSpreadStreamK | Method::WarpTileSpreadEdge => {
                         unreachable!("stream-K is not among the generated methods")
                     }
                     Method::WarpTile
@@ -638,7 +820,81 @@ proptest! {
     }
 
     #[test]
-    fn rejected_inputs_give_documented_errors(method in prop_oneof![general(), whole_tiles()],
+    fn stream_k_stores_every_element_once(method in prop_oneof![Just(Method::WarpTileStreamK),
+                                                                Just(Method::WarpTileSpreadStreamK),
+                                                                Just(Method::WarpTileSpreadEdge)],
+                                          m in 1usize..700, n in 1usize..1100, k in 1usize..100, sms in 1u32..40) {
+        // The host's launches of one band, on few SMs so that most have whole waves: every
+        // (tile, k tile) computed once, by the blocks of both launches together, and every
+        // element of C stored once by the block that ends its tile's k tiles (the others'
+        // stores are partial sums, added to by that block).
+        let (m, n, k) = round_up(method, (m, n, k));
+        let (m32, n32, k32) = (m as u32, n as u32, k as u32);
+        let cfg = WARPTILE_ASYNC;
+        let edge = !method.whole_tiles_only();
+        let count = |len: u32, tile: u32| if edge { len.div_ceil(tile) } else { len / tile };
+        let (tiles, iters) = (count(m32, cfg.bm) * count(n32, cfg.bn), count(k32, cfg.bk));
+        let [waves, row] = stream_k_kernels(method).unwrap();
+        let mut computed = vec![0u8; (tiles * iters) as usize];
+        let mut finals = Vec::new();
+        for (kernel, launch) in method.launches(m32, n32, sms) {
+            if kernel.name() == waves {
+                for (bx, by) in (0..launch.grid.1).flat_map(|by| (0..launch.grid.0).map(move |bx| (bx, by))) {
+                    let tile = by * launch.grid.0 + bx;
+                    prop_assert!(tile < tiles);
+                    for kt in 0..iters {
+                        computed[(tile * iters + kt) as usize] += 1;
+                    }
+                    finals.push(warp_tile_origin(method, launch.grid, n32, (bx, by), true));
+                }
+            } else {
+                prop_assert_eq!(kernel.name(), row);
+                prop_assert_eq!(launch.grid.1, 1);
+                // The row's schedule, from its grid, as the kernel forms it.
+                let sk = if edge {
+                    StreamK::covering(m32, n32, k32, launch.grid.0)
+                } else {
+                    StreamK::new(m32, n32, k32, launch.grid.0)
+                };
+                for x in 0..launch.grid.0 {
+                    let mut u = 0;
+                    while let Some((tile, k0, k1)) = sk.segment(x, u) {
+                        prop_assert!(tile < tiles && k1 <= iters);
+                        for kt in k0..k1 {
+                            computed[(tile * iters + kt) as usize] += 1;
+                        }
+                        if k1 == sk.iters {
+                            finals.push(sk.origin(tile));
+                        }
+                        u += 1;
+                    }
+                }
+            }
+        }
+        prop_assert!(computed.iter().all(|&h| h == 1));
+        let mut hits = vec![0u8; m * n];
+        for (row0, col0) in finals {
+            for t in 0..cfg.threads() {
+                for i in 0..cfg.tm {
+                    for h in 0..cfg.tn / 4 {
+                        for j in 0..4 {
+                            let (row, col) = (row0 + cfg.out_row(t, i), col0 + cfg.out_col(t, h) + j);
+                            // The guarded ring stores only inside C; the others' tiles are whole.
+                            if row < m32 && col < n32 {
+                                hits[row_major(row as u64, col as u64, n as u64) as usize] += 1;
+                            } else {
+                                prop_assert!(edge);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        prop_assert!(hits.iter().all(|&h| h == 1));
+    }
+
+    #[test]
+    fn rejected_inputs_give_documented_errors(method in prop_oneof![6 => general(), 6 => whole_tiles(), 1 => Just(Method::WarpTileSpreadEdge)],
                                               m in 1usize..3000, n in 1usize..3000, k in 1usize..3000,
                                               which in 0usize..3, delta in prop_oneof![Just(-1isize), Just(1), -1000isize..1000],
                                               skew in prop_oneof![Just(4u64), Just(8), Just(12)]) {
@@ -686,7 +942,8 @@ proptest! {
     }
 
     #[test]
-    fn matmul_chooses_the_unguarded_kernel_exactly_when_it_can(m in 1usize..3000, n in 1usize..3000, k in 1usize..100,
+    fn matmul_chooses_the_unguarded_kernel_exactly_when_it_can(m in 1usize..3000, n in 1usize..3000,
+                                                              k in prop_oneof![1usize..100, 400usize..1100],
                                                               whole_tiles in any::<bool>(), skew in prop_oneof![Just(0u64), Just(4)],
                                                               sms in prop_oneof![Just(132u32), 1u32..300],
                                                               sm90 in any::<bool>()) {
@@ -720,10 +977,25 @@ proptest! {
 
     #[test]
     fn stream_k_computes_every_k_tile_once_and_waits_only_backwards(tiles_m in 1u32..40, tiles_n in 1u32..40,
-                                                                    iters in 1u32..80, sms in 1u32..300) {
-        let (m, n, k) = (tiles_m * WARPTILE_ASYNC.bm, tiles_n * WARPTILE_ASYNC.bn, iters * WARPTILE_ASYNC.bk);
-        let sk = StreamK::new(m, n, k, stream_k(m, n, sms).wave);
+                                                                    iters in 1u32..80, sms in 1u32..300,
+                                                                    edge in any::<bool>(),
+                                                                    trim in (0u32..128, 0u32..256, 0u32..16)) {
+        // Whole tiles, or for stage 11's covering schedule a shape `trim` short of them, its
+        // partial tiles (and last k tile) counted as whole ones.
+        let cfg = WARPTILE_ASYNC;
+        let (method, trim) = if edge { (Method::WarpTileSpreadEdge, trim) } else { (Method::WarpTileStreamK, (0, 0, 0)) };
+        let (m, n, k) = (tiles_m * cfg.bm - trim.0, tiles_n * cfg.bn - trim.1, iters * cfg.bk - trim.2);
+        let wave = stream_k(m, n, sms).wave;
+        let sk = if edge { StreamK::covering(m, n, k, wave) } else { StreamK::new(m, n, k, wave) };
+        prop_assert_eq!((sk.tiles_n, sk.tiles, sk.iters), (tiles_n, tiles_m * tiles_n, iters));
         prop_assert_eq!((sk.whole_grid(), sk.row_grid()), ((sms, sk.tiles / sms), (sms, 1)));
+        // The host plans these grids.
+        let grids: Vec<(u32, u32)> = method.launches(m, n, sms).map(|(_, launch)| launch.grid).collect();
+        let expect: Vec<(u32, u32)> = [(sk.waves > 0, sk.whole_grid()), (sk.sk_tiles() > 0, sk.row_grid())]
+            .into_iter()
+            .filter_map(|(on, grid)| on.then_some(grid))
+            .collect();
+        prop_assert_eq!(grids, expect);
         prop_assert!(sk.sk_tiles() < sk.wave);
         let mut hits = vec![0u8; (sk.tiles * sk.iters) as usize];
         for tile in 0..sk.waves * sk.wave {

@@ -10,8 +10,8 @@
 //! row bands, each a launch of its own over rows `r0..r1` of A and C (sub-slices) and all of B.
 //!
 //! One file a stage, the kernels' own stage names in teaching order: `naive`, `tiled`,
-//! `prefetch`, `cp_async`, `regblock`, `warptile`, `async_ring`, `stream_k`, `spread_ring` and
-//! `spread_stream_k`, each with its
+//! `prefetch`, `cp_async`, `regblock`, `warptile`, `async_ring`, `stream_k`, `spread_ring`,
+//! `spread_stream_k` and `spread_edge`, each with its
 //! kernels' launch geometry and the tests of their plans; this module the [`Method`] table, the
 //! checks and plans every kernel shares, the library's choice and the CPU reference. The kernels'
 //! constants and index math are public once, at `coalesce::kernels::matmul`; this module
@@ -24,8 +24,8 @@ use crate::gpu::Gpu;
 use crate::launch::{Call, In, Kernel, Launch, Out};
 use coalesce_kernels::matmul::{
     BK, BM, BN, NAIVE_BLOCK, TILE, WARPTILE, WARPTILE_ASYNC, WARPTILE_EDGE, WARPTILE_SMALL, band_rows, matmul_cp_async,
-    matmul_naive, matmul_prefetch, matmul_regblock, matmul_spread_streamk, matmul_tiled, matmul_warptile,
-    matmul_warptile_async, matmul_warptile_edge, matmul_warptile_edge_sm90, matmul_warptile_sm90,
+    matmul_naive, matmul_prefetch, matmul_regblock, matmul_spread_edge, matmul_spread_streamk, matmul_tiled,
+    matmul_warptile, matmul_warptile_async, matmul_warptile_edge, matmul_warptile_edge_sm90, matmul_warptile_sm90,
     matmul_warptile_small, matmul_warptile_spread, matmul_warptile_streamk, regblock_supports,
 };
 pub use coalesce_kernels::matmul::{StreamK, WarpTile};
@@ -36,6 +36,7 @@ mod cp_async;
 mod naive;
 mod prefetch;
 mod regblock;
+mod spread_edge;
 mod spread_ring;
 mod spread_stream_k;
 mod stream_k;
@@ -81,6 +82,11 @@ pub enum Method {
     /// Stream-K over [`Method::WarpTileSpread`]'s k loop (Hopper module; whole tiles only,
     /// 16-byte aligned buffers): `matmul_spread_streamk_waves`, then `matmul_spread_streamk`.
     WarpTileSpreadStreamK,
+    /// [`Method::WarpTileSpreadStreamK`] for any shape and any (4-byte) alignment (Hopper
+    /// module): partial tiles counted in the schedule, rows of A and columns of B clamped, B
+    /// copied a float at a time, a partial last k tile after the ring, stores checked.
+    /// `matmul_spread_edge_waves`, then `matmul_spread_edge`.
+    WarpTileSpreadEdge,
     /// Warp-tiled 64 × 128 × 16 for small grids ([`WARPTILE_SMALL`]; whole tiles only, 16-byte
     /// aligned buffers).
     WarpTileSmall,
@@ -93,7 +99,7 @@ pub enum Method {
 
 impl Method {
     /// Every method, in teaching order.
-    pub const ALL: [Method; 14] = [
+    pub const ALL: [Method; 15] = [
         Method::Naive,
         Method::Tiled,
         Method::Prefetch,
@@ -105,6 +111,7 @@ impl Method {
         Method::WarpTileStreamK,
         Method::WarpTileSpread,
         Method::WarpTileSpreadStreamK,
+        Method::WarpTileSpreadEdge,
         Method::WarpTileSmall,
         Method::WarpTileEdge,
         Method::WarpTileEdgeSm90,
@@ -125,6 +132,7 @@ impl Method {
             Method::WarpTileStreamK => matmul_warptile_streamk,
             Method::WarpTileSpread => matmul_warptile_spread,
             Method::WarpTileSpreadStreamK => matmul_spread_streamk,
+            Method::WarpTileSpreadEdge => matmul_spread_edge,
             Method::WarpTileSmall => matmul_warptile_small,
             Method::WarpTileEdge => matmul_warptile_edge,
             Method::WarpTileEdgeSm90 => matmul_warptile_edge_sm90,
@@ -139,10 +147,17 @@ impl Method {
             Method::WarpTileAsync
             | Method::WarpTileStreamK
             | Method::WarpTileSpread
-            | Method::WarpTileSpreadStreamK => Some(WARPTILE_ASYNC),
+            | Method::WarpTileSpreadStreamK
+            | Method::WarpTileSpreadEdge => Some(WARPTILE_ASYNC),
             Method::WarpTileSmall => Some(WARPTILE_SMALL),
             Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::RegisterBlocked => None,
         }
+    }
+
+    /// Whether a multiply is stream-K's two launches ([`Method::launches`]): whole waves, then a
+    /// shared row.
+    pub const fn stream_k(self) -> bool {
+        matches!(self, Method::WarpTileStreamK | Method::WarpTileSpreadStreamK | Method::WarpTileSpreadEdge)
     }
 
     /// Whether the kernel has no bounds checks: it takes whole tiles only, from 16-byte aligned
@@ -203,6 +218,7 @@ impl Method {
             Method::WarpTileStreamK => stream_k::launch(m, n, sms),
             Method::WarpTileSpread => spread_ring::launch(m, n),
             Method::WarpTileSpreadStreamK => spread_stream_k::launch(m, n, sms),
+            Method::WarpTileSpreadEdge => spread_edge::launch(m, n, sms),
         }
     }
 
@@ -215,6 +231,7 @@ impl Method {
         match self {
             Method::WarpTileStreamK => return stream_k::launches(m, n, sms).into_iter().flatten(),
             Method::WarpTileSpreadStreamK => return spread_stream_k::launches(m, n, sms).into_iter().flatten(),
+            Method::WarpTileSpreadEdge => return spread_edge::launches(m, n, sms).into_iter().flatten(),
             _ => {}
         }
         [None, Some((self.kernel(), self.launch(m, n, sms)))].into_iter().flatten()
@@ -323,6 +340,12 @@ pub fn plan(
         //   whole waves are queued before it, on the same stream), and indexes its module's flags
         //   by blocks of a wave of at most `SK_MAX_WAVE`; a grid too tall for the driver is refused
         //   at launch (`Launch::check_limits`), never cut;
+        // - stage 11's two kernels are stream-K's over the schedule that counts partial tiles
+        //   (`StreamK::covering`, from the same shape and row grid as `spread_edge::launches`):
+        //   every tile they take starts inside C, their copies read rows of A clamped to m - 1 and
+        //   columns of B clamped to n - 1 at rows and columns below whole k tiles, the partial
+        //   k tile's copies only below k (`k_left`), and their loads and stores of C only `r < m`,
+        //   `col < n`; 4-byte copies and stores need no more than an f32 buffer's alignment;
         // - m ≤ band_rows keeps grid y ≤ 65535 for the other kernels, so the grid launched is the
         //   grid reasoned about.
         each(unsafe { Call::new(kernel, launch, (In::of(a), In::of(b), Out::of(c), m, n, k)) })?;
@@ -385,7 +408,9 @@ pub fn run(
 /// - else whole 128 × 128 × 16 tiles and aligned buffers: the warp-tiled kernel, its
 ///   small-grid shape when the 128 × 128 grid has fewer blocks than the GPU has multiprocessors,
 ///   its sm_90 build on sm_90;
-/// - else the guarded warp-tiled kernel, which takes any shape (its sm_90 build on sm_90).
+/// - else the guarded warp-tiled kernel, which takes any shape (its sm_90 build on sm_90). Stage
+///   11's guarded spread ring ([`Method::WarpTileSpreadEdge`]) is not chosen: on the H100 it ran
+///   slower than this at 4097³ and 4000 × 4100 × 4033 (BENCHMARKS.md).
 pub fn choose(
     a: &impl DeviceRead<f32>,
     b: &impl DeviceRead<f32>,
@@ -546,7 +571,7 @@ mod tests {
             let (n, k) = if method.whole_tiles_only() { (256, 16) } else { (1, 8) };
             let launches = launches_of(method, (m, n, k), (m * k, k * n, m * n)).unwrap();
             // Stream-K's waves are 132 blocks: 65535 tiles are 496 of them and 63 shared.
-            let stream_k = matches!(method, Method::WarpTileStreamK | Method::WarpTileSpreadStreamK);
+            let stream_k = method.stream_k();
             let rows: &[u32] = if stream_k { &[65_535 / 132, 1] } else { &[65_535] };
             assert_eq!(launches.iter().map(|(_, l, _)| l.grid.1).collect::<Vec<_>>(), rows, "{method:?}");
             assert!(launches.iter().all(|(_, l, _)| l.check_limits().is_ok()));

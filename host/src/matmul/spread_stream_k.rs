@@ -17,7 +17,7 @@ pub(super) const fn launch(m: u32, n: u32, sms: u32) -> Launch {
 /// The whole waves (`matmul_spread_streamk_waves`), then the shared row
 /// (`matmul_spread_streamk`), each left out where it has no tile.
 pub(super) fn launches(m: u32, n: u32, sms: u32) -> [Option<(Kernel<MatmulSig>, Launch)>; 2] {
-    launches_of(m, n, sms, (matmul_spread_streamk_waves, matmul_spread_streamk), launch(m, n, sms))
+    launches_of((m, n, sms, false), (matmul_spread_streamk_waves, matmul_spread_streamk), launch(m, n, sms))
 }
 
 #[cfg(test)]

@@ -14,6 +14,12 @@ use coalesce_kernels::matmul::{
 /// one block a multiprocessor (at least one, at most [`SK_MAX_WAVE`]), as many whole waves as
 /// the tiles fill, the rest shared by one row ([`StreamK`]; k plays no part in the grids).
 pub const fn stream_k(m: u32, n: u32, sms: u32) -> StreamK {
+    schedule(m, n, sms, false)
+}
+
+/// [`stream_k`], or with `edge` the schedule of stage 11's guarded kernels, whose partial tiles
+/// count as whole ones ([`StreamK::covering`]).
+pub(super) const fn schedule(m: u32, n: u32, sms: u32, edge: bool) -> StreamK {
     let wave = if sms == 0 {
         1
     } else if sms > SK_MAX_WAVE {
@@ -21,7 +27,7 @@ pub const fn stream_k(m: u32, n: u32, sms: u32) -> StreamK {
     } else {
         sms
     };
-    StreamK::new(m, n, 0, wave)
+    StreamK::of(m, n, 0, wave, edge)
 }
 
 /// Whether sharing the last wave out
@@ -57,20 +63,19 @@ pub(super) const fn row_launch(m: u32, n: u32, sms: u32, tile: Launch) -> Launch
 /// The whole waves (`matmul_warptile_streamk_waves` on [`StreamK::whole_grid`]), then the
 /// shared row ([`launch`]), each left out where it has no tile.
 pub(super) fn launches(m: u32, n: u32, sms: u32) -> [Option<(Kernel<MatmulSig>, Launch)>; 2] {
-    launches_of(m, n, sms, (matmul_warptile_streamk_waves, matmul_warptile_streamk), launch(m, n, sms))
+    launches_of((m, n, sms, false), (matmul_warptile_streamk_waves, matmul_warptile_streamk), launch(m, n, sms))
 }
 
 /// Stream-K's two launches over any k loop: `whole` on [`StreamK::whole_grid`], then `row` on
-/// `row_launch` (its blocks' threads and ring), each left out where it has no tile.
+/// `row_launch` (its blocks' threads and ring), each left out where it has no tile; with `edge`
+/// the guarded kernels' schedule ([`schedule`]).
 pub(super) fn launches_of(
-    m: u32,
-    n: u32,
-    sms: u32,
+    (m, n, sms, edge): (u32, u32, u32, bool),
     (whole, row): (Kernel<MatmulSig>, Kernel<MatmulSig>),
     row_launch: Launch,
 ) -> [Option<(Kernel<MatmulSig>, Launch)>; 2] {
     // Planned on every launch of a multiply: two slots on the stack, no allocation.
-    let sk = stream_k(m, n, sms);
+    let sk = schedule(m, n, sms, edge);
     let waves = (whole, Launch { grid: sk.whole_grid(), ..row_launch });
     [(sk.waves > 0).then_some(waves), (sk.sk_tiles() > 0).then_some((row, row_launch))]
 }

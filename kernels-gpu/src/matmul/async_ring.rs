@@ -135,6 +135,7 @@ pub(super) mod hopper_device {
     use super::*;
     use crate::matmul::V4;
     use crate::matmul::row_major;
+    use crate::matmul::spread_edge::hopper_device::store_tile_edge;
     use crate::matmul::warptile::{outer_product, warp_fragments};
     use crate::prelude::{async_copy, math::fma, mem, order, shared, thread};
 
@@ -147,7 +148,9 @@ pub(super) mod hopper_device {
     /// `cfg.supports(m, n, k)`; buffers hold m·k, k·n and m·n floats and start on 16-byte
     /// boundaries; the launch is blocks of `cfg.threads()` threads with
     /// `cfg.ring_bytes(L::STAGES)` of shared memory: `cfg.grid(m, n)` of them, or with `LINEAR`
-    /// at most `(m / bm) · (n / bn)` (stream-K's whole waves).
+    /// at most `(m / bm) · (n / bn)` (stream-K's whole waves). With an `L::EDGE` loop instead:
+    /// any m, n, k ≥ 1 and 4-byte aligned buffers (`edge_k_loop`), `LINEAR`, and at most
+    /// `m.div_ceil(bm) · n.div_ceil(bn)` blocks (`StreamK::covering`'s whole waves).
     #[inline(always)]
     pub(in crate::matmul) unsafe fn warptile_async<
         L: KLoop,
@@ -165,17 +168,21 @@ pub(super) mod hopper_device {
         n: u32,
         k: u32,
     ) {
-        let _ = m;
         let origin = if LINEAR {
-            cfg.tile_origin(thread::block_linear(), n / cfg.bn)
+            // A guarded loop counts partial tiles too.
+            cfg.tile_origin(thread::block_linear(), if L::EDGE { n.div_ceil(cfg.bn) } else { n / cfg.bn })
         } else {
             cfg.block_origin(thread::block_idx_x(), thread::block_idx_y())
         };
         let mut acc = [[0.0f32; TN]; TM];
         // SAFETY: forwarded (the tile is one of C's, all of k).
         unsafe {
-            L::run::<TM, TN, NA, NB>(cfg, a, b, n, k, origin, (0, k / cfg.bk), &mut acc);
-            store_tile::<TM, TN>(cfg, c, n, origin, &acc, false);
+            L::run::<TM, TN, NA, NB>(cfg, a, b, m, n, k, origin, (0, cfg.k_tiles(k, L::EDGE)), &mut acc);
+            if L::EDGE {
+                store_tile_edge::<TM, TN>(cfg, c, (m, n), origin, &acc, false);
+            } else {
+                store_tile::<TM, TN>(cfg, c, n, origin, &acc, false);
+            }
         }
     }
 
@@ -186,15 +193,20 @@ pub(super) mod hopper_device {
     pub(in crate::matmul) trait KLoop {
         /// Stages of the ring (its shared memory: [`WarpTile::ring_bytes`]).
         const STAGES: u32;
-        /// k tiles `kt0..kt1` of the block tile at `origin`, added into `acc`.
+        /// Whether the loop takes any shape (stage 11's `EdgeRing`): partial tiles of C and a
+        /// partial last k tile, so its kernels count tiles rounding up and guard their stores.
+        const EDGE: bool = false;
+        /// k tiles `kt0..kt1` of the block tile at `origin` of an `m × n × k` multiply, added
+        /// into `acc`.
         ///
         /// # Safety
-        /// As [`async_k_loop`] with `Self::STAGES` stages.
+        /// As [`async_k_loop`] with `Self::STAGES` stages (with `EDGE`, as `edge_k_loop`).
         #[allow(clippy::too_many_arguments)]
         unsafe fn run<const TM: usize, const TN: usize, const NA: usize, const NB: usize>(
             cfg: WarpTile,
             a: *const f32,
             b: *const f32,
+            m: u32,
             n: u32,
             k: u32,
             origin: (u32, u32),
@@ -209,10 +221,12 @@ pub(super) mod hopper_device {
     impl KLoop for AsyncRing {
         const STAGES: u32 = WTA_STAGES;
         #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
         unsafe fn run<const TM: usize, const TN: usize, const NA: usize, const NB: usize>(
             cfg: WarpTile,
             a: *const f32,
             b: *const f32,
+            _: u32,
             n: u32,
             k: u32,
             origin: (u32, u32),

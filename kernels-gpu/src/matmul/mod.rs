@@ -19,8 +19,8 @@
 //! One file a stage, in teaching order (as siboehm's SGEMM_CUDA numbers its kernels): `naive`,
 //! `tiled`, `prefetch`, `cp_async` (Hopper), `regblock`, `warptile` (with its small-grid and
 //! guarded shapes and their sm_90 builds), `async_ring`, `stream_k`, `spread_ring` (the library's
-//! kernel on Hopper: async_ring's copies spread over the k steps) and `spread_stream_k` (all
-//! Hopper). Each
+//! kernel on Hopper: async_ring's copies spread over the k steps), `spread_stream_k` and
+//! `spread_edge` (that schedule for any shape; all Hopper). Each
 //! holds its stage's kernels, their device code, its index math and its tests; this module the
 //! index math every stage shares. Every item is re-exported here, at `matmul::`.
 
@@ -46,6 +46,8 @@ mod spread_ring;
 pub use spread_ring::*;
 mod spread_stream_k;
 pub use spread_stream_k::*;
+mod spread_edge;
+pub use spread_edge::*;
 
 /// Element `(r, c)` of a row-major matrix of `cols` columns: 64-bit, for every matrix of every
 /// kernel here.

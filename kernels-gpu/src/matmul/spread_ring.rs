@@ -16,28 +16,34 @@ use crate::launch::MAX_SHARED_BYTES;
 /// Stages of the spread ring: tile `j + 3` is copied during tile `j`, into the stage tile `j - 1`
 /// was read from (99.3 KiB of shared memory).
 pub const WTS_STAGES: u32 = 4;
-/// Copies a thread issues together, at every `SPREAD_GROUP`-th k step: 2 (one `@!PT LDS` triple
-/// of ptxas's a pair instead of one a copy, 3 fewer issue slots a pair).
+/// Copies a thread issues together, at every [`SPREAD_EVERY`]-th k step: 2 (one `@!PT LDS`
+/// triple of ptxas's a pair instead of one a copy, 3 fewer issue slots a pair).
 pub const SPREAD_GROUP: u32 = 2;
+/// k steps from one burst of copies to the next.
+pub const SPREAD_EVERY: u32 = 2;
 const _: () = assert!(WARPTILE_ASYNC.async_consistent(WTS_STAGES, MAX_SHARED_BYTES));
 // Every copy of a tile goes out within the tile's k steps.
-const _: () = assert!(spread_steps((WTA_NA + WTA_NB) as u32) <= WARPTILE_ASYNC.bk);
+const _: () = assert!(spread_steps((WTA_NA + WTA_NB) as u32, SPREAD_GROUP) <= WARPTILE_ASYNC.bk);
+// `spread_walk` unrolls a tile's copies 32 deep.
+const _: () = assert!(WTA_NA + WTA_NB <= 32);
 
-/// The copies (numbered as the `cp.async` kernels number them: A's floats, then B's vectors) a
-/// thread issues at k step `kk` of a tile in the spread ring: `kk..kk + SPREAD_GROUP` at every
-/// `SPREAD_GROUP`-th step, clipped to the `copies` there are.
+/// The copies (numbered as the `cp.async` kernels number them: A's, then B's) a thread issues
+/// at k step `kk` of a tile in a spread ring, `group` at a time: the next `group` at every
+/// [`SPREAD_EVERY`]-th step, clipped to the `copies` there are.
 #[inline(always)]
-pub const fn spread_copies(kk: u32, copies: u32) -> (u32, u32) {
-    if !kk.is_multiple_of(SPREAD_GROUP) || kk >= copies {
+pub const fn spread_copies(kk: u32, copies: u32, group: u32) -> (u32, u32) {
+    let lo = kk / SPREAD_EVERY * group;
+    if !kk.is_multiple_of(SPREAD_EVERY) || lo >= copies {
         return (0, 0);
     }
-    let end = kk + SPREAD_GROUP;
-    (kk, if end < copies { end } else { copies })
+    let end = lo + group;
+    (lo, if end < copies { end } else { copies })
 }
 
-/// k steps the spread ring takes to issue `copies` copies: the step after its last burst.
-pub const fn spread_steps(copies: u32) -> u32 {
-    copies.div_ceil(SPREAD_GROUP) * SPREAD_GROUP
+/// k steps a spread ring takes to issue `copies` copies `group` at a time: the step after its
+/// last burst's run of [`SPREAD_EVERY`].
+pub const fn spread_steps(copies: u32, group: u32) -> u32 {
+    copies.div_ceil(group) * SPREAD_EVERY
 }
 
 crate::hopper_kernel! {
@@ -56,6 +62,72 @@ crate::hopper_kernel! {
     }
 }
 
+/// The spread ring's walk over `$tiles` k tiles (`$bk` steps each) of a ring of `$stages`
+/// stages: the first `$stages - 1` tiles' `$copies` copies up front, then at each k step of tile
+/// `j` the copies [`spread_copies`] names (`$group` at a time) of tile `j + $stages - 1`, the
+/// fragments of the next step, and the step's FMAs into `$acc`. `$copy(kt, v)` issues copy `v`
+/// of tile `kt` (none past the last), `$frag(stage, kk)` loads a step's fragments. A macro: the
+/// spread ring (`spread_k_loop`) and the guarded one (stage 11's `edge_k_loop`) expand the same
+/// statements with their own copies (see `ring_copies` on why not a shared function).
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
+macro_rules! spread_walk {
+    (($copy:ident, $frag:ident), ($copies:expr, $group:expr), $stages:ident, ($tiles:expr, $bk:expr), $acc:ident, $tm:ident, $tn:ident) => {
+        let mut j = 0;
+        while j + 1 < $stages {
+            // Unrolled by hand: rolled (LLVM keeps 24 copies rolled), the copies' sources are
+            // indexed at run time, in local memory.
+            unroll_tile!(v => {
+                if v < $copies {
+                    $copy(j, v as usize);
+                }
+            });
+            async_copy::commit();
+            j += 1;
+        }
+        async_copy::wait_for($stages - 2);
+        thread::sync_threads();
+        let mut cur = $frag(0, 0);
+        let mut kt = 0;
+        while kt < $tiles {
+            let st = kt % $stages;
+            let fill = kt + $stages - 1;
+            unroll_tile!(kk => {
+                if kk < $bk {
+                    let (lo, hi) = spread_copies(kk, $copies, $group);
+                    let mut v = lo;
+                    while v < hi {
+                        $copy(fill, v as usize);
+                        v += 1;
+                    }
+                    if hi == $copies {
+                        async_copy::commit();
+                    }
+                    let next = if kk + 1 < $bk {
+                        $frag(st, kk + 1)
+                    } else {
+                        // Tile kt + 1 has landed for everyone, and everyone has read stage st.
+                        async_copy::wait_for($stages - 2);
+                        thread::sync_threads();
+                        let (mut fa, mut fb) = $frag((kt + 1) % $stages, 0);
+                        // As in `async_k_loop`: the next tile's first loads stay ahead of
+                        // this step's FMAs, and the FMAs after the barrier.
+                        order::pin(&mut fa);
+                        order::pin(&mut fb);
+                        order::pin(&mut cur.0);
+                        order::pin(&mut cur.1);
+                        (fa, fb)
+                    };
+                    outer_product!($acc, cur, $tm, $tn);
+                    cur = next;
+                }
+            });
+            kt += 1;
+        }
+    };
+}
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
+pub(super) use spread_walk;
+
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
 pub(super) mod hopper_device {
     use super::*;
@@ -72,10 +144,12 @@ pub(super) mod hopper_device {
     impl KLoop for SpreadRing {
         const STAGES: u32 = WTS_STAGES;
         #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
         unsafe fn run<const TM: usize, const TN: usize, const NA: usize, const NB: usize>(
             cfg: WarpTile,
             a: *const f32,
             b: *const f32,
+            _: u32,
             n: u32,
             k: u32,
             origin: (u32, u32),
@@ -153,55 +227,7 @@ pub(super) mod hopper_device {
                 let base = s.add((st * stage) as usize);
                 warp_fragments!(cfg, base, t, kk, TM, TN)
             };
-            let mut j = 0;
-            while j + 1 < STAGES {
-                let mut v = 0;
-                while v < NA + NB {
-                    copy(j, v);
-                    v += 1;
-                }
-                async_copy::commit();
-                j += 1;
-            }
-            async_copy::wait_for(STAGES - 2);
-            thread::sync_threads();
-            let mut cur = frag(0, 0);
-            let mut kt = 0;
-            while kt < tiles {
-                let st = kt % STAGES;
-                let fill = kt + STAGES - 1;
-                unroll_tile!(kk => {
-                    if kk < bk {
-                        let (lo, hi) = spread_copies(kk, copies_a_tile);
-                        let mut v = lo;
-                        while v < hi {
-                            copy(fill, v as usize);
-                            v += 1;
-                        }
-                        if hi == copies_a_tile {
-                            async_copy::commit();
-                        }
-                        let next = if kk + 1 < bk {
-                            frag(st, kk + 1)
-                        } else {
-                            // Tile kt + 1 has landed for everyone, and everyone has read stage st.
-                            async_copy::wait_for(STAGES - 2);
-                            thread::sync_threads();
-                            let (mut fa, mut fb) = frag((kt + 1) % STAGES, 0);
-                            // As in `async_k_loop`: the next tile's first loads stay ahead of
-                            // this step's FMAs, and the FMAs after the barrier.
-                            order::pin(&mut fa);
-                            order::pin(&mut fb);
-                            order::pin(&mut cur.0);
-                            order::pin(&mut cur.1);
-                            (fa, fb)
-                        };
-                        outer_product!(acc, cur, TM, TN);
-                        cur = next;
-                    }
-                });
-                kt += 1;
-            }
+            spread_walk!((copy, frag), (copies_a_tile, SPREAD_GROUP), STAGES, (tiles, bk), acc, TM, TN);
         }
     }
 }
@@ -215,7 +241,7 @@ mod tests {
         let copies = (WTA_NA + WTA_NB) as u32;
         let mut issued = vec![0; copies as usize];
         for kk in 0..WARPTILE_ASYNC.bk {
-            let (lo, hi) = spread_copies(kk, copies);
+            let (lo, hi) = spread_copies(kk, copies, SPREAD_GROUP);
             assert!(hi - lo <= SPREAD_GROUP);
             for v in lo..hi {
                 issued[v as usize] += 1;
@@ -223,8 +249,15 @@ mod tests {
         }
         assert!(issued.iter().all(|&n| n == 1), "{issued:?}");
         // Two at a time at steps 0, 2, .., 10; an odd count ends on a single copy.
-        assert_eq!((spread_copies(0, 12), spread_copies(1, 12), spread_copies(10, 12)), ((0, 2), (0, 0), (10, 12)));
-        assert_eq!((spread_copies(12, 12), spread_copies(4, 5)), ((0, 0), (4, 5)));
-        assert_eq!((spread_steps(12), spread_steps(5)), (12, 6));
+        let at = |kk, copies| spread_copies(kk, copies, SPREAD_GROUP);
+        assert_eq!((at(0, 12), at(1, 12), at(10, 12)), ((0, 2), (0, 0), (10, 12)));
+        assert_eq!((at(12, 12), at(4, 5)), ((0, 0), (4, 5)));
+        assert_eq!((spread_steps(12, 2), spread_steps(5, 2)), (12, 6));
+        // Three at a time (stage 11's 24 copies): 0..3 at step 0, 21..24 at step 14.
+        assert_eq!(
+            (spread_copies(0, 24, 3), spread_copies(2, 24, 3), spread_copies(14, 24, 3)),
+            ((0, 3), (3, 6), (21, 24))
+        );
+        assert_eq!((spread_copies(16, 24, 3), spread_steps(24, 3)), ((0, 0), 16));
     }
 }

@@ -66,6 +66,23 @@ impl StreamK {
         let tiles = if tiles > u32::MAX as u64 { u32::MAX } else { tiles as u32 };
         StreamK { tiles_n, tiles, iters: k / WARPTILE_ASYNC.bk, wave, waves: tiles / wave }
     }
+    /// The schedule of any `m × n × k` multiply for stage 11's guarded kernels: as [`StreamK::new`],
+    /// but partial tiles of C and a partial last k tile count as whole ones.
+    #[inline(always)]
+    pub const fn covering(m: u32, n: u32, k: u32, wave: u32) -> StreamK {
+        StreamK::of(m, n, k, wave, true)
+    }
+    /// [`StreamK::new`], or with `edge` [`StreamK::covering`].
+    #[inline(always)]
+    pub const fn of(m: u32, n: u32, k: u32, wave: u32, edge: bool) -> StreamK {
+        let wave = if wave == 0 { 1 } else { wave };
+        let cfg = WARPTILE_ASYNC;
+        let tiles_n = if edge { n.div_ceil(cfg.bn) } else { n / cfg.bn };
+        let tiles_m = if edge { m.div_ceil(cfg.bm) } else { m / cfg.bm };
+        let tiles = tiles_m as u64 * tiles_n as u64;
+        let tiles = if tiles > u32::MAX as u64 { u32::MAX } else { tiles as u32 };
+        StreamK { tiles_n, tiles, iters: cfg.k_tiles(k, edge), wave, waves: tiles / wave }
+    }
     /// The grid of the whole tiles (`matmul_warptile_streamk_waves`): `(wave, waves)`.
     pub const fn whole_grid(self) -> (u32, u32) {
         (self.wave, self.waves)
@@ -148,6 +165,7 @@ crate::hopper_kernel! {
 pub(super) mod hopper_device {
     use super::*;
     use crate::matmul::async_ring::hopper_device::{KLoop, store_tile};
+    use crate::matmul::spread_edge::hopper_device::store_tile_edge;
     use crate::prelude::{atomic, thread};
 
     /// Block `x` of a stream-K row sets `SK_FLAGS[x]` once its partial sums for the next block
@@ -161,7 +179,8 @@ pub(super) mod hopper_device {
     ///
     /// # Safety
     /// As [`warptile_async`] for `WARPTILE_ASYNC` and `L`, but the launch is `StreamK::row_grid`
-    /// of this shape's schedule (the host's `matmul::stream_k`: a wave of at most
+    /// of this shape's schedule (`StreamK::covering`'s with an `L::EDGE` loop, which takes any
+    /// shape as `edge_k_loop` does; the host's `matmul::stream_k`: a wave of at most
     /// `SK_MAX_WAVE`), queued after its whole waves, and no other launch of this kernel of the
     /// same module runs at the same time. A block may wait for an earlier one of the row (never a later one), which was
     /// dispatched first.
@@ -182,7 +201,11 @@ pub(super) mod hopper_device {
     ) {
         let cfg = WARPTILE_ASYNC;
         let x = thread::block_idx_x();
-        let sk = StreamK::new(m, n, k, thread::grid_dim_x());
+        let sk = if L::EDGE {
+            StreamK::covering(m, n, k, thread::grid_dim_x())
+        } else {
+            StreamK::new(m, n, k, thread::grid_dim_x())
+        };
         let flags = (&raw mut SK_FLAGS).cast::<u32>();
         // SAFETY (whole body): tiles are below `sk.tiles` (whole tiles of C: `origin`), k tiles
         // below `iters`; flags are indexed by blocks of the row, below `wave <= SK_MAX_WAVE`.
@@ -192,7 +215,7 @@ pub(super) mod hopper_device {
             while let Some((tile, k0, k1)) = sk.segment(x, u) {
                 let origin = sk.origin(tile);
                 let mut acc = [[0.0f32; TN]; TM];
-                L::run::<TM, TN, NA, NB>(cfg, a, b, n, k, origin, (k0, k1), &mut acc);
+                L::run::<TM, TN, NA, NB>(cfg, a, b, m, n, k, origin, (k0, k1), &mut acc);
                 // Everyone is done with the ring (the next segment refills it) and C.
                 thread::sync_threads();
                 if k0 > 0 {
@@ -205,7 +228,11 @@ pub(super) mod hopper_device {
                     }
                     thread::sync_threads();
                 }
-                store_tile::<TM, TN>(cfg, c, n, origin, &acc, k0 > 0);
+                if L::EDGE {
+                    store_tile_edge::<TM, TN>(cfg, c, (m, n), origin, &acc, k0 > 0);
+                } else {
+                    store_tile::<TM, TN>(cfg, c, n, origin, &acc, k0 > 0);
+                }
                 if k1 < sk.iters {
                     // The tile goes on in the next block: publish these sums to it.
                     atomic::fence_gpu();

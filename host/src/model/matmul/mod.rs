@@ -1,8 +1,8 @@
 //! Replays of the matrix multiplies in `kernels-gpu/src/matmul/`.
 //!
 //! One file a stage, as the kernels' (teaching order: `naive`, `tiled`, `prefetch`, `cp_async`,
-//! `regblock`, `warptile`, `async_ring`, `stream_k`, `spread_ring`; stage 10, `spread_stream_k`,
-//! is `stream_k`'s replay over `spread_ring`'s loop), each replaying its kernels from their SASS
+//! `regblock`, `warptile`, `async_ring`, `stream_k`, `spread_ring`, `spread_edge`; stage 10,
+//! `spread_stream_k`, is `stream_k`'s replay over `spread_ring`'s loop), each replaying its kernels from their SASS
 //! (sm_90; the Hopper kernels from the Hopper module, the rest from the main one) and saying
 //! what that SASS is; this module dispatches a launch to its stage and holds what they share.
 //!
@@ -25,8 +25,9 @@ use crate::error::Result;
 use crate::launch::{Call, Launch};
 use crate::matmul::{MatmulSig, Method, plan};
 use coalesce_kernels::matmul::{
-    BM, BN, NAIVE_BLOCK, StreamK, TILE, WARPTILE_ASYNC, WTA_STAGES, WarpTile, matmul_spread_streamk_waves,
-    matmul_warptile_streamk_waves, mm_vectors, naive_coords, rb_block_origin, row_major, tiled_coords,
+    BM, BN, NAIVE_BLOCK, StreamK, TILE, WARPTILE_ASYNC, WTA_STAGES, WarpTile, matmul_spread_edge_waves,
+    matmul_spread_streamk_waves, matmul_warptile_streamk_waves, mm_vectors, naive_coords, rb_block_origin, row_major,
+    tiled_coords,
 };
 
 // One file a stage (teaching order in the module docs).
@@ -35,6 +36,7 @@ mod cp_async;
 mod naive;
 mod prefetch;
 mod regblock;
+mod spread_edge;
 mod spread_ring;
 mod stream_k;
 mod tiled;
@@ -64,12 +66,27 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
         Method::WarpTileAsync
     } else if kernel == matmul_spread_streamk_waves {
         Method::WarpTileSpread
+    } else if kernel == matmul_spread_edge_waves {
+        Method::WarpTileSpreadEdge
     } else {
         Method::ALL.into_iter().find(|method| method.kernel() == kernel).expect("a matmul kernel")
     };
     let mut model = Model::new();
     let l =
         Launched { a: model.buffer(a.address()), b: model.buffer(b.address()), c: model.buffer(c.address()), m, n, k };
+    // Stage 11's two kernels: tiles counted with the partial ones.
+    if kernel == matmul_spread_edge_waves || method == Method::WarpTileSpreadEdge {
+        let sk = StreamK::covering(m, n, k, launch.grid.0);
+        let origin = if kernel == matmul_spread_edge_waves {
+            spread_edge::waves_counts(&mut model, &l, &launch);
+            &(|(x, y): (u32, u32)| sk.origin(y * sk.wave + x)) as &dyn Fn((u32, u32)) -> (u32, u32)
+        } else {
+            spread_edge::row_counts(&mut model, &l, &launch, sk);
+            &(|(x, _): (u32, u32)| sk.origin(sk.waves * sk.wave + x % sk.sk_tiles().max(1))) as &dyn Fn(_) -> _
+        };
+        footprint(&mut model, &l, &launch, origin, (WARPTILE_ASYNC.bm, WARPTILE_ASYNC.bn));
+        return model.counts();
+    }
     if matches!(method, Method::WarpTileStreamK | Method::WarpTileSpreadStreamK) {
         let sk = StreamK::new(m, n, k, launch.grid.0);
         stream_k::stream_k_counts(&mut model, &l, &launch, sk, method == Method::WarpTileSpreadStreamK);
@@ -88,6 +105,7 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
         | Method::WarpTileStreamK
         | Method::WarpTileSpread
         | Method::WarpTileSpreadStreamK
+        | Method::WarpTileSpreadEdge
         | Method::WarpTileSmall
         | Method::WarpTileEdge
         | Method::WarpTileEdgeSm90 => {
@@ -104,6 +122,7 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
         | Method::WarpTileSm90
         | Method::WarpTileStreamK
         | Method::WarpTileSpreadStreamK
+        | Method::WarpTileSpreadEdge
         | Method::WarpTileSmall
         | Method::WarpTileEdge
         | Method::WarpTileEdgeSm90 => warp_tile(method).block_origin(bx, by),
@@ -148,8 +167,8 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
                     let origin = async_ring::async_origin(&launch, n, w.block, linear);
                     spread_ring::warptile_spread_warp(&mut one, &lb, &w, origin)
                 }
-                Method::WarpTileStreamK | Method::WarpTileSpreadStreamK => {
-                    unreachable!("counted by stream_k_counts above")
+                Method::WarpTileStreamK | Method::WarpTileSpreadStreamK | Method::WarpTileSpreadEdge => {
+                    unreachable!("counted by stream_k_counts or spread_edge above")
                 }
                 Method::Tiled => tiled::tiled_warp(&mut one, &lb, &w),
                 Method::Prefetch => prefetch::prefetch_warp(&mut one, &lb, &w),

@@ -10,7 +10,7 @@ use super::Launched;
 use super::async_ring::copy_warp;
 use super::warptile::{fragments, store_c_vectors};
 use crate::model::{Model, Warp};
-use coalesce_kernels::matmul::{WARPTILE_ASYNC, WTS_STAGES, WarpTile, spread_copies};
+use coalesce_kernels::matmul::{SPREAD_GROUP, WARPTILE_ASYNC, WTS_STAGES, WarpTile, spread_copies};
 
 /// One warp of the spread ring with `stages` stages over k tiles `kt0..kt1` of the block tile
 /// at `origin` (the kernel's `spread_k_loop`): tiles `0..stages - 1` copied up front, then at
@@ -38,7 +38,7 @@ pub(super) fn spread_k_loop_warp(
         let fill = kt + stages - 1;
         for kk in 0..cfg.bk {
             if fill < tiles {
-                let (lo, hi) = spread_copies(kk, copies);
+                let (lo, hi) = spread_copies(kk, copies, SPREAD_GROUP);
                 for v in lo..hi {
                     copy_warp(model, l, w, cfg, origin, kt0 + fill, v);
                 }

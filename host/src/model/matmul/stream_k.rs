@@ -53,7 +53,7 @@ pub(super) fn stream_k_counts(model: &mut Model, l: &Launched, launch: &Launch, 
 }
 
 /// A made-up address for the stream-K kernel's flags (a module global, no buffer of the call).
-const FLAGS_ADDRESS: u64 = 0x7000_0000_0000;
+pub(super) const FLAGS_ADDRESS: u64 = 0x7000_0000_0000;
 
 /// The 16-byte reads of C before a partial tile is added to it (`store_tile` with `add`).
 pub(super) fn load_c_vectors(model: &mut Model, l: &Launched, w: &Warp, cfg: WarpTile, (row0, col0): (u32, u32)) {

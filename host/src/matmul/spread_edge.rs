@@ -1,0 +1,50 @@
+//! Stage 11, spread_edge (Hopper): spread_stream_k for any shape and any 4-byte alignment.
+//! B copied a float at a time (24 copies a tile, not 12), no guard in the k loop; same sectors.
+//!
+//! The host side: stream-K's two launches over the guarded ring, the schedule counting partial
+//! tiles ([`StreamK::covering`](coalesce_kernels::matmul::StreamK::covering)).
+
+use super::MatmulSig;
+use super::stream_k::{launches_of, schedule};
+use crate::launch::{Kernel, Launch};
+use coalesce_kernels::matmul::{matmul_spread_edge, matmul_spread_edge_waves};
+
+/// The shared row's launch: `spread_ring`'s blocks (threads, 4-stage ring) on the row grid.
+pub(super) const fn launch(m: u32, n: u32, sms: u32) -> Launch {
+    Launch { grid: schedule(m, n, sms, true).row_grid(), ..super::spread_ring::launch(m, n) }
+}
+
+/// The whole waves (`matmul_spread_edge_waves`), then the shared row (`matmul_spread_edge`),
+/// each left out where it has no tile.
+pub(super) fn launches(m: u32, n: u32, sms: u32) -> [Option<(Kernel<MatmulSig>, Launch)>; 2] {
+    launches_of((m, n, sms, true), (matmul_spread_edge_waves, matmul_spread_edge), launch(m, n, sms))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::matmul::tests::launches_of;
+    use crate::matmul::*;
+    use coalesce_kernels::matmul::{matmul_spread_edge, matmul_spread_edge_waves};
+
+    #[test]
+    fn spread_edge_counts_partial_tiles_in_its_schedule() {
+        let ring = 4 * 16 * (132 + 256) * 4;
+        let grids = |(m, n, k): (usize, usize, usize)| {
+            launches_of(Method::WarpTileSpreadEdge, (m, n, k), (m * k, k * n, m * n))
+                .unwrap()
+                .into_iter()
+                .map(|(name, l, _)| (name, l.grid, l.block, l.shared_bytes))
+                .collect::<Vec<_>>()
+        };
+        // 4097² is 33 x 17 = 561 tiles on 132 SMs: 4 whole waves, 33 tiles shared.
+        assert_eq!(
+            grids((4097, 4097, 4097)),
+            [
+                (matmul_spread_edge_waves.name(), (132, 4), (256, 1), ring),
+                (matmul_spread_edge.name(), (132, 1), (256, 1), ring)
+            ]
+        );
+        // One partial tile: no whole wave, the row shares it.
+        assert_eq!(grids((5, 7, 3)), [(matmul_spread_edge.name(), (132, 1), (256, 1), ring)]);
+    }
+}
