@@ -349,7 +349,7 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
                             let at = cfg.b_copy(t, e);
                             prop_assert!(at.0 < bk && at.1 < cfg.bn);
                             prop_assert!(4 * (st + cfg.b_offset(at)) < cfg.ring_bytes(WTS_STAGES));
-                            let col = cfg.b_src_col(col0, at, 0, n, true) as u64;
+                            let col = cfg.b_wrap_col(col0, at, n) as u64;
                             inside("B", row_major(((kt0 + kt) * bk + at.0) as u64, col, n64), 1, ob, k64 * n64, wb)?;
                         }
                     }
@@ -368,7 +368,7 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
                         for e in 0..cfg.b_floats() {
                             let at = cfg.b_copy(t, e);
                             if at.0 < left {
-                                let col = cfg.b_src_col(col0, at, 0, n, true) as u64;
+                                let col = cfg.b_wrap_col(col0, at, n) as u64;
                                 let ib = row_major(((kt0 + tiles) * bk + at.0) as u64, col, n64);
                                 inside("B", ib, 1, ob, k64 * n64, wb)?;
                             }
@@ -959,9 +959,18 @@ proptest! {
         let shared = wide
             && m <= Method::WarpTileSpreadStreamK.band_rows() as usize
             && stream_k_pays(m as u32, n as u32, k as u32, sms);
+        // The guarded spread ring, on sm_90 for what no unguarded kernel takes: one launch, a
+        // grid of its tiles (partial ones counted) of 3/4 of the SMs or more, 32 k tiles or more.
+        let (bm, bn, bk) = (WARPTILE_ASYNC.bm as usize, WARPTILE_ASYNC.bn as usize, WARPTILE_ASYNC.bk as usize);
+        let covering = sm90
+            && m <= Method::WarpTileSpreadEdge.band_rows() as usize
+            && 4 * m.div_ceil(bm) * n.div_ceil(bn) >= 3 * sms as usize
+            && k.div_ceil(bk) >= 32;
+        prop_assert_eq!(covering, sm90 && spread_edge_pays(m as u32, n as u32, k as u32, sms));
         let expected = match (unguarded, blocks < sms as usize) {
             _ if shared => Method::WarpTileSpreadStreamK,
             _ if wide => Method::WarpTileSpread,
+            (false, _) if covering => Method::WarpTileSpreadEdge,
             (false, _) if sm90 => Method::WarpTileEdgeSm90,
             (false, _) => Method::WarpTileEdge,
             (true, true) => Method::WarpTileSmall,

@@ -83,7 +83,7 @@ pub enum Method {
     /// 16-byte aligned buffers): `matmul_spread_streamk_waves`, then `matmul_spread_streamk`.
     WarpTileSpreadStreamK,
     /// [`Method::WarpTileSpreadStreamK`] for any shape and any (4-byte) alignment (Hopper
-    /// module): partial tiles counted in the schedule, rows of A and columns of B clamped, B
+    /// module): partial tiles counted in the schedule, rows of A clamped, columns of B wrapped, B
     /// copied a float at a time, a partial last k tile after the ring, stores checked.
     /// `matmul_spread_edge_waves`, then `matmul_spread_edge`.
     WarpTileSpreadEdge,
@@ -343,7 +343,7 @@ pub fn plan(
         // - stage 11's two kernels are stream-K's over the schedule that counts partial tiles
         //   (`StreamK::covering`, from the same shape and row grid as `spread_edge::launches`):
         //   every tile they take starts inside C, their copies read rows of A clamped to m - 1 and
-        //   columns of B clamped to n - 1 at rows and columns below whole k tiles, the partial
+        //   columns of B below n (`b_wrap_col`) at rows and columns below whole k tiles, the partial
         //   k tile's copies only below k (`k_left`), and their loads and stores of C only `r < m`,
         //   `col < n`; 4-byte copies and stores need no more than an f32 buffer's alignment;
         // - m ≤ band_rows keeps grid y ≤ 65535 for the other kernels, so the grid launched is the
@@ -408,6 +408,8 @@ pub fn run(
 /// - else whole 128 × 128 × 16 tiles and aligned buffers: the warp-tiled kernel, its
 ///   small-grid shape when the 128 × 128 grid has fewer blocks than the GPU has multiprocessors,
 ///   its sm_90 build on sm_90;
+/// - else on sm_90 the guarded spread ring over stream-K (stage 11), where
+///   [`spread_edge_pays`];
 /// - else the guarded warp-tiled kernel, which takes any shape (its sm_90 build on sm_90). Stage
 ///   11's guarded spread ring ([`Method::WarpTileSpreadEdge`]) is not chosen: on the H100 it ran
 ///   slower than this at 4097³ and 4000 × 4100 × 4033 (BENCHMARKS.md).
@@ -445,9 +447,25 @@ pub fn choose(
                 Method::WarpTile
             }
         }
-        Err(_) if sm90 => Method::WarpTileEdgeSm90,
+        Err(_) if sm90 => match validate(Method::WarpTileSpreadEdge, a, b, c, shape) {
+            Ok(Dims { m, n, k }) if spread_edge_pays(m, n, k, multiprocessors) => Method::WarpTileSpreadEdge,
+            _ => Method::WarpTileEdgeSm90,
+        },
         Err(_) => Method::WarpTileEdge,
     }
+}
+
+/// Whether stage 11's guarded spread ring ([`Method::WarpTileSpreadEdge`]) takes an `m × n × k`
+/// multiply that is not whole tiles, on `sms` multiprocessors: one launch (at most
+/// [`Method::band_rows`] rows), a grid of its 128 × 256 tiles (partial ones counted) that fills
+/// at least three quarters of the multiprocessors, and at least 32 k tiles (the rules of the
+/// spread ring and of [`stream_k_pays`]).
+pub const fn spread_edge_pays(m: u32, n: u32, k: u32, sms: u32) -> bool {
+    let sk = stream_k::schedule(m, n, sms, true);
+    m <= Method::WarpTileSpreadEdge.band_rows()
+        && 4 * sk.tiles as u64 >= 3 * sms as u64
+        && k.div_ceil(WARPTILE_ASYNC.bk) >= 32
+        && sk.waves < coalesce_kernels::launch::MAX_GRID_Y
 }
 
 /// The library's matmul: `c = a · b` for any shape that fits in device memory (`a` m × k, `b`
@@ -605,9 +623,17 @@ mod tests {
         assert_eq!(pick((1024, 1024, 1024), 132), Method::WarpTileSmall);
         assert_eq!(pick_on((1024, 1024, 1024), 132, true), Method::WarpTileSmall);
         assert_eq!(pick((1024, 1024, 1024), 16), Method::WarpTile);
-        // Anything not whole tiles: the guarded kernel, its sm_90 build on sm_90.
+        // Anything not whole tiles: the guarded kernel; on sm_90 the guarded spread ring where
+        // its grid fills the GPU and k is 32 tiles or more, else the sm_90 guarded build.
         for shape in [(4095, 4095, 4095), (4097, 4097, 4097), (4000, 4100, 4033), (4096, 4096, 4088), (1, 1, 1)] {
             assert_eq!(pick(shape, 132), Method::WarpTileEdge, "{shape:?}");
+        }
+        for shape in [(4095, 4095, 4095), (4097, 4097, 4097), (4000, 4100, 4033), (4096, 4096, 4088), (1200, 2500, 513)]
+        {
+            assert_eq!(pick_on(shape, 132, true), Method::WarpTileSpreadEdge, "{shape:?}");
+        }
+        // One tile; 32 tiles (1000²) for 132 SMs; 512 tiles but 31 k tiles.
+        for shape in [(1, 1, 1), (1000, 1000, 1000), (4095, 4095, 496)] {
             assert_eq!(pick_on(shape, 132, true), Method::WarpTileEdgeSm90, "{shape:?}");
         }
     }

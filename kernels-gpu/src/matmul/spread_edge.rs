@@ -5,9 +5,9 @@
 //! tiles loaded through registers, and a shape one past a multiple of the tile pays a whole wave
 //! for its last row and column of tiles (4097³: 1089 tiles on 132 SMs, 9 waves for 8.25). Here
 //! the spread ring takes the edges instead, with stream-K's schedule counting the partial tiles:
-//! - rows of A past m and columns of B past n are clamped to the last one when the copies'
-//!   sources are set up (read in bounds, they feed only outputs that are never stored), so the
-//!   ring's loop has no bounds check at all;
+//! - rows of A past m are clamped to the last one and columns of B past n wrapped to the tile
+//!   before (`b_wrap_col`) when the copies' sources are set up (read in bounds, they feed only
+//!   outputs that are never stored), so the ring's loop has no bounds check at all;
 //! - B goes in a float at a time (a row of B is 16-byte aligned only when n is a multiple of 4),
 //!   a warp's copy one 128-byte stretch of a row: the same sectors as 16-byte copies, four times
 //!   the copy instructions, issued three at a time over the tile's k steps;
@@ -29,6 +29,23 @@ impl WarpTile {
     /// Floats of B each thread copies a k tile in the guarded ring (one `cp.async` each).
     pub const fn b_floats(self) -> u32 {
         self.bk * self.bn / self.threads()
+    }
+    /// Column of B the guarded ring's copies at `(_, col)` (from `b_copy`) of the block whose
+    /// columns start at `col0` read: past n, the same column of the tile before (`bn` to the
+    /// left; n - 1 in the first tile), read in bounds and fed only to outputs past n, which are
+    /// never stored. Not clamped to n - 1 everywhere: with every lane of a warp on one address,
+    /// a tile one column past a multiple of 256 ran a quarter slower (4096 × 4097 × 4096 on
+    /// the H100).
+    #[inline(always)]
+    pub const fn b_wrap_col(self, col0: u32, (_, col): (u32, u32), n: u32) -> u32 {
+        let c = col0 + col;
+        if c < n {
+            c
+        } else if col0 >= self.bn {
+            c - self.bn
+        } else {
+            n - 1
+        }
     }
     /// `(row, col)` inside the `bk × bn` tile of B of float `e` thread `t` copies in the guarded
     /// ring: a warp takes 32 consecutive floats of one row (128 bytes, 4 or 5 sectors whatever
@@ -73,6 +90,30 @@ crate::hopper_kernel! {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn b_wrap_col_stays_inside_b_and_keeps_the_columns_inside() {
+        let cfg = WARPTILE_ASYNC;
+        for n in [1, 5, 255, 256, 257, 4095, 4097, 4100] {
+            for col0 in (0..n).step_by(cfg.bn as usize) {
+                for t in 0..cfg.threads() {
+                    let at = cfg.b_copy(t, 0);
+                    let col = cfg.b_wrap_col(col0, at, n);
+                    assert!(col < n, "n {n} col0 {col0} t {t}");
+                    if col0 + at.1 < n {
+                        assert_eq!(col, col0 + at.1);
+                    }
+                }
+            }
+        }
+        // One past 4096: the tile's 255 columns past n read the tile before's, not one address.
+        assert_eq!((cfg.b_wrap_col(4096, (0, 0), 4097), cfg.b_wrap_col(4096, (0, 7), 4097)), (4096, 3847));
+    }
+}
+
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
 pub(super) mod hopper_device {
     use super::*;
@@ -111,7 +152,7 @@ pub(super) mod hopper_device {
     /// k tiles `kt0..kt1` (k tiles counted rounding up) of the block tile at `origin` of an
     /// `m × n × k` multiply, added into `acc`: the whole ones through the spread ring's walk
     /// (`spread_walk`) with `NA` floats of A and `NB` of B a thread ([`WarpTile::b_copy`]),
-    /// `EDGE_GROUP` at a time, rows of A and columns of B clamped; then, if the range holds the
+    /// `EDGE_GROUP` at a time, rows of A clamped and columns of B wrapped; then, if the range holds the
     /// partial last tile, that tile's columns below k, checked copy by copy, through stage 0.
     ///
     /// # Safety
@@ -141,7 +182,9 @@ pub(super) mod hopper_device {
         let s = shared::dynamic::<f32>();
         // SAFETY: the dynamic shared memory is this block's.
         let ring = unsafe { shared::address(s) };
-        let t = thread::thread_idx_x();
+        // Each call (stream-K's row makes one a segment) derives the thread's copy addresses
+        // anew: hoisted out of the row's segment loop, they outlived it in 204 bytes of spills.
+        let t = order::here(thread::thread_idx_x());
         let (bk, stage) = (cfg.bk, cfg.stage_floats());
         let whole = k / bk;
         let tiles = if kt1 < whole { kt1 } else { whole }.saturating_sub(kt0);
@@ -162,7 +205,7 @@ pub(super) mod hopper_device {
         // Float `e` of B in k tile `kt` of the range, and where it goes in stage 0. Every float
         // of a thread is in one column (`threads` a multiple of `bn`): one clamped column, and
         // the rows added in 64 bits (row e is `e · n` floats on: one wide multiply-add a copy).
-        let b_col = b.wrapping_add(cfg.b_src_col(col0, cfg.b_copy(t, 0), 0, n, true) as usize);
+        let b_col = b.wrapping_add(cfg.b_wrap_col(col0, cfg.b_copy(t, 0), n) as usize);
         let b_src = |kt: u32, e: usize| {
             let tile = b_col.wrapping_add(((kt0 + kt) as u64 * bk as u64 * n64) as usize);
             tile.wrapping_add((cfg.b_copy(t, e as u32).0 as u64 * n64) as usize)
@@ -170,7 +213,7 @@ pub(super) mod hopper_device {
         let b_dst = |e: usize| ring + 4 * cfg.b_offset(cfg.b_copy(t, e as u32));
         // SAFETY (whole body): a copy of tile kt < tiles (copies past it read tile tiles - 1)
         // reads row min(row0 + r, m - 1) of A at a column below whole·bk ≤ k, and column
-        // min(col0 + c, n - 1) of B at a row below whole·bk; the partial tile's copies are
+        // `b_wrap_col` (below n) of B at a row below whole·bk; the partial tile's copies are
         // checked against k (`k_left`). Shared offsets
         // stay inside the `STAGES` stages launched (`WarpTile::ring_bytes`) and the fragment
         // vectors are 16-byte aligned, as in `spread_k_loop`.

@@ -13,3 +13,14 @@ pub fn pin<const N: usize>(values: &mut [f32; N]) {
         i += 1;
     }
 }
+
+/// `value`, computed here and nowhere else: what is derived from it cannot be hoisted above
+/// this point (out of an enclosing loop) and kept live across it. For a loop body that would
+/// otherwise hold every per-thread index of its inner loop in registers for the whole kernel.
+#[inline(always)]
+pub fn here(mut value: u32) -> u32 {
+    // SAFETY: an empty instruction string; the value passes through unchanged. Not `pure`: the
+    // asm stays where it is written.
+    unsafe { core::arch::asm!("// here {0}", inout(reg32) value, options(nostack, preserves_flags)) };
+    value
+}

@@ -37,7 +37,7 @@ fn edge_copy_warp(model: &mut Model, l: &Launched, w: &Warp, (row0, col0): (u32,
     } else {
         model.load(l.b, 4, on, |lane| {
             let at = cfg.b_copy(t(lane), v - cfg.a_floats());
-            4 * row_major(k0 + u64::from(at.0), cfg.b_src_col(col0, at, 0, n, true).into(), n.into())
+            4 * row_major(k0 + u64::from(at.0), cfg.b_wrap_col(col0, at, n).into(), n.into())
         });
     }
 }
