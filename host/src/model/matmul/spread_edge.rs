@@ -4,7 +4,7 @@
 //! SASS (sm_90, the Hopper module):
 //! - `matmul_spread_edge_waves`: block `i` (linear id) takes tile `i` of C's tiles counted with
 //!   the partial ones; its `edge_k_loop` replayed copy by copy at the k steps [`spread_copies`]
-//!   names (A one float a copy from its clamped row, B one float from its clamped column), the
+//!   names (A one float a copy from its clamped row, B one float from its wrapped column), the
 //!   partial last k tile's copies of the lanes inside k and its `k % 16` steps of fragments,
 //!   then single-float stores of the lanes inside C.
 //! - `matmul_spread_edge`: stream-K's row (`stream_k_counts`) over that loop, a cut tile's
@@ -43,9 +43,10 @@ fn edge_copy_warp(model: &mut Model, l: &Launched, w: &Warp, (row0, col0): (u32,
 }
 
 /// One warp of the guarded ring over k tiles `kt0..kt1` (rounding up) of the block tile at
-/// `origin` (the kernel's `edge_k_loop`): the spread ring's walk over the whole tiles (first
-/// `stages - 1` up front, then [`spread_copies`] of tile `j + stages - 1` at each step of tile
-/// `j`, `EDGE_GROUP` at a time, and each step's fragments), then, if the range holds the
+/// `origin` (the kernel's `edge_k_loop`): the spread ring's walk over the whole tiles, if any
+/// (first `stages - 1` up front, then [`spread_copies`] of tile `j + stages - 1` at each step of
+/// tile `j`, `EDGE_GROUP` at a time, a tile past the last one the last again, and each step's
+/// fragments), then, if the range holds the
 /// partial last tile, its copies inside k and its steps' fragments from stage 0.
 pub(super) fn edge_k_loop_warp(model: &mut Model, l: &Launched, w: &Warp, origin: (u32, u32), (kt0, kt1): (u32, u32)) {
     let (cfg, stages) = (WARPTILE_ASYNC, WTS_STAGES);
@@ -53,24 +54,26 @@ pub(super) fn edge_k_loop_warp(model: &mut Model, l: &Launched, w: &Warp, origin
     let whole = l.k / cfg.bk;
     let tiles = kt1.min(whole).saturating_sub(kt0);
     let copies = cfg.a_floats() + cfg.b_floats();
-    for kt in 0..(stages - 1).min(tiles) {
-        for v in 0..copies {
-            edge_copy_warp(model, l, w, origin, kt0 + kt, v, w.lanes);
+    // Copies of tiles past the range re-read its last tile (into a stage nothing reads).
+    let source = |kt: u32| kt0 + kt.min(tiles.saturating_sub(1));
+    if tiles > 0 {
+        for kt in 0..stages - 1 {
+            for v in 0..copies {
+                edge_copy_warp(model, l, w, origin, source(kt), v, w.lanes);
+            }
         }
-    }
-    let stage_bytes = |kt: u32| 4 * (kt % stages) * cfg.stage_floats();
-    fragments(model, w, cfg, stage_bytes(0), 0);
-    for kt in 0..tiles {
-        let fill = kt + stages - 1;
-        for kk in 0..cfg.bk {
-            if fill < tiles {
+        let stage_bytes = |kt: u32| 4 * (kt % stages) * cfg.stage_floats();
+        fragments(model, w, cfg, stage_bytes(0), 0);
+        for kt in 0..tiles {
+            let fill = kt + stages - 1;
+            for kk in 0..cfg.bk {
                 let (lo, hi) = spread_copies(kk, copies, EDGE_GROUP);
                 for v in lo..hi {
-                    edge_copy_warp(model, l, w, origin, kt0 + fill, v, w.lanes);
+                    edge_copy_warp(model, l, w, origin, source(fill), v, w.lanes);
                 }
+                let (st, next) = if kk + 1 < cfg.bk { (kt, kk + 1) } else { (kt + 1, 0) };
+                fragments(model, w, cfg, stage_bytes(st), next);
             }
-            let (st, next) = if kk + 1 < cfg.bk { (kt, kk + 1) } else { (kt + 1, 0) };
-            fragments(model, w, cfg, stage_bytes(st), next);
         }
     }
     if kt1 > whole {
