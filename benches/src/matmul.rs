@@ -173,7 +173,7 @@ const VARIANTS: &[Row<Method>] = &[
     row(Method::WarpTileStreamK, "warptile_async over the whole waves by linear block id, then one row shares the rest by k iteration (sm_90)").launches(matmul_warptile_streamk_waves).swept(STREAMK_SIZE).profiling(2),
     row(Method::WarpTileSpread, "warptile_async with each thread's 12 copies a tile issued 2 at a time over the k steps, 4-stage ring (sm_90)").swept(SIZE),
     row(Method::WarpTileSpreadStreamK, "stream-K over warptile_spread's k loop: whole waves, then one row shares the rest (sm_90)").launches(matmul_spread_streamk_waves).swept(SPREAD_STREAMK_SIZE).profiling(2),
-    row(Method::WarpTileSpreadEdge, "stream-K over the spread ring for any shape: rows/cols clamped, B copied a float at a time, partial k tile last (sm_90)").launches(matmul_spread_edge_waves).swept(EDGE_SHAPE).profiling(2),
+    row(Method::WarpTileSpreadEdge, "stream-K over the spread ring for any shape: A rows clamped, B columns wrapped, B copied a float at a time, partial k tile last (sm_90)").launches(matmul_spread_edge_waves).swept(EDGE_SHAPE).profiling(2),
     row(Method::WarpTileSmall, "warptile on 64x128 blocks of 4 warps, for grids smaller than the GPU").swept(SMALL_SIZE),
     row(Method::WarpTileEdge, "warptile with guarded single-float loads: any shape (4095, 4097, 4000x4100x4033, 4096)").swept(EDGE_SHAPE),
     row(Method::WarpTileEdgeSm90, "warptile_edge built for sm_90 with warptile's interleaved lanes: fragment loads pair up (sm_90)").swept(EDGE_SHAPE),
