@@ -50,7 +50,7 @@ impl WarpTile {
     /// `(row, col)` inside the `bk × bn` tile of B of float `e` thread `t` copies in the guarded
     /// ring: a warp takes 32 consecutive floats of one row (128 bytes, 4 or 5 sectors whatever
     /// the row's alignment), the passes walk the rows. With `threads` a multiple of `bn` every
-    /// float of a thread is in one column (one clamp, one source pointer).
+    /// float of a thread is in one column (one wrapped column, one source pointer).
     #[inline(always)]
     pub const fn b_copy(self, t: u32, e: u32) -> (u32, u32) {
         let idx = t + e * self.threads();
@@ -203,7 +203,7 @@ pub(super) mod hopper_device {
             v += 1;
         }
         // Float `e` of B in k tile `kt` of the range, and where it goes in stage 0. Every float
-        // of a thread is in one column (`threads` a multiple of `bn`): one clamped column, and
+        // of a thread is in one column (`threads` a multiple of `bn`): one wrapped column, and
         // the rows added in 64 bits (row e is `e · n` floats on: one wide multiply-add a copy).
         let b_col = b.wrapping_add(cfg.b_wrap_col(col0, cfg.b_copy(t, 0), n) as usize);
         let b_src = |kt: u32, e: usize| {

@@ -20,10 +20,12 @@ use coalesce_kernels::matmul::{EDGE_GROUP, StreamK, WARPTILE_ASYNC, WTS_STAGES, 
 
 /// A warp's copy `v` of k tile `kt` (of the whole k, a whole tile) of the block tile at
 /// `(row0, col0)` in the guarded ring, of the lanes in `on`: A's floats ([`WarpTile::a_copy`],
-/// rows clamped), then B's ([`WarpTile::b_copy`], columns clamped), 4 bytes a lane.
+/// rows clamped), then B's ([`WarpTile::b_copy`], columns wrapped: [`WarpTile::b_wrap_col`]),
+/// 4 bytes a lane.
 ///
 /// [`WarpTile::a_copy`]: coalesce_kernels::matmul::WarpTile::a_copy
 /// [`WarpTile::b_copy`]: coalesce_kernels::matmul::WarpTile::b_copy
+/// [`WarpTile::b_wrap_col`]: coalesce_kernels::matmul::WarpTile::b_wrap_col
 fn edge_copy_warp(model: &mut Model, l: &Launched, w: &Warp, (row0, col0): (u32, u32), kt: u32, v: u32, on: u32) {
     let cfg = WARPTILE_ASYNC;
     let t = |lane| w.thread(lane).0;
