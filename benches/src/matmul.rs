@@ -137,6 +137,9 @@ impl Family for Method {
         if matches!(self, Method::WarpTileEdge | Method::WarpTileEdgeSm90 | Method::WarpTileSpreadEdge) {
             extra = format!("; {}", check_unaligned(self, gpu, rng)?);
         }
+        if self == Method::WarpTileSpreadEdge {
+            extra = format!("{extra}; {}", check_library_edge(gpu, rng)?);
+        }
         let banded = check_banded(self, gpu, rng)?;
         Ok(format!("shapes {shapes:?}, worst relative error {worst:.1e}{extra}; {banded}"))
     }
@@ -243,6 +246,43 @@ fn check_unaligned(method: Method, gpu: &Gpu, rng: &mut Rng) -> CheckResult<Stri
     }
     let err = close("unaligned 256x384x160", &got[1..], &matmul_cpu(&a[1..], &b[1..], (m, n, k))?, TOLERANCE)?;
     Ok(format!("unaligned 256x384x160 through {through}, relative error {err:.1e}"))
+}
+
+/// `matmul::matmul` on a shape that is not whole tiles, large enough for stage 11
+/// (`spread_edge_pays`: 170 tiles, 33 k tiles), its operands one float into their buffers: on
+/// sm_90 it must choose [`Method::WarpTileSpreadEdge`] and stay within [`TOLERANCE`] of the CPU, with
+/// nothing written before C.
+fn check_library_edge(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
+    let (m, n, k) = (1153, 4097, 515);
+    let (a, b) = (rng.f32s(m * k + 1), rng.f32s(k * n + 1));
+    let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
+    let mut dc = gpu.poisoned::<f32>(m * n + 1, POISON_BITS)?;
+    let (sa, sb) = (da.slice(1..)?, db.slice(1..)?);
+    let mut sc = dc.slice_mut(1..)?;
+    let sm90 = gpu.supports(coalesce::kernels::matmul::matmul_spread_edge).is_ok();
+    let chosen = lib::choose(&sa, &sb, &sc, (m, n, k), gpu.multiprocessors(), sm90);
+    let pays = lib::spread_edge_pays(m as u32, n as u32, k as u32, gpu.multiprocessors());
+    if sm90 && pays && chosen != Method::WarpTileSpreadEdge {
+        return Err(CheckError::Unexpected {
+            what: format!("matmul::matmul's kernel for {m}x{n}x{k} one float off"),
+            expected: format!("{:?}", Method::WarpTileSpreadEdge),
+            got: format!("{chosen:?}"),
+        });
+    }
+    lib::matmul(gpu, &sa, &sb, &mut sc, (m, n, k))?;
+    gpu.synchronize()?;
+    let got = dc.to_vec()?;
+    if got[0].to_bits() != POISON_BITS {
+        return Err(CheckError::Mismatch {
+            what: "matmul::matmul wrote before C".into(),
+            index: 0,
+            got: got[0].to_string(),
+            want: "the poison".into(),
+        });
+    }
+    let err =
+        close(&format!("{m}x{n}x{k} one float off"), &got[1..], &matmul_cpu(&a[1..], &b[1..], (m, n, k))?, TOLERANCE)?;
+    Ok(format!("matmul::matmul {m}x{n}x{k} one float off through {chosen:?}, relative error {err:.1e}"))
 }
 
 /// A matrix one band taller than one launch takes (small n and k; for the whole-tiles-only
