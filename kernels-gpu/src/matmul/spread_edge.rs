@@ -61,7 +61,8 @@ impl WarpTile {
 /// Floats of B each thread copies a k tile in the guarded ring.
 pub const WTE_NB: usize = WARPTILE_ASYNC.b_floats() as usize;
 /// Copies a thread issues together in the guarded ring: its 24 a tile (8 of A, 16 of B) go out
-/// three at a time at k steps 0, 2, .., 14.
+/// three at a time at k steps 0, 2, .., 14 (four or six at a time ran 1.6% and 2% slower on the
+/// H100, `results/experiments/sgemm-spread-edge/groups.log`).
 pub const EDGE_GROUP: u32 = 3;
 const _: () = assert!(spread_steps((WTA_NA + WTE_NB) as u32, EDGE_GROUP) <= WARPTILE_ASYNC.bk);
 const _: () = assert!(WARPTILE_ASYNC.threads().is_multiple_of(WARPTILE_ASYNC.bn));
