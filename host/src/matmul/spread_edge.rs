@@ -5,13 +5,14 @@
 //! tiles ([`StreamK::covering`](coalesce_kernels::matmul::StreamK::covering)).
 
 use super::MatmulSig;
-use super::stream_k::{launches_of, schedule};
+use super::stream_k::launches_of;
 use crate::launch::{Kernel, Launch};
 use coalesce_kernels::matmul::{matmul_spread_edge, matmul_spread_edge_waves};
 
-/// The shared row's launch: `spread_ring`'s blocks (threads, 4-stage ring) on the row grid.
+/// The shared row's launch: `spread_stream_k`'s (the spread ring's blocks on the row grid, one
+/// block a multiprocessor, which partial tiles do not change).
 pub(super) const fn launch(m: u32, n: u32, sms: u32) -> Launch {
-    Launch { grid: schedule(m, n, sms, true).row_grid(), ..super::spread_ring::launch(m, n) }
+    super::spread_stream_k::launch(m, n, sms)
 }
 
 /// The whole waves (`matmul_spread_edge_waves`), then the shared row (`matmul_spread_edge`),

@@ -60,7 +60,8 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
     let launch = call.launch();
     let &(a, b, ref c, m, n, k) = call.args();
     let kernel = call.kernel();
-    // Stream-K's whole waves are the async (or spread) kernel, its tiles found by linear block id.
+    // Stream-K's whole waves are the async (or spread) kernel, its tiles found by linear block id
+    // (stage 11's are its own method's, found in `origin` with the partial tiles counted).
     let linear = kernel == matmul_warptile_streamk_waves || kernel == matmul_spread_streamk_waves;
     let method = if kernel == matmul_warptile_streamk_waves {
         Method::WarpTileAsync
@@ -74,22 +75,15 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
     let mut model = Model::new();
     let l =
         Launched { a: model.buffer(a.address()), b: model.buffer(b.address()), c: model.buffer(c.address()), m, n, k };
-    // Stage 11's two kernels: tiles counted with the partial ones.
-    if kernel == matmul_spread_edge_waves || method == Method::WarpTileSpreadEdge {
-        let sk = StreamK::covering(m, n, k, launch.grid.0);
-        let origin = if kernel == matmul_spread_edge_waves {
-            spread_edge::waves_counts(&mut model, &l, &launch);
-            &(|(x, y): (u32, u32)| sk.origin(y * sk.wave + x)) as &dyn Fn((u32, u32)) -> (u32, u32)
-        } else {
+    if method.stream_k() && kernel != matmul_spread_edge_waves {
+        // Stage 11's row (the guarded ring) counts the partial tiles too.
+        let edge = method == Method::WarpTileSpreadEdge;
+        let sk = StreamK::of(m, n, k, launch.grid.0, edge);
+        if edge {
             spread_edge::row_counts(&mut model, &l, &launch, sk);
-            &(|(x, _): (u32, u32)| sk.origin(sk.waves * sk.wave + x % sk.sk_tiles().max(1))) as &dyn Fn(_) -> _
-        };
-        footprint(&mut model, &l, &launch, origin, (WARPTILE_ASYNC.bm, WARPTILE_ASYNC.bn));
-        return model.counts();
-    }
-    if matches!(method, Method::WarpTileStreamK | Method::WarpTileSpreadStreamK) {
-        let sk = StreamK::new(m, n, k, launch.grid.0);
-        stream_k::stream_k_counts(&mut model, &l, &launch, sk, method == Method::WarpTileSpreadStreamK);
+        } else {
+            stream_k::stream_k_counts(&mut model, &l, &launch, sk, method == Method::WarpTileSpreadStreamK);
+        }
         // The row covers the shared tiles (fewer than its blocks).
         let origin = |(x, _): (u32, u32)| sk.origin(sk.waves * sk.wave + x % sk.sk_tiles().max(1));
         footprint(&mut model, &l, &launch, origin, (WARPTILE_ASYNC.bm, WARPTILE_ASYNC.bn));
@@ -118,11 +112,11 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
         Method::Naive => naive_coords(bx, by, 0, 0),
         Method::RegisterBlocked => rb_block_origin(bx, by),
         Method::WarpTileAsync | Method::WarpTileSpread => async_ring::async_origin(&launch, n, (bx, by), linear),
+        Method::WarpTileSpreadEdge => StreamK::covering(m, n, k, launch.grid.0).origin(by * launch.grid.0 + bx),
         Method::WarpTile
         | Method::WarpTileSm90
         | Method::WarpTileStreamK
         | Method::WarpTileSpreadStreamK
-        | Method::WarpTileSpreadEdge
         | Method::WarpTileSmall
         | Method::WarpTileEdge
         | Method::WarpTileEdgeSm90 => warp_tile(method).block_origin(bx, by),
@@ -167,8 +161,9 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
                     let origin = async_ring::async_origin(&launch, n, w.block, linear);
                     spread_ring::warptile_spread_warp(&mut one, &lb, &w, origin)
                 }
-                Method::WarpTileStreamK | Method::WarpTileSpreadStreamK | Method::WarpTileSpreadEdge => {
-                    unreachable!("counted by stream_k_counts or spread_edge above")
+                Method::WarpTileSpreadEdge => spread_edge::waves_warp(&mut one, &lb, &w, origin(w.block)),
+                Method::WarpTileStreamK | Method::WarpTileSpreadStreamK => {
+                    unreachable!("counted by stream_k_counts above")
                 }
                 Method::Tiled => tiled::tiled_warp(&mut one, &lb, &w),
                 Method::Prefetch => prefetch::prefetch_warp(&mut one, &lb, &w),

@@ -10,12 +10,10 @@
 //! - `matmul_spread_edge`: stream-K's row (`stream_k_counts`) over that loop, a cut tile's
 //!   partial sums read back a float at a time (`ld.global.cg.f32`) before its stores.
 
-use std::collections::BTreeMap;
-
+use super::Launched;
 use super::warptile::{fragments, store_c_vectors};
-use super::{Launched, SECTOR_FLOATS};
 use crate::launch::Launch;
-use crate::model::{Model, Warp, block_warps, blocks, lanes_where};
+use crate::model::{Model, Warp, block_warps, lanes_where};
 use coalesce_kernels::matmul::{EDGE_GROUP, StreamK, WARPTILE_ASYNC, WTS_STAGES, row_major, spread_copies};
 
 /// A warp's copy `v` of k tile `kt` (of the whole k, a whole tile) of the block tile at
@@ -93,32 +91,12 @@ pub(super) fn edge_k_loop_warp(model: &mut Model, l: &Launched, w: &Warp, origin
     }
 }
 
-/// Counts of `matmul_spread_edge_waves` on `launch`: block `(x, y)` computes tile `y · grid.x +
-/// x` of all k, then stores it. Blocks are replayed one a class (the module docs).
-pub(super) fn waves_counts(model: &mut Model, l: &Launched, launch: &Launch) {
+/// One warp of `matmul_spread_edge_waves`: its block's tile (at `origin`, of the partial ones
+/// counted) over all of k, then its stores, the lanes inside C.
+pub(super) fn waves_warp(model: &mut Model, l: &Launched, w: &Warp, origin: (u32, u32)) {
     let cfg = WARPTILE_ASYNC;
-    let sk = StreamK::covering(l.m, l.n, l.k, launch.grid.0);
-    let origin = |(bx, by): (u32, u32)| sk.origin(by * launch.grid.0 + bx);
-    let residue = |x: u64| x % SECTOR_FLOATS;
-    let mut classes: BTreeMap<_, ((u32, u32), u64)> = BTreeMap::new();
-    for block in blocks(launch) {
-        let (r0, c0) = origin(block);
-        let rows = l.m.min(r0 + cfg.bm) - r0;
-        let cols = l.n.min(c0 + cfg.bn) - c0;
-        let (r0, c0) = (u64::from(r0), u64::from(c0));
-        let key = (rows, cols, residue(r0 * u64::from(l.k)), residue(c0), residue(row_major(r0, c0, l.n.into())));
-        classes.entry(key).or_insert((block, 0)).1 += 1;
-    }
-    for (block, count) in classes.into_values() {
-        let mut one = Model::instructions_only();
-        let (a, b, c) = (one.buffer(l.a.base()), one.buffer(l.b.base()), one.buffer(l.c.base()));
-        let lb = Launched { a, b, c, m: l.m, n: l.n, k: l.k };
-        for w in block_warps(launch, block) {
-            edge_k_loop_warp(&mut one, &lb, &w, origin(block), (0, sk.iters));
-            store_c_vectors(&mut one, &lb, &w, cfg, origin(block), true);
-        }
-        model.add(&one.counts().repeated(count));
-    }
+    edge_k_loop_warp(model, l, w, origin, (0, cfg.k_tiles(l.k, true)));
+    store_c_vectors(model, l, w, cfg, origin, true);
 }
 
 /// Counts of `matmul_spread_edge` (stream-K's row over the guarded ring) on schedule `sk`, as
