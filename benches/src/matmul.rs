@@ -206,12 +206,35 @@ fn bench_shape(method: Method, value: u32) -> (usize, usize, usize) {
     }
 }
 
-/// A guarded kernel (`method`) on operands that are not 16-byte aligned: A, B and C start one
-/// float into their buffers (sub-slices), as `matmul::matmul` sends them when the unguarded
-/// kernel refuses. `matmul::matmul` must choose the guarded kernel of this GPU's module, and runs
-/// the multiply where that is `method` (else `method` runs through `matmul::run`).
+/// A guarded kernel (`method`) on operands that are not 16-byte aligned, as `matmul::matmul`
+/// sends them when the unguarded kernel refuses: [`one_float_off`] at 256 × 384 × 160, where
+/// `matmul::matmul` must choose the guarded kernel of this GPU's module.
 fn check_unaligned(method: Method, gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
-    let (m, n, k) = (256, 384, 160);
+    let expected = |sm90| Some(if sm90 { Method::WarpTileEdgeSm90 } else { Method::WarpTileEdge });
+    one_float_off(gpu, rng, (256, 384, 160), expected, Some(method))
+}
+
+/// `matmul::matmul` on a shape that is not whole tiles, large enough for stage 11
+/// (`spread_edge_pays`: 170 tiles, 33 k tiles): [`one_float_off`] at 1153 × 4097 × 515, where
+/// on sm_90 it must choose [`Method::WarpTileSpreadEdge`].
+fn check_library_edge(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
+    let (m, n, k) = (1153, 4097, 515);
+    let pays = lib::spread_edge_pays(m as u32, n as u32, k as u32, gpu.multiprocessors());
+    one_float_off(gpu, rng, (m, n, k), |sm90| (sm90 && pays).then_some(Method::WarpTileSpreadEdge), None)
+}
+
+/// An `m × n × k` multiply whose A, B and C start one float into their buffers (sub-slices, 4
+/// bytes off a 16-byte boundary). `matmul::matmul`'s choice for it must be `expected(sm90)`
+/// where that names one; the multiply runs through `matmul::matmul` where that choice is
+/// `method` or no `method` is given, else `method` runs through `matmul::run`. Nothing may be
+/// written before C, and C must be within [`TOLERANCE`] of the CPU.
+fn one_float_off(
+    gpu: &Gpu,
+    rng: &mut Rng,
+    (m, n, k): (usize, usize, usize),
+    expected: impl Fn(bool) -> Option<Method>,
+    method: Option<Method>,
+) -> CheckResult<String> {
     let (a, b) = (rng.f32s(m * k + 1), rng.f32s(k * n + 1));
     let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
     let mut dc = gpu.poisoned::<f32>(m * n + 1, POISON_BITS)?;
@@ -219,70 +242,38 @@ fn check_unaligned(method: Method, gpu: &Gpu, rng: &mut Rng) -> CheckResult<Stri
     let mut sc = dc.slice_mut(1..)?;
     let sm90 = gpu.supports(coalesce::kernels::matmul::matmul_warptile_sm90).is_ok();
     let chosen = lib::choose(&sa, &sb, &sc, (m, n, k), gpu.multiprocessors(), sm90);
-    let expected = if sm90 { Method::WarpTileEdgeSm90 } else { Method::WarpTileEdge };
-    if chosen != expected {
+    let what = format!("{m}x{n}x{k} one float off");
+    if let Some(expected) = expected(sm90)
+        && chosen != expected
+    {
         return Err(CheckError::Unexpected {
-            what: "matmul of operands 4 bytes off a 16-byte boundary".into(),
+            what: format!("matmul::matmul's kernel for {what}"),
             expected: format!("{expected:?}"),
             got: format!("{chosen:?}"),
         });
     }
-    let through = if chosen == method {
-        lib::matmul(gpu, &sa, &sb, &mut sc, (m, n, k))?;
-        "matmul::matmul"
-    } else {
-        lib::run(gpu, method, &sa, &sb, &mut sc, (m, n, k))?;
-        "matmul::run"
+    let through = match method {
+        Some(method) if method != chosen => {
+            lib::run(gpu, method, &sa, &sb, &mut sc, (m, n, k))?;
+            "matmul::run"
+        }
+        _ => {
+            lib::matmul(gpu, &sa, &sb, &mut sc, (m, n, k))?;
+            "matmul::matmul"
+        }
     };
     gpu.synchronize()?;
     let got = dc.to_vec()?;
     if got[0].to_bits() != POISON_BITS {
         return Err(CheckError::Mismatch {
-            what: "unaligned matmul wrote before C".into(),
+            what: format!("{what}: {through} wrote before C"),
             index: 0,
             got: got[0].to_string(),
             want: "the poison".into(),
         });
     }
-    let err = close("unaligned 256x384x160", &got[1..], &matmul_cpu(&a[1..], &b[1..], (m, n, k))?, TOLERANCE)?;
-    Ok(format!("unaligned 256x384x160 through {through}, relative error {err:.1e}"))
-}
-
-/// `matmul::matmul` on a shape that is not whole tiles, large enough for stage 11
-/// (`spread_edge_pays`: 170 tiles, 33 k tiles), its operands one float into their buffers: on
-/// sm_90 it must choose [`Method::WarpTileSpreadEdge`] and stay within [`TOLERANCE`] of the CPU, with
-/// nothing written before C.
-fn check_library_edge(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
-    let (m, n, k) = (1153, 4097, 515);
-    let (a, b) = (rng.f32s(m * k + 1), rng.f32s(k * n + 1));
-    let (da, db) = (gpu.upload(&a)?, gpu.upload(&b)?);
-    let mut dc = gpu.poisoned::<f32>(m * n + 1, POISON_BITS)?;
-    let (sa, sb) = (da.slice(1..)?, db.slice(1..)?);
-    let mut sc = dc.slice_mut(1..)?;
-    let sm90 = gpu.supports(coalesce::kernels::matmul::matmul_spread_edge).is_ok();
-    let chosen = lib::choose(&sa, &sb, &sc, (m, n, k), gpu.multiprocessors(), sm90);
-    let pays = lib::spread_edge_pays(m as u32, n as u32, k as u32, gpu.multiprocessors());
-    if sm90 && pays && chosen != Method::WarpTileSpreadEdge {
-        return Err(CheckError::Unexpected {
-            what: format!("matmul::matmul's kernel for {m}x{n}x{k} one float off"),
-            expected: format!("{:?}", Method::WarpTileSpreadEdge),
-            got: format!("{chosen:?}"),
-        });
-    }
-    lib::matmul(gpu, &sa, &sb, &mut sc, (m, n, k))?;
-    gpu.synchronize()?;
-    let got = dc.to_vec()?;
-    if got[0].to_bits() != POISON_BITS {
-        return Err(CheckError::Mismatch {
-            what: "matmul::matmul wrote before C".into(),
-            index: 0,
-            got: got[0].to_string(),
-            want: "the poison".into(),
-        });
-    }
-    let err =
-        close(&format!("{m}x{n}x{k} one float off"), &got[1..], &matmul_cpu(&a[1..], &b[1..], (m, n, k))?, TOLERANCE)?;
-    Ok(format!("matmul::matmul {m}x{n}x{k} one float off through {chosen:?}, relative error {err:.1e}"))
+    let err = close(&what, &got[1..], &matmul_cpu(&a[1..], &b[1..], (m, n, k))?, TOLERANCE)?;
+    Ok(format!("{what} through {through} ({chosen:?} chosen), relative error {err:.1e}"))
 }
 
 /// A matrix one band taller than one launch takes (small n and k; for the whole-tiles-only
