@@ -5,7 +5,7 @@
 (NaN-poisoned output), then times interleaved rounds (CUDA events around batches of about 5 ms,
 one untimed launch first), median of ROUNDS. ROUNDS 0 runs each kernel and cuBLAS once (for ncu).
 The PTX is `cargo xtask build-ptx --arch sm_90 --out k.ptx` at tag `exp/sgemm-hopper-movers`,
-with `.reqnctapercluster 1, 2, 1` added to the `matmul_ws_mc_*` entries."""
+with `.reqnctapercluster 1, 2, 1` added to the `matmul_ws_mc_*` entries; the `matmul_tmat_*` entries take B as a tensor map (`b_map`)."""
 import sys, math
 import cupy as cp, torch
 torch.backends.cuda.matmul.allow_tf32 = False
@@ -16,9 +16,23 @@ rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 15
 def shared(name):
     if name == "matmul_warptile_spread" or name.startswith("matmul_spread_streamk"): return 4 * 16 * 388 * 4
     if name.startswith("matmul_spread8_s"): return int(name[-1]) * 8 * 388 * 4
-    if name.startswith("matmul_tmab_s"): return int(name[-1]) * (16 * 388 * 4 + 8)
+    if name.startswith("matmul_tmab") or name.startswith("matmul_tmat"): return int(name[-1]) * (16 * 388 * 4 + 8)
     if name.startswith("matmul_ws_"): return int(name[-1]) * (16 * 388 * 4 + 24)
     raise SystemExit(name)
+import ctypes, numpy as np
+_cuda = ctypes.CDLL("libcuda.so.1")
+def b_map(ptr, k, n):
+    """A tensor map over row-major B (k x n floats), boxes of 16 rows x 256 columns, no swizzle."""
+    raw = ctypes.create_string_buffer(256)
+    addr = (ctypes.addressof(raw) + 63) // 64 * 64
+    m = (ctypes.c_uint64 * 16).from_address(addr)
+    dims = (ctypes.c_uint64 * 2)(n, k)
+    strides = (ctypes.c_uint64 * 1)(n * 4)
+    box = (ctypes.c_uint32 * 2)(256, 16)
+    es = (ctypes.c_uint32 * 2)(1, 1)
+    r = _cuda.cuTensorMapEncodeTiled(ctypes.c_void_p(addr), 7, 2, ctypes.c_void_p(ptr), dims, strides, box, es, 0, 0, 2, 0)
+    assert r == 0, r
+    return np.frombuffer(ctypes.string_at(addr, 128), dtype=np.dtype((np.void, 128)))[0]
 def threads(nm):
     return 256 + 32 * int(nm.split('_p')[-1][0]) if '_ws_' in nm else 256
 for s in sizes:
@@ -30,11 +44,12 @@ for s in sizes:
     for nm in names:
         f = mod.get_function(nm); f.max_dynamic_shared_size_bytes = shared(nm)
         c = cp.full(m * n, cp.nan, dtype=cp.float32)
-        f((n // 256, m // 128), (threads(nm),), (ca, cb, c, cp.uint32(m), cp.uint32(n), cp.uint32(k)), shared_mem=shared(nm))
+        bb = b_map(cb.data.ptr, k, n) if "tmat" in nm else cb
+        f((n // 256, m // 128), (threads(nm),), (ca, bb, c, cp.uint32(m), cp.uint32(n), cp.uint32(k)), shared_mem=shared(nm))
         cp.cuda.Device().synchronize()
         err = (torch.as_tensor(c, device="cuda").reshape(m, n) - ref).abs().max().item() / ref.abs().max().item()
         print(f"{nm} {s}: max rel err {err:.2e}", flush=True)
-        fns[nm] = (f, c)
+        fns[nm] = (f, c, bb)
     if rounds == 0:
         torch.matmul(a, b); torch.cuda.synchronize(); continue
     reps = max(3, int(5000 / (2 * s**3 / 50e6)))  # batches of ~5 ms
@@ -49,8 +64,8 @@ for s in sizes:
                 for _ in range(reps): torch.matmul(a, b, out=out)
                 en.record()
             else:
-                f, c = fns[nm]
-                args = (ca, cb, c, cp.uint32(m), cp.uint32(n), cp.uint32(k))
+                f, c, bb = fns[nm]
+                args = (ca, bb, c, cp.uint32(m), cp.uint32(n), cp.uint32(k))
                 f((n // 256, m // 128), (threads(nm),), args, shared_mem=shared(nm))
                 st.record()
                 for _ in range(reps): f((n // 256, m // 128), (threads(nm),), args, shared_mem=shared(nm))
