@@ -269,10 +269,7 @@ pub(super) mod hopper_device {
 
     /// Stores `acc`, the block tile at `origin`, into the floats of C inside `m × n`; with
     /// `add`, adds it to what C holds there (another block's published partial sums, read from
-    /// L2). A row's loads all go out before its stores. Where C is 16-byte aligned and n a
-    /// multiple of 4, a lane's 4 columns that lie inside C go as one vector (a quarter of the
-    /// requests; single floats left the edge kernels 2.3% slower than the aligned ones at 4096³,
-    /// their stores' registers held by the queue); the rest float by float.
+    /// L2). A row's loads all go out before its stores.
     ///
     /// # Safety
     /// C holds m·n floats, 4-byte aligned; the block has `cfg.threads()` threads.
@@ -286,51 +283,25 @@ pub(super) mod hopper_device {
         add: bool,
     ) {
         let t = thread::thread_idx_x();
-        // Every row of C then starts on 16 bytes, and `out_col` is a multiple of 4.
-        let vectors = (c as usize).is_multiple_of(16) && n.is_multiple_of(4);
-        // SAFETY: every float written or read is checked against m and n first; a vector only
-        // where its 4 columns are below n, 16-byte aligned as above.
+        // SAFETY: every float written or read is checked against m and n first.
         unsafe {
             unroll_tile!(@ i {
                 let r = row0 + cfg.out_row(t, i);
                 if (i as usize) < TM && r < m {
                     let at = |h: u32, j: u32| c.add(row_major(r as u64, (col0 + cfg.out_col(t, h) + j) as u64, n as u64) as usize);
                     let inside = |h: u32, j: u32| (h as usize) < TN / 4 && col0 + cfg.out_col(t, h) + j < n;
-                    let whole = |h: u32| vectors && inside(h, 3);
                     let mut sums = [0.0f32; 16];
-                    unroll_tile!(@ h {
-                        if whole(h) {
-                            let q = 4 * h as usize;
-                            let own = [acc[i as usize][q], acc[i as usize][q + 1], acc[i as usize][q + 2], acc[i as usize][q + 3]];
-                            let v = if add {
-                                let b = mem::load_v4_f32_cg(at(h, 0) as *const [f32; 4]);
-                                [b[0] + own[0], b[1] + own[1], b[2] + own[2], b[3] + own[3]]
-                            } else {
-                                own
-                            };
-                            sums[q..q + 4].copy_from_slice(&v);
-                        } else {
-                            unroll_tile!(@ j {
-                                if inside(h, j) {
-                                    let q = (4 * h + j) as usize;
-                                    let sum = acc[i as usize][q];
-                                    sums[q] = if add { mem::load_cg_f32(at(h, j)) + sum } else { sum };
-                                }
-                            }; 0 1 2 3);
+                    unroll_16!(q => {
+                        if inside(q / 4, q % 4) {
+                            let sum = acc[i as usize][q as usize];
+                            sums[q as usize] = if add { mem::load_cg_f32(at(q / 4, q % 4)) + sum } else { sum };
                         }
-                    }; 0 1 2 3);
-                    unroll_tile!(@ h {
-                        if whole(h) {
-                            let q = 4 * h as usize;
-                            mem::store_v4_f32(at(h, 0) as *mut [f32; 4], [sums[q], sums[q + 1], sums[q + 2], sums[q + 3]]);
-                        } else {
-                            unroll_tile!(@ j {
-                                if inside(h, j) {
-                                    *at(h, j) = sums[(4 * h + j) as usize];
-                                }
-                            }; 0 1 2 3);
+                    });
+                    unroll_16!(q => {
+                        if inside(q / 4, q % 4) {
+                            *at(q / 4, q % 4) = sums[q as usize];
                         }
-                    }; 0 1 2 3);
+                    });
                 }
             }; 0 1 2 3 4 5 6 7);
         }

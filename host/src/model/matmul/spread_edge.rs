@@ -6,13 +6,12 @@
 //!   the partial ones; its `edge_k_loop` replayed copy by copy at the k steps [`spread_copies`]
 //!   names (A one float a copy from its clamped row, B one float from its wrapped column), the
 //!   partial last k tile's copies of the lanes inside k and its `k % 16` steps of fragments,
-//!   then its stores ([`store_tile_edge_warp`]: a lane's 4 columns as one vector where they lie
-//!   inside C and C allows it, else single floats of the lanes inside C).
+//!   then single-float stores of the lanes inside C.
 //! - `matmul_spread_edge`: stream-K's row (`stream_k_counts`) over that loop, a cut tile's
-//!   partial sums read back the same way (`ld.global.cg`) before its stores.
+//!   partial sums read back a float at a time (`ld.global.cg.f32`) before its stores.
 
 use super::Launched;
-use super::warptile::fragments;
+use super::warptile::{fragments, store_c_vectors};
 use crate::launch::Launch;
 use crate::model::{Model, Warp, block_warps, lanes_where};
 use coalesce_kernels::matmul::{EDGE_GROUP, StreamK, WARPTILE_ASYNC, WTS_STAGES, row_major, spread_copies};
@@ -97,46 +96,13 @@ pub(super) fn edge_k_loop_warp(model: &mut Model, l: &Launched, w: &Warp, origin
 pub(super) fn waves_warp(model: &mut Model, l: &Launched, w: &Warp, origin: (u32, u32)) {
     let cfg = WARPTILE_ASYNC;
     edge_k_loop_warp(model, l, w, origin, (0, cfg.k_tiles(l.k, true)));
-    store_tile_edge_warp(model, l, w, origin, false);
-}
-
-/// One warp of the kernel's `store_tile_edge` for the block tile at `(row0, col0)`, row by row:
-/// with `add`, the loads of what C holds there, then the stores. A lane's 4 columns go as one
-/// 16-byte access where all lie inside C, C starts on 16 bytes and n is a multiple of 4;
-/// otherwise 4 single floats, each of the lanes whose float lies inside C.
-fn store_tile_edge_warp(model: &mut Model, l: &Launched, w: &Warp, (row0, col0): (u32, u32), add: bool) {
-    let cfg = WARPTILE_ASYNC;
-    let t = |lane| w.thread(lane).0;
-    let (m, n) = (l.m, l.n);
-    let vectors = l.c.base.is_multiple_of(16) && n.is_multiple_of(4);
-    for i in 0..cfg.tm {
-        let r = |lane| row0 + cfg.out_row(t(lane), i);
-        let rows = lanes_where(w.lanes, |lane| r(lane) < m);
-        let col = |lane: u32, h: u32| col0 + cfg.out_col(t(lane), h);
-        let whole = |lane: u32, h: u32| vectors && col(lane, h) + 3 < n;
-        let at = |lane: u32, h: u32, j: u32| 4 * row_major(r(lane).into(), u64::from(col(lane, h) + j), n.into());
-        let access = |model: &mut Model, store: bool, width: u32, on: u32, offset: &dyn Fn(u32) -> u64| match store {
-            true => model.store(l.c, width, on, offset),
-            false => model.load(l.c, width, on, offset),
-        };
-        for store in [false, true] {
-            if !store && !add {
-                continue;
-            }
-            for h in 0..cfg.tn / 4 {
-                access(model, store, 16, lanes_where(rows, |lane| whole(lane, h)), &|lane| at(lane, h, 0));
-                for j in 0..4 {
-                    let on = lanes_where(rows, |lane| !whole(lane, h) && col(lane, h) + j < n);
-                    access(model, store, 4, on, &|lane| at(lane, h, j));
-                }
-            }
-        }
-    }
+    store_c_vectors(model, l, w, cfg, origin, true);
 }
 
 /// Counts of `matmul_spread_edge` (stream-K's row over the guarded ring) on schedule `sk`, as
-/// `stream_k_counts` replays the whole-tile rows, the partial sums read back as they are stored.
+/// `stream_k_counts` replays the whole-tile rows, the partial sums read a float at a time.
 pub(super) fn row_counts(model: &mut Model, l: &Launched, launch: &Launch, sk: StreamK) {
+    let cfg = WARPTILE_ASYNC;
     let flags = model.buffer(super::stream_k::FLAGS_ADDRESS);
     for x in 0..sk.wave {
         let mut u = 0;
@@ -145,11 +111,22 @@ pub(super) fn row_counts(model: &mut Model, l: &Launched, launch: &Launch, sk: S
             for w in block_warps(launch, (x, 0)) {
                 edge_k_loop_warp(model, l, &w, (row0, col0), (k0, k1));
                 let first = w.thread(0).0 == 0;
-                if k0 > 0 && first {
-                    model.load(flags, 4, 1, |_| 0);
-                    model.store(flags, 4, 1, |_| 0);
+                if k0 > 0 {
+                    if first {
+                        model.load(flags, 4, 1, |_| 0);
+                        model.store(flags, 4, 1, |_| 0);
+                    }
+                    let t = |lane| w.thread(lane).0;
+                    for i in 0..cfg.tm {
+                        let r = |lane| row0 + cfg.out_row(t(lane), i);
+                        for q in 0..cfg.tn {
+                            let col = |lane| col0 + cfg.out_col(t(lane), q / 4) + q % 4;
+                            let on = lanes_where(w.lanes, |lane| r(lane) < l.m && col(lane) < l.n);
+                            model.load(l.c, 4, on, |lane| 4 * row_major(r(lane).into(), col(lane).into(), l.n.into()));
+                        }
+                    }
                 }
-                store_tile_edge_warp(model, l, &w, (row0, col0), k0 > 0);
+                store_c_vectors(model, l, &w, cfg, (row0, col0), true);
                 if k1 < sk.iters && first {
                     model.store(flags, 4, 1, |_| 0);
                 }
