@@ -375,14 +375,9 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
                         }
                     }
                     // Stores (and the row's reads of published sums) float by float inside C.
-                    for i in 0..cfg.tm {
-                        for h in 0..cfg.tn / 4 {
-                            for j in 0..4 {
-                                let (row, col) = (row0 + cfg.out_row(t, i), col0 + cfg.out_col(t, h) + j);
-                                if row < m && col < n {
-                                    inside("C", row_major(row as u64, col as u64, n64), 1, oc, m64 * n64, wc)?;
-                                }
-                            }
+                    for (row, col) in thread_cells(cfg, t, (row0, col0)) {
+                        if row < m && col < n {
+                            inside("C", row_major(row as u64, col as u64, n64), 1, oc, m64 * n64, wc)?;
                         }
                     }
                 }
@@ -495,6 +490,18 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
     Ok(())
 }
 
+/// The elements of C thread `t` of a warp-tiled block at `(row0, col0)` stores, inside C or not:
+/// row `i`, then vector `h`, then float `j` of it (`WarpTile::out_row`, `out_col`).
+fn thread_cells(cfg: WarpTile, t: u32, (row0, col0): (u32, u32)) -> impl Iterator<Item = (u32, u32)> {
+    (0..cfg.tm)
+        .flat_map(move |i| (0..cfg.tn).map(move |q| (row0 + cfg.out_row(t, i), col0 + cfg.out_col(t, q / 4) + q % 4)))
+}
+
+/// [`thread_cells`] of every thread of the block.
+fn tile_cells(cfg: WarpTile, origin: (u32, u32)) -> impl Iterator<Item = (u32, u32)> {
+    (0..cfg.threads()).flat_map(move |t| thread_cells(cfg, t, origin))
+}
+
 /// The (bx, by, t, i, h, j) that store element `(r, c)` of a band's C in a warp-tiled launch
 /// (the guarded kernel skips stores past m and n).
 fn warp_tile_owners(method: Method, grid: (u32, u32), (m, n): (u32, u32), (r, c): (u32, u32)) -> usize {
@@ -504,20 +511,7 @@ fn warp_tile_owners(method: Method, grid: (u32, u32), (m, n): (u32, u32), (r, c)
         return 0;
     }
     let (row0, col0) = warp_tile_origin(method, grid, n, (bx, by), false);
-    let mut owners = 0;
-    for t in 0..cfg.threads() {
-        for i in 0..cfg.tm {
-            for h in 0..cfg.tn / 4 {
-                for j in 0..4 {
-                    let (row, col) = (row0 + cfg.out_row(t, i), col0 + cfg.out_col(t, h) + j);
-                    if (row, col) == (r, c) && row < m && col < n {
-                        owners += 1;
-                    }
-                }
-            }
-        }
-    }
-    owners
+    tile_cells(cfg, (row0, col0)).filter(|&(row, col)| (row, col) == (r, c) && row < m && col < n).count()
 }
 
 /// The bands start at row 0, follow each other, end at m, each within one launch's limit, and
@@ -782,20 +776,13 @@ proptest! {
                     | Method::WarpTileEdgeSm90 => {
                         let cfg = method.warp_tile().unwrap();
                         let (row0, col0) = warp_tile_origin(method, (gx, gy), nn, (bx, by), false);
-                        for t in 0..cfg.threads() {
-                            for i in 0..cfg.tm {
-                                for h in 0..cfg.tn / 4 {
-                                    for j in 0..4 {
-                                        let (row, col) = (row0 + cfg.out_row(t, i), col0 + cfg.out_col(t, h) + j);
-                                        // The guarded kernel stores only inside C; the others'
-                                        // grids are exactly C.
-                                        if row < mm && col < nn {
-                                            hits[row_major(row as u64, col as u64, n as u64) as usize] += 1;
-                                        } else {
-                                            prop_assert!(!method.whole_tiles_only());
-                                        }
-                                    }
-                                }
+                        for (row, col) in tile_cells(cfg, (row0, col0)) {
+                            // The guarded kernel stores only inside C; the others' grids are
+                            // exactly C.
+                            if row < mm && col < nn {
+                                hits[row_major(row as u64, col as u64, n as u64) as usize] += 1;
+                            } else {
+                                prop_assert!(!method.whole_tiles_only());
                             }
                         }
                     }
@@ -874,19 +861,12 @@ proptest! {
         prop_assert!(computed.iter().all(|&h| h == 1));
         let mut hits = vec![0u8; m * n];
         for (row0, col0) in finals {
-            for t in 0..cfg.threads() {
-                for i in 0..cfg.tm {
-                    for h in 0..cfg.tn / 4 {
-                        for j in 0..4 {
-                            let (row, col) = (row0 + cfg.out_row(t, i), col0 + cfg.out_col(t, h) + j);
-                            // The guarded ring stores only inside C; the others' tiles are whole.
-                            if row < m32 && col < n32 {
-                                hits[row_major(row as u64, col as u64, n as u64) as usize] += 1;
-                            } else {
-                                prop_assert!(edge);
-                            }
-                        }
-                    }
+            for (row, col) in tile_cells(cfg, (row0, col0)) {
+                // The guarded ring stores only inside C; the others' tiles are whole.
+                if row < m32 && col < n32 {
+                    hits[row_major(row as u64, col as u64, n as u64) as usize] += 1;
+                } else {
+                    prop_assert!(edge);
                 }
             }
         }
