@@ -147,7 +147,7 @@ fn warp_tile_origin(method: Method, grid: (u32, u32), n: u32, (bx, by): (u32, u3
 /// the two are checked against each other.
 fn schedule(method: Method, (m, n, k): (u32, u32, u32)) -> StreamK {
     let wave = 132u32.clamp(1, SK_MAX_WAVE);
-    if method.whole_tiles_only() { StreamK::new(m, n, k, wave) } else { StreamK::covering(m, n, k, wave) }
+    StreamK::of(m, n, k, wave, !method.whole_tiles_only())
 }
 
 /// Stream-K's launches of one band of `method`, in order: the whole waves' kernel, then the
@@ -838,11 +838,7 @@ proptest! {
                 prop_assert_eq!(kernel.name(), row);
                 prop_assert_eq!(launch.grid.1, 1);
                 // The row's schedule, from its grid, as the kernel forms it.
-                let sk = if edge {
-                    StreamK::covering(m32, n32, k32, launch.grid.0)
-                } else {
-                    StreamK::new(m32, n32, k32, launch.grid.0)
-                };
+                let sk = StreamK::of(m32, n32, k32, launch.grid.0, edge);
                 for x in 0..launch.grid.0 {
                     let mut u = 0;
                     while let Some((tile, k0, k1)) = sk.segment(x, u) {
@@ -975,7 +971,7 @@ proptest! {
         let (method, trim) = if edge { (Method::WarpTileSpreadEdge, trim) } else { (Method::WarpTileStreamK, (0, 0, 0)) };
         let (m, n, k) = (tiles_m * cfg.bm - trim.0, tiles_n * cfg.bn - trim.1, iters * cfg.bk - trim.2);
         let wave = stream_k(m, n, sms).wave;
-        let sk = if edge { StreamK::covering(m, n, k, wave) } else { StreamK::new(m, n, k, wave) };
+        let sk = StreamK::of(m, n, k, wave, edge);
         prop_assert_eq!((sk.tiles_n, sk.tiles, sk.iters), (tiles_n, tiles_m * tiles_n, iters));
         prop_assert_eq!((sk.whole_grid(), sk.row_grid()), ((sms, sk.tiles / sms), (sms, 1)));
         // The host plans these grids.

@@ -60,11 +60,7 @@ impl StreamK {
     /// 650 µs).
     #[inline(always)]
     pub const fn new(m: u32, n: u32, k: u32, wave: u32) -> StreamK {
-        let wave = if wave == 0 { 1 } else { wave };
-        let tiles_n = n / WARPTILE_ASYNC.bn;
-        let tiles = (m / WARPTILE_ASYNC.bm) as u64 * tiles_n as u64;
-        let tiles = if tiles > u32::MAX as u64 { u32::MAX } else { tiles as u32 };
-        StreamK { tiles_n, tiles, iters: k / WARPTILE_ASYNC.bk, wave, waves: tiles / wave }
+        StreamK::of(m, n, k, wave, false)
     }
     /// The schedule of any `m × n × k` multiply for stage 11's guarded kernels: as [`StreamK::new`],
     /// but partial tiles of C and a partial last k tile count as whole ones.
@@ -72,7 +68,8 @@ impl StreamK {
     pub const fn covering(m: u32, n: u32, k: u32, wave: u32) -> StreamK {
         StreamK::of(m, n, k, wave, true)
     }
-    /// [`StreamK::new`], or with `edge` [`StreamK::covering`].
+    /// [`StreamK::new`], or with `edge` [`StreamK::covering`]: whole tiles (and k tiles)
+    /// counted rounding down, or up.
     #[inline(always)]
     pub const fn of(m: u32, n: u32, k: u32, wave: u32, edge: bool) -> StreamK {
         let wave = if wave == 0 { 1 } else { wave };
@@ -201,11 +198,7 @@ pub(super) mod hopper_device {
     ) {
         let cfg = WARPTILE_ASYNC;
         let x = thread::block_idx_x();
-        let sk = if L::EDGE {
-            StreamK::covering(m, n, k, thread::grid_dim_x())
-        } else {
-            StreamK::new(m, n, k, thread::grid_dim_x())
-        };
+        let sk = StreamK::of(m, n, k, thread::grid_dim_x(), L::EDGE);
         let flags = (&raw mut SK_FLAGS).cast::<u32>();
         // SAFETY (whole body): tiles are below `sk.tiles` (whole tiles of C: `origin`), k tiles
         // below `iters`; flags are indexed by blocks of the row, below `wave <= SK_MAX_WAVE`.
