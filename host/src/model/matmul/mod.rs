@@ -2,9 +2,10 @@
 //!
 //! One file a stage, as the kernels' (teaching order: `naive`, `tiled`, `prefetch`, `cp_async`,
 //! `regblock`, `warptile`, `async_ring`, `stream_k`, `spread_ring`, `spread_edge`; stage 10,
-//! `spread_stream_k`, is `stream_k`'s replay over `spread_ring`'s loop), each replaying its kernels from their SASS
-//! (sm_90; the Hopper kernels from the Hopper module, the rest from the main one) and saying
-//! what that SASS is; this module dispatches a launch to its stage and holds what they share.
+//! `spread_stream_k`, is `stream_k`'s replay over `spread_ring`'s loop), each replaying its
+//! kernels from their SASS (sm_90; the Hopper kernels from the Hopper module, the rest from the
+//! main one) and saying what that SASS is; this module dispatches a launch to its stage and
+//! holds what they share.
 //!
 //! Uniformity: a 4096³ multiply is 10^11 lane accesses, so each launch is replayed one block
 //! per *class* and the class's count multiplied by its number of blocks. A block's global
