@@ -3,8 +3,10 @@
 //! and the handle from several threads, two handles on one device, and a buffer that outlives
 //! its handle. Every output buffer is poisoned around the view written, and every element of
 //! it, inside the view and out, is compared with the CPU.
-use coalesce::coalescing::AsyncCopy;
-use coalesce::{DeviceRead, Error, Gpu, coalescing, matmul, reduce, transpose};
+use std::sync::{Mutex, mpsc};
+
+use coalesce::coalescing::{AsyncCopy, Load};
+use coalesce::{DeviceBuffer, DeviceRead, Error, Gpu, coalescing, histogram, matmul, reduce, transpose};
 
 use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, close, same_bits};
 
@@ -26,8 +28,11 @@ pub const CHECKS: &[LibraryCheck] = &[
     LibraryCheck { id: "library/handles/threads", run: threads },
     LibraryCheck { id: "library/handles/two", run: two_handles },
     LibraryCheck { id: "library/handles/buffer_after_gpu", run: buffer_after_gpu },
+    LibraryCheck { id: "library/handles/ordered", run: ordered_handles },
+    LibraryCheck { id: "library/handles/ordered_threads", run: ordered_threads },
     LibraryCheck { id: "library/devices/each", run: each_device },
     LibraryCheck { id: "library/devices/cross", run: cross_device },
+    LibraryCheck { id: "library/devices/refused", run: refused_entry_points },
 ];
 
 /// Calls of each view check: random shapes and offsets.
@@ -359,6 +364,16 @@ fn cross_device(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
     let mut pulled = gpu.poisoned::<f32>(big.len(), POISON_BITS)?;
     coalescing::copy(gpu, &staged, &mut pulled)?;
     same_bits(&format!("copy on device {here} of what device {there} had just queued"), &pulled.to_vec()?, &big)?;
+    // matmul::matmul over memory of both devices: a whole-tile shape (the Hopper module's pick on
+    // one device) and a ragged one, both taken by a base-module kernel, both against the CPU.
+    for (m, n, k) in [(256, 512, 64), (130, 77, 45)] {
+        let (a, b) = (rng.f32s(m * k), rng.f32s(k * n));
+        let (far_a, near_b) = (other.upload(&a)?, gpu.upload(&b)?);
+        let mut far_c = other.poisoned::<f32>(m * n, POISON_BITS)?;
+        matmul::matmul(gpu, &far_a, &near_b, &mut far_c, (m, n, k))?;
+        let what = format!("matmul {m}x{n}x{k} on device {here}, A and C on device {there}");
+        close(&what, &far_c.to_vec()?, &matmul::matmul_cpu(&a, &b, (m, n, k))?, crate::matmul::TOLERANCE)?;
+    }
     // The Hopper module's bulk copy over the other device's memory: refused, nothing written.
     let hopper = match gpu.supports(coalesce::kernels::coalescing::coalescing_bulk) {
         Ok(()) => {
@@ -383,6 +398,204 @@ fn cross_device(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
         Err(_) => "",
     };
     Ok(format!(
-        "devices {here} and {there}: unmapped launch refused, peer copies both ways, kernels reading and writing across, after the other device's queued work{hopper}"
+        "devices {here} and {there}: unmapped launch refused, peer copies both ways, kernels reading and writing across, after the other device's queued work, matmul over both{hopper}"
     ))
+}
+
+/// Rounds of each ordering check.
+const ORDER_ROUNDS: usize = 1000;
+/// The ordering checks' multiply, `m × n × k`: long enough (about 0.2 ms on an H100) that a copy
+/// not ordered after it reads its output half written.
+const ORDER_SHAPE: (usize, usize, usize) = (1024, 1024, 4096);
+
+/// The ordering checks' inputs and the bits of their product, computed once through `gpu`.
+struct OrderCase {
+    a: DeviceBuffer<f32>,
+    b: DeviceBuffer<f32>,
+    want: Vec<f32>,
+}
+
+impl OrderCase {
+    fn new(gpu: &Gpu, rng: &mut Rng) -> CheckResult<Self> {
+        let (m, n, k) = ORDER_SHAPE;
+        let (a, b) = (gpu.upload(&rng.f32s(m * k))?, gpu.upload(&rng.f32s(k * n))?);
+        let mut c = gpu.poisoned::<f32>(m * n, POISON_BITS)?;
+        matmul::matmul(gpu, &a, &b, &mut c, ORDER_SHAPE)?;
+        let want = c.to_vec()?;
+        if want.iter().any(|x| x.is_nan()) {
+            return Err(CheckError::Unexpected {
+                what: "the ordering checks' reference product".into(),
+                expected: "no poison left".into(),
+                got: "NaN".into(),
+            });
+        }
+        Ok(OrderCase { a, b, want })
+    }
+
+    /// Zeroes `c` and queues the multiply into it on `gpu`: a reader not ordered after both sees
+    /// zeros or a half-written product.
+    fn produce(&self, gpu: &Gpu, c: &mut DeviceBuffer<f32>) -> CheckResult<()> {
+        gpu.zero(c)?;
+        matmul::matmul(gpu, &self.a, &self.b, c, ORDER_SHAPE)?;
+        Ok(())
+    }
+
+    /// Copies `c` into `copy` on `gpu` at once, then compares every element with the product.
+    fn consume(&self, gpu: &Gpu, c: &DeviceBuffer<f32>, copy: &mut DeviceBuffer<f32>, round: usize) -> CheckResult<()> {
+        coalescing::copy(gpu, c, copy)?;
+        same_bits(&format!("round {round}: the copy on the second handle"), &copy.to_vec()?, &self.want)
+    }
+}
+
+/// The probe's pattern, on one thread: a large matmul queued on one handle, its output copied on
+/// a second handle of the same device at once, [`ORDER_ROUNDS`] times. Work on a buffer is ordered
+/// across handles (one stream a device): every copy must be the whole product.
+fn ordered_handles(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
+    let other = Gpu::with_device(gpu.info().ordinal)?;
+    let case = OrderCase::new(gpu, rng)?;
+    let (m, n, _) = ORDER_SHAPE;
+    let mut c = gpu.poisoned::<f32>(m * n, POISON_BITS)?;
+    let mut copy = other.poisoned::<f32>(m * n, POISON_BITS)?;
+    for round in 0..ORDER_ROUNDS {
+        case.produce(gpu, &mut c)?;
+        case.consume(&other, &c, &mut copy, round)?;
+    }
+    Ok(format!("{ORDER_ROUNDS}/{ORDER_ROUNDS} copies on handle B of a {m}x{n}x{} matmul queued on handle A", ORDER_SHAPE.2))
+}
+
+/// [`ordered_handles`] across two threads: one queues the matmul on its handle and hands the
+/// output over (a mutex and a channel, as a program would); the other copies it on its own
+/// handle at once.
+fn ordered_threads(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
+    let other = Gpu::with_device(gpu.info().ordinal)?;
+    let case = OrderCase::new(gpu, rng)?;
+    let (m, n, _) = ORDER_SHAPE;
+    let c = Mutex::new(gpu.poisoned::<f32>(m * n, POISON_BITS)?);
+    let mut copy = other.poisoned::<f32>(m * n, POISON_BITS)?;
+    let (queued, ready) = mpsc::channel::<usize>();
+    let (done, next) = mpsc::channel::<()>();
+    std::thread::scope(|s| {
+        let (c, case) = (&c, &case);
+        let producer = s.spawn(move || {
+            for round in 0..ORDER_ROUNDS {
+                case.produce(gpu, &mut c.lock().expect("output lock"))?;
+                if queued.send(round).is_err() || next.recv().is_err() {
+                    break; // the consumer failed: its error is the one reported
+                }
+            }
+            drop(queued);
+            Ok::<_, CheckError>(())
+        });
+        let (other, copy) = (&other, &mut copy);
+        let consumer = s.spawn(move || {
+            for round in ready {
+                let result = case.consume(other, &c.lock().expect("output lock"), copy, round);
+                result?;
+                let _ = done.send(());
+            }
+            Ok::<_, CheckError>(())
+        });
+        consumer.join().expect("consumer thread")?;
+        producer.join().expect("producer thread")
+    })?;
+    Ok(format!("{ORDER_ROUNDS}/{ORDER_ROUNDS} copies on another thread's handle of a matmul just queued on this one's"))
+}
+
+/// `memory` must still hold only poison (a refused call wrote nothing).
+fn still_poisoned<T: cust::memory::DeviceCopy + bytemuck::Pod>(what: &str, memory: &DeviceBuffer<T>) -> CheckResult<()> {
+    let words: Vec<u32> = bytemuck::cast_slice(&memory.to_vec()?).to_vec();
+    match words.iter().position(|&w| w != POISON_BITS) {
+        None => Ok(()),
+        Some(i) => Err(CheckError::Unexpected {
+            what: format!("{what}: word {i} after the refused call"),
+            expected: format!("{POISON_BITS:#x} (untouched)"),
+            got: format!("{:#x}", words[i]),
+        }),
+    }
+}
+
+/// A call that must be refused with [`Error::WrongDevice`].
+fn wrong_device(what: &str, result: coalesce::Result<impl std::fmt::Debug>) -> CheckResult<()> {
+    match result {
+        Err(Error::WrongDevice { .. }) => Ok(()),
+        other => Err(CheckError::Unexpected {
+            what: format!("{what} with a buffer of another device, unmapped"),
+            expected: "WrongDevice".into(),
+            got: format!("{other:?}"),
+        }),
+    }
+}
+
+/// Every entry point, handed an input on another device (unmapped) and a poisoned output on its
+/// own: refused with `WrongDevice` and the output still poison (the checks run before anything
+/// is written: the zeroed totals and cleared bins included); then each with its input at home
+/// and its output on the other device. SKIPPED with one device.
+fn refused_entry_points(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
+    let count = Gpu::device_count()?;
+    let here = gpu.info().ordinal;
+    let Some(there) = (0..count).find(|&d| d != here) else {
+        return Ok(format!("SKIPPED (the driver reports {count} device; the wrong-device checks need two)"));
+    };
+    // Handles of their own, with no peer mapping (`gpu` may have mapped the other device).
+    let (gpu, other) = (&Gpu::with_device(here)?, &Gpu::with_device(there)?);
+    let (rows, cols) = (96, 130);
+    let n = rows * cols;
+    let floats = rng.f32s(n);
+    let ints = rng.i32s(n);
+    let values: Vec<u32> = ints.iter().map(|&v| v as u32).collect();
+    let mut calls = 0;
+    // Both directions: (input's device, output's device).
+    for (from, to) in [(other, gpu), (gpu, other)] {
+        let (f_in, i_in, u_in) = (from.upload(&floats)?, from.upload(&ints)?, from.upload(&values)?);
+        let side = if std::ptr::eq(from, gpu) { "output" } else { "input" };
+        let mut out = to.poisoned::<f32>(n, POISON_BITS)?;
+        let mut total = to.poisoned::<i32>(1, POISON_BITS)?;
+        let mut partials = to.poisoned::<i32>(1 << 16, POISON_BITS)?;
+        let mut bins = to.poisoned::<u32>(histogram::BINS as usize, POISON_BITS)?;
+        let mut each = |what: &str, result: coalesce::Result<()>| {
+            calls += 1;
+            wrong_device(&format!("{what} ({side} on device {there})"), result)
+        };
+        each("copy", coalescing::copy(gpu, &f_in, &mut out))?;
+        each("copy_tuned", coalescing::copy_tuned(gpu, &f_in, &mut out, 4, true))?;
+        each("offset_copy", coalescing::offset_copy(gpu, Load::Cached, &f_in, &mut out, n - 1, 1))?;
+        each("stride_copy", coalescing::stride_copy(gpu, &f_in, &mut out, n / 2, 2))?;
+        if gpu.supports(coalesce::kernels::coalescing::coalescing_bulk).is_ok() {
+            for kind in [AsyncCopy::CpAsync, AsyncCopy::Bulk] {
+                each(&format!("copy_async {kind:?}"), coalescing::copy_async(gpu, kind, &f_in, &mut out, 2))?;
+            }
+            each("tma_transpose", transpose::tma_transpose(gpu, &f_in, &mut out, rows, cols))?;
+        }
+        each("transpose", transpose::transpose(gpu, &f_in, &mut out, rows, cols))?;
+        {
+            use transpose::Method::*;
+            for method in [Copy, Naive, Shared, Padded, Wide, WideCopy, WideCopyDown] {
+                each(&format!("transpose::run {method:?}"), transpose::run(gpu, method, &f_in, &mut out, rows, cols))?;
+            }
+        }
+        if side == "input" {
+            each("sum", reduce::sum(gpu, &i_in).map(|_| ()))?;
+        }
+        each("sum_to", reduce::sum_to(gpu, &i_in, &mut total))?;
+        for method in reduce::Method::ALL {
+            let result = reduce::sum_into(gpu, method, &i_in, &mut partials, &mut total);
+            each(&format!("sum_into {method:?}"), result)?;
+        }
+        for method in histogram::Method::ALL {
+            if gpu.supports(method.kernel()).is_ok() {
+                each(&format!("histogram {method:?}"), histogram::run(gpu, method, &u_in, &mut bins))?;
+            }
+        }
+        let (m, k) = (rows, cols);
+        let b = from.upload(&rng.f32s(k * rows))?;
+        let mut c = to.poisoned::<f32>(m * rows, POISON_BITS)?;
+        each("matmul", matmul::matmul(gpu, &f_in, &b, &mut c, (m, rows, k)))?;
+        each("matmul::run WarpTileEdge", matmul::run(gpu, matmul::Method::WarpTileEdge, &f_in, &b, &mut c, (m, rows, k)))?;
+        still_poisoned(&format!("copy/transpose output ({side} on device {there})"), &out)?;
+        still_poisoned(&format!("sum total ({side} on device {there})"), &total)?;
+        still_poisoned(&format!("sum partials ({side} on device {there})"), &partials)?;
+        still_poisoned(&format!("histogram bins ({side} on device {there})"), &bins)?;
+        still_poisoned(&format!("matmul C ({side} on device {there})"), &c)?;
+    }
+    Ok(format!("{calls} calls refused with WrongDevice (inputs, then outputs on device {there}), every output still poison"))
 }

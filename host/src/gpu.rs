@@ -1,7 +1,7 @@
-//! The GPU handle: one context, one stream, the PTX modules with every function loaded once, and
-//! event timing.
+//! The GPU handle: one context, the device's one stream, the PTX modules with every function
+//! loaded once, and event timing.
 use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use cust::context::Context;
@@ -20,15 +20,22 @@ use coalesce_kernels::launch::DEFAULT_SHARED_BYTES;
 
 /// A CUDA device ready to run coalesce's kernels.
 ///
-/// A handle holds the device's primary context (the one the CUDA runtime uses too), one stream
-/// and the loaded PTX modules. It is `Send + Sync`: every method makes the context current on
-/// the calling thread first, so one handle may be shared by threads, and several handles on one
-/// device share the context and each other's buffers. Buffers keep the context alive, so they
-/// may outlive the handle that allocated them.
+/// A handle holds the device's primary context (the one the CUDA runtime uses too), the
+/// device's stream and the loaded PTX modules. It is `Send + Sync`: every method makes the
+/// context current on the calling thread first, so one handle may be shared by threads, and
+/// several handles on one device share the context and each other's buffers. Buffers keep the
+/// context alive, so they may outlive the handle that allocated them.
 ///
-/// Kernels and device-to-device copies are queued on the handle's stream and run in order.
-/// The stream is a blocking one, so the synchronous copies ([`crate::DeviceRead::to_vec`],
-/// [`crate::DeviceWrite::copy_from_host`]) wait for every kernel queued before them.
+/// Kernels, memsets and device-to-device copies are queued on **one stream per device**, shared
+/// by every handle of that device in the process, and run in the order they were queued,
+/// whichever handle or thread queued them. A borrow of a buffer ends when its work is queued, so
+/// the next call that gets the buffer (through any handle, on any thread) queues behind it: a
+/// matmul queued through one handle is finished before a copy of its output queued through
+/// another starts. (Per-buffer events, cudarc's design, would let independent work of two
+/// handles overlap, at an event record and a stream wait a buffer a call; one stream costs
+/// nothing a call and leaves no path unordered.) The stream is a blocking one, so the
+/// synchronous copies ([`crate::DeviceRead::to_vec`], [`crate::DeviceWrite::copy_from_host`])
+/// wait for every kernel queued before them.
 ///
 /// Two PTX modules: the base one ([`crate::PTX`], sm_75 PTX the driver compiles for any GPU)
 /// holds every lesson kernel and is loaded when the handle opens; the Hopper one
@@ -49,7 +56,8 @@ pub struct Gpu {
     /// retained handle to its context: the mapping lasts as long as that context, which cannot be
     /// destroyed (and a new one made without the mapping) while this handle holds it.
     peers: Mutex<Vec<(u32, Context)>>,
-    stream: Stream,
+    /// The device's one stream ([`DeviceStream::of`]), shared with every other handle on it.
+    stream: Arc<DeviceStream>,
     info: DeviceInfo,
     // Dropped after the functions' users: the functions belong to the module, the module and
     // the stream to the context (fields drop in declaration order).
@@ -63,6 +71,50 @@ impl Drop for Gpu {
         // handle may be dropped on a thread that never used it). If that fails the driver
         // reports errors to the destructors, which ignore them.
         let _ = bind(&self.context);
+    }
+}
+
+/// The stream every handle on one device queues on: made by the first handle opened on the
+/// device, destroyed with the last one (its context current, as the driver wants).
+struct DeviceStream {
+    stream: Stream,
+    context: Context,
+}
+
+/// The live stream of each device ordinal (a dead `Weak` is replaced by the next handle).
+static DEVICE_STREAMS: Mutex<Vec<(u32, Weak<DeviceStream>)>> = Mutex::new(Vec::new());
+
+impl DeviceStream {
+    /// Device `ordinal`'s stream, made in `context` (its primary context, current) if no live
+    /// handle holds one.
+    fn of(ordinal: u32, context: &Context) -> Result<Arc<DeviceStream>> {
+        // Nothing half-done is left behind a panic inside the lock: each entry is whole.
+        let mut streams = DEVICE_STREAMS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        streams.retain(|(_, weak)| weak.strong_count() > 0);
+        if let Some(stream) = streams.iter().find(|(o, _)| *o == ordinal).and_then(|(_, weak)| weak.upgrade()) {
+            return Ok(stream);
+        }
+        let stream = Arc::new(DeviceStream {
+            stream: Stream::new(StreamFlags::DEFAULT, None)?,
+            context: context.clone(),
+        });
+        streams.push((ordinal, Arc::downgrade(&stream)));
+        Ok(stream)
+    }
+}
+
+impl Drop for DeviceStream {
+    fn drop(&mut self) {
+        // The last handle may be dropped on a thread that never used the device: the stream is
+        // destroyed in its own context. If binding fails the destructor's error is ignored.
+        let _ = bind(&self.context);
+    }
+}
+
+impl std::ops::Deref for DeviceStream {
+    type Target = Stream;
+    fn deref(&self) -> &Stream {
+        &self.stream
     }
 }
 
@@ -136,7 +188,7 @@ impl Gpu {
         let context = Context::new(device)?;
         bind(&context)?;
         let Loaded { functions, _module: module } = load(ptx, |_| true)?;
-        let stream = Stream::new(StreamFlags::DEFAULT, None)?;
+        let stream = DeviceStream::of(ordinal, &context)?;
         let attribute = |a| device.get_attribute(a).map(|v| v as u32);
         let info = DeviceInfo {
             ordinal,
@@ -375,8 +427,16 @@ impl Gpu {
         }
     }
 
-    /// Queues a planned kernel launch on the stream.
-    pub fn launch<'a, Sig: Signature<'a>>(&self, call: Call<'a, Sig>) -> Result<()> {
+    /// Everything [`Gpu::launch`] checks before it queues `call`, queueing nothing: the driver's
+    /// launch limits, the kernel's launch bounds, where each buffer lives (this device, or one
+    /// it maps) and whether the kernel's module runs here. An entry point that writes before its
+    /// launch (a zeroed total, cleared bins) calls this first, so a refused call writes nothing.
+    pub(crate) fn admit<'a, Sig: Signature<'a>>(&self, call: &Call<'a, Sig>) -> Result<()> {
+        self.admitted(call).map(|_| ())
+    }
+
+    /// [`Gpu::admit`], returning the other devices whose memory the call touches.
+    fn admitted<'a, Sig: Signature<'a>>(&self, call: &Call<'a, Sig>) -> Result<Vec<u32>> {
         let launch = call.launch();
         launch.check_limits()?;
         if let Some((max_threads, _)) = call.kernel().launch_bounds() {
@@ -402,6 +462,14 @@ impl Gpu {
                 call.kernel().name()
             )));
         }
+        self.function(call.kernel())?;
+        Ok(remote)
+    }
+
+    /// Queues a planned kernel launch on the device's stream, after [`Gpu::admit`]'s checks.
+    pub fn launch<'a, Sig: Signature<'a>>(&self, call: Call<'a, Sig>) -> Result<()> {
+        let remote = self.admitted(&call)?;
+        let launch = call.launch();
         // Work the other devices queued on that memory runs on their streams, which this stream
         // does not wait for: let it finish first, so the kernel reads what the program wrote.
         self.finish_peers(&remote)?;

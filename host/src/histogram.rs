@@ -83,6 +83,8 @@ fn check(input: &impl DeviceRead<u32>, bins_len: usize) -> Result<(u64, u64)> {
 /// count with `method`. Errors as [`plan`], before anything is queued.
 pub fn run(gpu: &Gpu, method: Method, input: &impl DeviceRead<u32>, bins: &mut impl DeviceWrite<u32>) -> Result<()> {
     gpu.supports(method.kernel())?;
+    // Admitted (sizes, devices, module) before the bins are cleared: a refused call leaves them.
+    gpu.admit(&plan(method, input, bins)?)?;
     gpu.launch(clear_then_plan(method, input, bins, |bins| gpu.zero(bins))?)
 }
 

@@ -182,18 +182,28 @@ pub fn plan_second<'a>(
     Ok(unsafe { Call::new(reduce_shuffle_vec4, launch, (In::of(partials), Out::of(output), n)) })
 }
 
-/// Queues `call` on `gpu`, or only drops it (a dry run: the plan has already checked).
-fn queue<'a, Sig: Signature<'a>>(gpu: Option<&Gpu>, call: Call<'a, Sig>) -> Result<()> {
-    match gpu {
-        Some(gpu) => gpu.launch(call),
-        None => Ok(()),
+/// What [`passes`] does with each planned launch.
+#[derive(Clone, Copy)]
+enum Pass<'g> {
+    /// Drops it: the plan has checked the sizes.
+    Plan,
+    /// Checks that `Gpu::launch` would take it (devices, module), queueing nothing.
+    Admit(&'g Gpu),
+    /// Queues it.
+    Queue(&'g Gpu),
+}
+
+fn queue<'a, Sig: Signature<'a>>(pass: Pass<'_>, call: Call<'a, Sig>) -> Result<()> {
+    match pass {
+        Pass::Plan => Ok(()),
+        Pass::Admit(gpu) => gpu.admit(&call),
+        Pass::Queue(gpu) => gpu.launch(call),
     }
 }
 
-/// Plans every launch of `method` in order and queues each on `gpu` once planned (all of them
-/// checked only, when `gpu` is `None`).
+/// Plans every launch of `method` in order and hands each to `pass` once planned.
 fn passes(
-    gpu: Option<&Gpu>,
+    gpu: Pass<'_>,
     method: Method,
     input: &impl DeviceRead<i32>,
     partials: &mut impl DeviceWrite<i32>,
@@ -221,7 +231,7 @@ pub fn validate(
     output: &mut impl DeviceWrite<i32>,
     sms: u32,
 ) -> Result<()> {
-    passes(None, method, input, partials, output, sms)
+    passes(Pass::Plan, method, input, partials, output, sms)
 }
 
 /// Queues the wrapping sum of all of `input` into `output[0]` with `method`: zeroes `output[0]`,
@@ -240,9 +250,10 @@ pub fn sum_into(
     output: &mut impl DeviceWrite<i32>,
 ) -> Result<()> {
     let sms = gpu.multiprocessors();
-    validate(method, input, partials, output, sms)?;
+    // Every launch is admitted (sizes, devices, module) before `output[0]` is zeroed.
+    passes(Pass::Admit(gpu), method, input, partials, output, sms)?;
     gpu.zero(&mut output.slice_mut(..1)?)?;
-    passes(Some(gpu), method, input, partials, output, sms)
+    passes(Pass::Queue(gpu), method, input, partials, output, sms)
 }
 
 /// The wrapping sum of `input` (any length from 1: 64-bit indices), with the fastest kernel.
@@ -264,8 +275,9 @@ pub fn sum(gpu: &Gpu, input: &impl DeviceRead<i32>) -> Result<i32> {
 /// anything is queued. Any sub-slice, as [`sum`].
 pub fn sum_to(gpu: &Gpu, input: &impl DeviceRead<i32>, total: &mut impl DeviceWrite<i32>) -> Result<()> {
     let sms = gpu.multiprocessors();
-    // Checked before the zeroing is queued, so a refused call leaves `total` untouched.
-    let _checked = plan_shuffle(input, total, sms)?;
+    // Admitted (sizes, devices) before the zeroing is queued, so a refused call leaves `total`
+    // untouched.
+    gpu.admit(&plan_shuffle(input, total, sms)?)?;
     gpu.zero(&mut total.slice_mut(..1)?)?;
     gpu.launch(plan_shuffle(input, total, sms)?)
 }

@@ -479,7 +479,11 @@ pub fn matmul(
     c: &mut impl DeviceWrite<f32>,
     shape: (usize, usize, usize),
 ) -> Result<()> {
-    let sm90 = gpu.supports(matmul_warptile_sm90).is_ok();
+    // The Hopper module's kernels run over this device's memory only (`Gpu::launch`): with a
+    // buffer on a mapped peer, the base module's kernels take the multiply.
+    let here = Some(gpu.info().ordinal);
+    let local = [a.view().home(), b.view().home(), c.view().home()].iter().all(|home| home.ordinal() == here);
+    let sm90 = local && gpu.supports(matmul_warptile_sm90).is_ok();
     run(gpu, choose(a, b, c, shape, gpu.multiprocessors(), sm90), a, b, c, shape)
 }
 

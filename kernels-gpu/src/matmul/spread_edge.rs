@@ -161,7 +161,9 @@ pub(super) mod hopper_device {
     /// B hold m·k and k·n floats (m, n, k ≥ 1), each 4-byte aligned; the tile at `origin` starts
     /// inside C (`row0 < m`, `col0 < n`) and `kt1 <= k.div_ceil(bk)`; the block has
     /// `cfg.threads()` threads and `cfg.ring_bytes(STAGES)` of shared memory, no copy of its own
-    /// in flight and no warp still reading the ring.
+    /// in flight and no warp still reading the ring. It may return with copies of its own still
+    /// in flight (those past the range's last tile, into stages no tile is read from): a caller
+    /// that calls it again waits for them first (`async_copy::wait_for(0)`).
     #[inline(always)]
     pub(in crate::matmul) unsafe fn edge_k_loop<
         const TM: usize,

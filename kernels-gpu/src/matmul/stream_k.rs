@@ -163,7 +163,7 @@ pub(super) mod hopper_device {
     use super::*;
     use crate::matmul::async_ring::hopper_device::{KLoop, store_tile};
     use crate::matmul::spread_edge::hopper_device::store_tile_edge;
-    use crate::prelude::{atomic, thread};
+    use crate::prelude::{async_copy, atomic, thread};
 
     /// Block `x` of a stream-K row sets `SK_FLAGS[x]` once its partial sums for the next block
     /// are in C; that block waits for it and clears it, so all are zero between launches (a
@@ -209,6 +209,13 @@ pub(super) mod hopper_device {
                 let origin = sk.origin(tile);
                 let mut acc = [[0.0f32; TN]; TM];
                 L::run::<TM, TN, NA, NB>(cfg, a, b, m, n, k, origin, (k0, k1), &mut acc);
+                if L::EDGE {
+                    // Stage 11's ring copies its last tile again past the range's end, into
+                    // stages nothing reads; those copies may still be in flight, and the next
+                    // segment's first copies go to the same addresses: two asynchronous writes
+                    // in no defined order (racecheck's write-write hazards). Drain them first.
+                    async_copy::wait_for(0);
+                }
                 // Everyone is done with the ring (the next segment refills it) and C.
                 thread::sync_threads();
                 if k0 > 0 {
