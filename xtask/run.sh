@@ -95,18 +95,28 @@ l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,l1tex__data_bank_conflicts_
 # page shows), without the L1 data-bank arbitration the hardware counters above also count:
 # collected where this ncu knows them (an unknown metric would fail every run).
 NCU_SASS_METRICS="smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st"
+# L2 traffic from L1 (reads, writes, atomics and reductions; the lookups that hit), for the
+# model's L2 and DRAM columns: collected where this ncu knows them.
+NCU_L2_METRICS="lts__t_sectors_srcunit_tex_op_read lts__t_sectors_srcunit_tex_op_write \
+lts__t_sectors_srcunit_tex_op_read_lookup_hit lts__t_sectors_srcunit_tex_op_write_lookup_hit \
+lts__t_sectors_srcunit_tex_op_atom lts__t_sectors_srcunit_tex_op_red lts__t_sectors_srcunit_tex"
 
 ncu_counters() {
   command -v ncu >/dev/null || { echo "ncu not on PATH: no counters" | tee "$logs/ncu.csv"; return; }
   local metrics=$NCU_METRICS known m f keep
   known=$(ncu --query-metrics 2>/dev/null | awk '{print $1}')
-  for m in $NCU_SASS_METRICS; do
+  for m in $NCU_SASS_METRICS $NCU_L2_METRICS; do
     if grep -qx "$m" <<<"$known"; then metrics="$metrics,$m.sum"; else echo "ncu has no $m: left out"; fi
   done
   : > "$logs/ncu.csv"
   "$here/bin/gpu" --list > "$logs/runs.txt"
-  local start=$SECONDS count=0 run kernel launches gpus
+  local start=$SECONDS count=0 run kernel launches gpus part=${NCU_PART:-1/1} lo hi total
   gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  # NCU_PART=i/n profiles the i-th of n equal stretches of the run list (one call too short for
+  # every run: the parts' CSVs concatenated are one table).
+  total=$(wc -l < "$logs/runs.txt")
+  lo=$(( (${part%/*} - 1) * total / ${part#*/} )); hi=$(( ${part%/*} * total / ${part#*/} ))
+  sed -n "$((lo + 1)),${hi}p" "$logs/runs.txt" > "$logs/runs-part.txt"
   while read -r run kernel launches; do
     [ "$kernel" = "-" ] && continue
     # The peer lessons need a second GPU: nothing to profile without one.
@@ -119,8 +129,8 @@ ncu_counters() {
     ncu --csv --clock-control none --kernel-name "$kernel" --launch-count "${launches:-1}" \
       --metrics "$metrics" "$here/bin/gpu" --once "$run" 2>>"$logs/ncu.err" </dev/null \
       | grep '^"' >> "$logs/ncu.csv" || { echo "ncu failed for $run" | tee -a "$logs/ncu.csv"; status=1; }
-  done < "$logs/runs.txt"
-  echo "ncu: $count runs, $(grep -c '^"' "$logs/ncu.csv") counter rows in ncu.csv in $((SECONDS - start)) s"
+  done < "$logs/runs-part.txt"
+  echo "ncu: $count runs (part $part), $(grep -c '^"' "$logs/ncu.csv") counter rows in ncu.csv in $((SECONDS - start)) s"
   if [ -x "$here/bin/ncu_table" ]; then
     "$here/bin/ncu_table" "$logs/ncu.csv" > "$logs/ncu-table.md" || status=1
     "$here/bin/ncu_table" "$logs/ncu.csv" --only-off > "$logs/ncu-off.md" || status=1
