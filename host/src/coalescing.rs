@@ -269,6 +269,9 @@ pub fn stride_copy_cpu(input: &[f32], output: &mut [f32], n: usize, stride: usiz
     };
     at_least("copy input", input.len(), needed as u64)?;
     at_least("copy output", output.len(), needed as u64)?;
+    // Stride 0 copies element 0 n times: once is the same copy, and n is not bounded by the
+    // slices then (a loop up to usize::MAX).
+    let n = if stride == 0 { n.min(1) } else { n };
     for i in 0..n {
         output[i * stride] = input[i * stride];
     }
@@ -394,5 +397,13 @@ mod tests {
         assert_eq!(out, [0.0; 9]);
         assert!(offset_copy_cpu(&input, &mut out, 7, 2).is_ok() && stride_copy_cpu(&input, &mut out, 0, 5).is_ok());
         assert!(stride_copy_cpu(&input, &mut out, 3, 4).is_ok() && stride_copy_cpu(&input, &mut out, 5, 0).is_ok());
+    }
+
+    #[test]
+    fn cpu_stride_copy_at_stride_zero_copies_element_zero_once() {
+        // Any n fits one element at stride 0: the loop ran n times (usize::MAX: a hang).
+        let mut out = [0.0f32];
+        assert_eq!(stride_copy_cpu(&[1.5], &mut out, usize::MAX, 0), Ok(()));
+        assert_eq!(out, [1.5]);
     }
 }

@@ -489,12 +489,18 @@ pub fn matmul(
 
 /// Float64 CPU reference (row-major, i-k-j order so the inner loop streams rows of B). Errors:
 /// [`Error::OutOfRange`] if `m * k`, `k * n` or `m * n` passes `usize`,
-/// [`Error::LengthMismatch`] unless `a` holds exactly `m * k` floats and `b` `k * n`.
+/// [`Error::LengthMismatch`] unless `a` holds exactly `m * k` floats and `b` `k * n`,
+/// [`Error::HostMemory`] where the host cannot allocate C's `m * n` doubles.
 pub fn matmul_cpu(a: &[f32], b: &[f32], (m, n, k): (usize, usize, usize)) -> Result<Vec<f64>> {
-    use crate::error::product;
+    use crate::error::{host_vec, product};
     exactly("matmul A", a.len(), product("matmul m * k", m, k)?)?;
     exactly("matmul B", b.len(), product("matmul k * n", k, n)?)?;
-    let mut c = vec![0.0f64; product("matmul m * n", m, n)?];
+    let mut c = host_vec("matmul C", product("matmul m * n", m, n)?, 0.0f64)?;
+    if n == 0 || k == 0 {
+        // C is all zeros; with n = 0 nothing bounds m (A and C are empty), so the loop over
+        // rows below could run up to usize::MAX times doing nothing.
+        return Ok(c);
+    }
     for i in 0..m {
         let row = &mut c[i * n..(i + 1) * n];
         for p in 0..k {
@@ -701,5 +707,21 @@ mod tests {
         assert!(matches!(matmul_cpu(&[], &[], (1 << 33, 1 << 33, 0)), Err(Error::OutOfRange { .. })));
         assert!(matches!(matmul_cpu(&[], &[1.0], (1 << 33, 1, 0)), Err(Error::LengthMismatch { .. })));
         assert_eq!(matmul_cpu(&[], &[], (2, 3, 0)).unwrap(), [0.0; 6]);
+    }
+
+    #[test]
+    fn cpu_reference_refuses_an_output_it_cannot_allocate() {
+        // 2^62 doubles fit usize but pass isize::MAX bytes: vec! panicked (capacity overflow).
+        let refused = matmul_cpu(&[], &[], (1 << 31, 1 << 31, 0));
+        assert_eq!(refused, Err(Error::HostMemory { what: "matmul C", bytes: 1 << 65 }));
+        // 2^59 bytes: a size one allocation may have, which no host has (vec! aborted).
+        let refused = matmul_cpu(&[], &[], (1 << 28, 1 << 28, 0));
+        assert_eq!(refused, Err(Error::HostMemory { what: "matmul C", bytes: 1 << 59 }));
+    }
+
+    #[test]
+    fn cpu_reference_of_an_empty_product_returns_at_once() {
+        // n = 0: A and C are empty whatever m is; the row loop ran usize::MAX times.
+        assert_eq!(matmul_cpu(&[], &[], (usize::MAX, 0, 0)), Ok(vec![]));
     }
 }
