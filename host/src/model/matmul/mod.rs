@@ -22,7 +22,7 @@ use crate::buffer::DeviceViewMut;
 use std::collections::BTreeMap;
 
 use super::{Buffer, Counts, Model, Warp, block_warps, blocks, fake_slice, lanes_where, no_replay};
-use crate::error::{Result, host_vec, product};
+use crate::error::{Error, Result, host_vec, product};
 use crate::launch::{Call, Launch};
 use crate::matmul::{MatmulSig, Method, plan};
 use coalesce_kernels::matmul::{
@@ -86,7 +86,7 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Result<Counts> {
             stream_k::stream_k_counts(&mut model, &l, &launch, sk, method == Method::WarpTileSpreadStreamK)?;
         }
         // The row covers the shared tiles (fewer than its blocks).
-        let origin = |(x, _): (u32, u32)| sk.origin(sk.waves * sk.wave + x % sk.sk_tiles().max(1));
+        let origin = |(x, _): (u32, u32)| tile_origin(sk, sk.waves * sk.wave + x % sk.sk_tiles().max(1));
         footprint(&mut model, &l, &launch, origin, (WARPTILE_ASYNC.bm, WARPTILE_ASYNC.bn))?;
         return Ok(model.counts());
     }
@@ -109,33 +109,38 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Result<Counts> {
         }
         Method::Tiled | Method::Prefetch | Method::CpAsync => (TILE, TILE),
     };
-    let origin = |(bx, by): (u32, u32)| match method {
-        Method::Naive => naive_coords(bx, by, 0, 0),
-        Method::RegisterBlocked => rb_block_origin(bx, by),
-        Method::WarpTileAsync | Method::WarpTileSpread => async_ring::async_origin(&launch, n, (bx, by), linear),
-        Method::WarpTileSpreadEdge => StreamK::covering(m, n, k, launch.grid.0).origin(by * launch.grid.0 + bx),
-        Method::WarpTile
-        | Method::WarpTileSm90
-        | Method::WarpTileStreamK
-        | Method::WarpTileSpreadStreamK
-        | Method::WarpTileSmall
-        | Method::WarpTileEdge
-        | Method::WarpTileEdgeSm90 => warp_tile(method).block_origin(bx, by),
-        Method::Tiled | Method::Prefetch | Method::CpAsync => tiled_coords(bx, by, 0, 0),
+    let origin = |(bx, by): (u32, u32)| -> Result<(u32, u32)> {
+        Ok(match method {
+            Method::Naive => naive_coords(bx, by, 0, 0),
+            Method::RegisterBlocked => rb_block_origin(bx, by),
+            Method::WarpTileAsync | Method::WarpTileSpread => async_ring::async_origin(&launch, n, (bx, by), linear),
+            // The kernel's linear block id, in its u32 arithmetic.
+            Method::WarpTileSpreadEdge => {
+                tile_origin(StreamK::covering(m, n, k, launch.grid.0), by.wrapping_mul(launch.grid.0).wrapping_add(bx))?
+            }
+            Method::WarpTile
+            | Method::WarpTileSm90
+            | Method::WarpTileStreamK
+            | Method::WarpTileSpreadStreamK
+            | Method::WarpTileSmall
+            | Method::WarpTileEdge
+            | Method::WarpTileEdgeSm90 => warp_tile(method).block_origin(bx, by),
+            Method::Tiled | Method::Prefetch | Method::CpAsync => tiled_coords(bx, by, 0, 0),
+        })
     };
     // The cp.async kernel's copy width: the same for every block.
     let vectors = mm_vectors(n, k, a.address(), b.address());
     let residue = |x: u64| x % SECTOR_FLOATS;
-    let key = |block: (u32, u32)| {
-        let (r0, c0) = origin(block);
+    let key = |block: (u32, u32)| -> Result<_> {
+        let (r0, c0) = origin(block)?;
         let rows = m.min(r0.saturating_add(block_rows)).saturating_sub(r0);
         let cols = n.min(c0.saturating_add(block_cols)).saturating_sub(c0);
         let (r0, c0) = (u64::from(r0), u64::from(c0));
-        (rows, cols, residue(row_major(r0, 0, k.into())), residue(c0), residue(row_major(r0, c0, n.into())))
+        Ok((rows, cols, residue(row_major(r0, 0, k.into())), residue(c0), residue(row_major(r0, c0, n.into()))))
     };
     let mut classes: BTreeMap<_, ((u32, u32), u64)> = BTreeMap::new();
     for block in blocks(&launch) {
-        classes.entry(key(block)).or_insert((block, 0)).1 += 1;
+        classes.entry(key(block)?).or_insert((block, 0)).1 += 1;
     }
     for (block, count) in classes.into_values() {
         let mut one = Model::instructions_only();
@@ -162,7 +167,7 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Result<Counts> {
                     let origin = async_ring::async_origin(&launch, n, w.block, linear);
                     spread_ring::warptile_spread_warp(&mut one, &lb, &w, origin)?
                 }
-                Method::WarpTileSpreadEdge => spread_edge::waves_warp(&mut one, &lb, &w, origin(w.block))?,
+                Method::WarpTileSpreadEdge => spread_edge::waves_warp(&mut one, &lb, &w, origin(w.block)?)?,
                 Method::WarpTileStreamK | Method::WarpTileSpreadStreamK => {
                     unreachable!("counted by stream_k_counts above")
                 }
@@ -176,6 +181,18 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Result<Counts> {
     Ok(model.counts())
 }
 
+/// The corner of tile `tile` of schedule `sk`: a tile the replay finds in the schedule
+/// ([`StreamK::segment`], a block of the whole waves) is one of its tiles, so this is an error
+/// only for a launch made by hand whose grid the schedule does not have.
+fn tile_origin(sk: StreamK, tile: u32) -> Result<(u32, u32)> {
+    sk.origin(tile).ok_or_else(|| Error::OutOfRange {
+        what: "stream-K tile",
+        value: tile.into(),
+        min: 0,
+        max: u64::from(sk.tiles).saturating_sub(1),
+    })
+}
+
 /// The shape of a warp-tiled method.
 fn warp_tile(method: Method) -> WarpTile {
     method.warp_tile().expect("a warp-tiled method")
@@ -187,7 +204,7 @@ fn footprint(
     model: &mut Model,
     l: &Launched,
     launch: &Launch,
-    origin: impl Fn((u32, u32)) -> (u32, u32),
+    origin: impl Fn((u32, u32)) -> Result<(u32, u32)>,
     (block_rows, block_cols): (u32, u32),
 ) -> Result<()> {
     let (n, k) = (u64::from(l.n), u64::from(l.k));
@@ -195,7 +212,7 @@ fn footprint(
     let mut rows = host_vec("matmul model rows", l.m as usize, false)?;
     let mut cols = host_vec("matmul model columns", l.n as usize, false)?;
     for block in blocks(launch) {
-        let (r0, c0) = origin(block);
+        let (r0, c0) = origin(block)?;
         for r in r0..l.m.min(r0.saturating_add(block_rows)) {
             rows[r as usize] = true;
         }

@@ -125,7 +125,7 @@ pub(super) fn row_counts(model: &mut Model, l: &Launched, launch: &Launch, sk: S
     for x in 0..sk.wave {
         let mut u = 0;
         while let Some((tile, k0, k1)) = sk.segment(x, u) {
-            let (row0, col0) = sk.origin(tile);
+            let (row0, col0) = super::tile_origin(sk, tile)?;
             for w in block_warps(launch, (x, 0)) {
                 edge_k_loop_warp(model, l, &w, (row0, col0), (k0, k1))?;
                 let first = w.thread(0).0 == 0;

@@ -34,7 +34,7 @@ pub(super) fn stream_k_counts(
     for x in 0..sk.wave {
         let mut u = 0;
         while let Some((tile, k0, k1)) = sk.segment(x, u) {
-            let origin = sk.origin(tile);
+            let origin = super::tile_origin(sk, tile)?;
             for w in block_warps(launch, (x, 0)) {
                 if spread {
                     spread_k_loop_warp(model, l, &w, (cfg, WTS_STAGES), origin, (k0, k1))?;
