@@ -3,6 +3,7 @@
 //! do not replay, launches without a warp (CPU only).
 use coalesce::access_order::Lanes;
 use coalesce::bank::{LAUNCH, OUTPUTS, StrideSig, TileSig, WORDS};
+use coalesce::coalescing::Load;
 use coalesce::distance::IndexSlice;
 use coalesce::histogram::Method as Histogram;
 use coalesce::kernels::kernel::Module;
@@ -33,6 +34,10 @@ fn sizes_whose_buffers_pass_usize_are_refused() {
     assert!(out_of_range(model::coalescing::any_offset_copy(8, usize::MAX, 0)));
     assert!(out_of_range(model::reduce::shuffle_at(usize::MAX, 0, 132)));
     assert!(out_of_range(model::reduce::shuffle_at(8, usize::MAX, 132)));
+    // `offset_len` / `stride_len` of their buffers overflowed; they saturate, and the plan
+    // refuses the count.
+    assert!(out_of_range(model::coalescing::offset_copy(Load::Cached, usize::MAX, 0, 1)));
+    assert!(out_of_range(model::coalescing::stride_copy(usize::MAX, 2)));
 }
 
 #[test]
