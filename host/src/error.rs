@@ -164,6 +164,12 @@ pub(crate) fn reserve<T>(what: &'static str, v: &mut Vec<T>, additional: usize) 
         .map_err(|_| Error::HostMemory { what, bytes: additional as u128 * std::mem::size_of::<T>() as u128 })
 }
 
+/// Checks that `len` elements of `T` fit one allocation (`isize::MAX` bytes): no buffer holds
+/// more, and the kernels' 64-bit byte and vector counts are sized for that.
+pub(crate) fn allocatable<T>(what: &'static str, len: usize) -> Result<()> {
+    in_range(what, len as u64, 0, isize::MAX as u64 / std::mem::size_of::<T>().max(1) as u64)
+}
+
 /// Checks that a size is not zero.
 pub(crate) fn non_empty(what: &'static str, n: usize) -> Result<()> {
     if n == 0 { Err(Error::Empty(what)) } else { Ok(()) }

@@ -357,7 +357,8 @@ pub fn plan(
 /// exactly one band.
 pub fn bands(m: usize, band: usize) -> impl Iterator<Item = Range<usize>> {
     let band = band.max(1);
-    (0..m).step_by(band).map(move |r0| r0..m.min(r0 + band))
+    // Saturating: a band reaching past usize::MAX ends at m anyway.
+    (0..m).step_by(band).map(move |r0| r0..m.min(r0.saturating_add(band)))
 }
 
 /// Validates the whole multiply ([`validate`]: nothing is planned if any of it is wrong), then
@@ -685,6 +686,11 @@ mod tests {
         assert_eq!(bands(8, 4).collect::<Vec<_>>(), [0..4, 4..8]);
         assert_eq!(bands(3, 4).collect::<Vec<_>>(), vec![Range { start: 0, end: 3 }]);
         assert_eq!(bands(0, 4).count(), 0);
+        // r0 + band passed usize::MAX (an overflow panic in debug builds).
+        assert_eq!(
+            bands(usize::MAX, usize::MAX - 1).collect::<Vec<_>>(),
+            [0..usize::MAX - 1, usize::MAX - 1..usize::MAX]
+        );
     }
 
     #[test]
