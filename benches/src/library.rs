@@ -460,7 +460,10 @@ fn ordered_handles(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
         case.produce(gpu, &mut c)?;
         case.consume(&other, &c, &mut copy, round)?;
     }
-    Ok(format!("{ORDER_ROUNDS}/{ORDER_ROUNDS} copies on handle B of a {m}x{n}x{} matmul queued on handle A", ORDER_SHAPE.2))
+    Ok(format!(
+        "{ORDER_ROUNDS}/{ORDER_ROUNDS} copies on handle B of a {m}x{n}x{} matmul queued on handle A",
+        ORDER_SHAPE.2
+    ))
 }
 
 /// [`ordered_handles`] across two threads: one queues the matmul on its handle and hands the
@@ -502,7 +505,10 @@ fn ordered_threads(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
 }
 
 /// `memory` must still hold only poison (a refused call wrote nothing).
-fn still_poisoned<T: cust::memory::DeviceCopy + bytemuck::Pod>(what: &str, memory: &DeviceBuffer<T>) -> CheckResult<()> {
+fn still_poisoned<T: cust::memory::DeviceCopy + bytemuck::Pod>(
+    what: &str,
+    memory: &DeviceBuffer<T>,
+) -> CheckResult<()> {
     let words: Vec<u32> = bytemuck::cast_slice(&memory.to_vec()?).to_vec();
     match words.iter().position(|&w| w != POISON_BITS) {
         None => Ok(()),
@@ -591,12 +597,17 @@ fn refused_entry_points(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
         let b = from.upload(&rng.f32s(k * rows))?;
         let mut c = to.poisoned::<f32>(m * rows, POISON_BITS)?;
         each("matmul", matmul::matmul(gpu, &f_in, &b, &mut c, (m, rows, k)))?;
-        each("matmul::run WarpTileEdge", matmul::run(gpu, matmul::Method::WarpTileEdge, &f_in, &b, &mut c, (m, rows, k)))?;
+        each(
+            "matmul::run WarpTileEdge",
+            matmul::run(gpu, matmul::Method::WarpTileEdge, &f_in, &b, &mut c, (m, rows, k)),
+        )?;
         still_poisoned(&format!("copy/transpose output ({side} on device {there})"), &out)?;
         still_poisoned(&format!("sum total ({side} on device {there})"), &total)?;
         still_poisoned(&format!("sum partials ({side} on device {there})"), &partials)?;
         still_poisoned(&format!("histogram bins ({side} on device {there})"), &bins)?;
         still_poisoned(&format!("matmul C ({side} on device {there})"), &c)?;
     }
-    Ok(format!("{calls} calls refused with WrongDevice (inputs, then outputs on device {there}), every output still poison"))
+    Ok(format!(
+        "{calls} calls refused with WrongDevice (inputs, then outputs on device {there}), every output still poison"
+    ))
 }

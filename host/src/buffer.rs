@@ -251,15 +251,19 @@ pub trait DeviceRead<T: DeviceCopy>: sealed::Sealed {
     }
 
     /// Its elements copied to a new host vector (waits for the work queued before it on every
-    /// blocking stream of the device, as all of coalesce's streams are).
+    /// blocking stream of the device, as all of coalesce's streams are). [`Error::HostMemory`]
+    /// where the host cannot hold them (an allocation failure aborted the process before).
     fn to_vec(&self) -> Result<Vec<T>> {
         let view = self.view();
-        let mut host = Vec::with_capacity(view.len);
+        let mut host = Vec::new();
         if view.len > 0 {
+            // First: a stand-in has no memory to copy, whatever length it claims.
             bind(view.home.context()?)?;
+            crate::error::reserve("copy to the host", &mut host, view.len)?;
             // SAFETY: the view covers live memory of the context just made current (it borrows
-            // its buffer); `host` has capacity for `len` elements, which the copy writes in full
-            // before `set_len` exposes them, and `T: DeviceCopy` holds any bytes the device does.
+            // its buffer); `host` has capacity for `len` elements (reserved above), which the
+            // copy writes in full before `set_len` exposes them, and `T: DeviceCopy` holds any
+            // bytes the device does.
             unsafe {
                 crate::driver::copy_to_host(view.address, host.as_mut_ptr(), view.len)?;
                 host.set_len(view.len);
@@ -537,6 +541,13 @@ mod tests {
         assert!(matches!(m.to_vec(), Err(Error::Unsupported(_))));
         assert!(matches!(m.copy_from_host(&[0.0; 4]), Err(Error::Unsupported(_))));
         assert!(matches!(m.copy_from_host(&[0.0; 3]), Err(Error::LengthMismatch { .. })));
+    }
+
+    #[test]
+    fn a_stand_in_of_any_length_is_refused_before_allocating() {
+        // 2^62 floats: Vec::with_capacity panicked (capacity overflow) before the home check.
+        let huge = model(usize::MAX / 4);
+        assert!(matches!(huge.to_vec(), Err(Error::Unsupported(_))));
     }
 
     #[test]

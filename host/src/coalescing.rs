@@ -3,7 +3,7 @@
 //! the library's fast copy).
 
 use crate::buffer::{DeviceRead, DeviceWrite};
-use crate::error::{Result, aligned16, at_least, elements32, exactly, in_range, non_empty, product, sum};
+use crate::error::{Result, aligned16, allocatable, at_least, elements32, exactly, in_range, non_empty, product, sum};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Launch, Out};
 use coalesce_kernels::coalescing::*;
@@ -47,9 +47,12 @@ impl AsyncCopy {
     /// ring once and drains it; the hardware schedules blocks as others finish). With the ring.
     /// The block count may pass `u32` only for absurd sizes; the plan checks it.
     pub fn launch(self, vectors: u64, multiprocessors: u32, blocks_per_sm: u32) -> (u64, Launch) {
+        // `bulk_chunks` counts bytes (16 a vector): past 2^60 vectors, which no buffer holds,
+        // they would wrap; the chunks of 2^60 are already far past any grid.
+        let bulk_vectors = vectors.min(u64::MAX / 16);
         let (chunks, stages, threads, shared) = match self {
             AsyncCopy::CpAsync => (cp_chunks(vectors), CP_STAGES, CP_BLOCK, CP_SHARED_BYTES),
-            AsyncCopy::Bulk => (bulk_chunks(vectors), BULK_STAGES, BULK_THREADS, BULK_SHARED_BYTES),
+            AsyncCopy::Bulk => (bulk_chunks(bulk_vectors), BULK_STAGES, BULK_THREADS, BULK_SHARED_BYTES),
         };
         let blocks = match blocks_per_sm {
             0 => chunks.div_ceil(u64::from(stages)),
@@ -152,6 +155,7 @@ pub fn plan_async_copy<'a>(
 ) -> Result<Call<'a, CopySig>> {
     in_range("blocks per SM", blocks_per_sm.into(), 0, kind.max_blocks_per_sm().into())?;
     non_empty("copy input", input.len())?;
+    allocatable::<f32>("copy input", input.len())?;
     exactly("copy output", output.len(), input.len())?;
     aligned16("copy input", input.address())?;
     aligned16("copy output", output.address())?;
@@ -214,6 +218,8 @@ pub fn plan_copy_any<'a>(
     output: &'a mut impl DeviceWrite<f32>,
 ) -> Result<Call<'a, CopySig>> {
     non_empty("copy input", input.len())?;
+    // `shifted_split`'s sums pass u64 for counts near it (stand-ins may claim any length).
+    allocatable::<f32>("copy input", input.len())?;
     exactly("copy output", output.len(), input.len())?;
     let n = input.len() as u64;
     let split = shifted_split(input.address(), output.address(), n);
@@ -269,6 +275,9 @@ pub fn stride_copy_cpu(input: &[f32], output: &mut [f32], n: usize, stride: usiz
     };
     at_least("copy input", input.len(), needed as u64)?;
     at_least("copy output", output.len(), needed as u64)?;
+    // Stride 0 copies element 0 n times: once is the same copy, and n is not bounded by the
+    // slices then (a loop up to usize::MAX).
+    let n = if stride == 0 { n.min(1) } else { n };
     for i in 0..n {
         output[i * stride] = input[i * stride];
     }
@@ -366,6 +375,26 @@ mod tests {
     }
 
     #[test]
+    fn copies_longer_than_any_allocation_are_refused() {
+        // usize::MAX floats, 16-byte aligned: bulk_chunks' byte count (and shifted_split's
+        // sums, at a shifted address) overflowed.
+        let max = isize::MAX as u64 / 4;
+        let too_long = Err(Error::OutOfRange { what: "copy input", value: usize::MAX as u64, min: 0, max });
+        for kind in [AsyncCopy::Bulk, AsyncCopy::CpAsync] {
+            let (i, mut o) = slices(usize::MAX, usize::MAX);
+            assert_eq!(plan_async_copy(kind, &i, &mut o, 132, 0).map(|c| c.launch()), too_long);
+        }
+        // SAFETY: descriptors only.
+        let (i, mut o) = unsafe {
+            (DeviceViewMut::<f32>::stand_in(0x10_0004, usize::MAX), DeviceViewMut::stand_in(0x20_0000, usize::MAX))
+        };
+        assert_eq!(plan_copy_any(&i, &mut o).map(|c| c.launch()), too_long);
+        // The launch of 2^64 - 1 vectors is computed, not wrapped: far past the grid.
+        let (blocks, _) = AsyncCopy::Bulk.launch(u64::MAX, 132, 0);
+        assert!(blocks > u64::from(MAX_GRID_X), "{blocks}");
+    }
+
+    #[test]
     fn cpu_references_touch_exactly_their_elements() {
         let input: Vec<f32> = (0..20).map(|i| i as f32).collect();
         let mut out = vec![-1.0; 20];
@@ -394,5 +423,13 @@ mod tests {
         assert_eq!(out, [0.0; 9]);
         assert!(offset_copy_cpu(&input, &mut out, 7, 2).is_ok() && stride_copy_cpu(&input, &mut out, 0, 5).is_ok());
         assert!(stride_copy_cpu(&input, &mut out, 3, 4).is_ok() && stride_copy_cpu(&input, &mut out, 5, 0).is_ok());
+    }
+
+    #[test]
+    fn cpu_stride_copy_at_stride_zero_copies_element_zero_once() {
+        // Any n fits one element at stride 0: the loop ran n times (usize::MAX: a hang).
+        let mut out = [0.0f32];
+        assert_eq!(stride_copy_cpu(&[1.5], &mut out, usize::MAX, 0), Ok(()));
+        assert_eq!(out, [1.5]);
     }
 }

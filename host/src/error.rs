@@ -48,6 +48,16 @@ pub enum Error {
     /// refused the module (e.g. a driver older than the module's PTX ISA).
     #[error("kernel {kernel} needs {needs}; {why}")]
     ModuleUnavailable { kernel: &'static str, needs: String, why: String },
+    /// Host memory the call needs (a CPU reference's output, a copy of device memory, the
+    /// model's footprint) that the allocator refused, or more than one allocation may hold
+    /// (`isize::MAX` bytes): an error instead of `vec!`'s capacity-overflow panic or the abort
+    /// of a failed allocation.
+    #[error("{what}: cannot allocate {bytes} bytes of host memory")]
+    HostMemory { what: &'static str, bytes: u128 },
+    /// A [`model::Buffer`](crate::model::Buffer) passed to a
+    /// [`Model`](crate::model::Model) other than the one that made it.
+    #[error("the model buffer at {base:#x} was made by another model")]
+    ForeignBuffer { base: u64 },
 }
 
 impl std::fmt::Debug for Error {
@@ -139,6 +149,27 @@ fn past_usize(what: &'static str, value: u128) -> Error {
     Error::OutOfRange { what, value: u64::try_from(value).unwrap_or(u64::MAX), min: 0, max: usize::MAX as u64 }
 }
 
+/// A `Vec` of `len` copies of `value`, or [`Error::HostMemory`] naming `what` where the host
+/// cannot allocate it.
+pub(crate) fn host_vec<T: Clone>(what: &'static str, len: usize, value: T) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    reserve(what, &mut v, len)?;
+    v.resize(len, value);
+    Ok(v)
+}
+
+/// Reserves room for `additional` more elements of `v`, or [`Error::HostMemory`] naming `what`.
+pub(crate) fn reserve<T>(what: &'static str, v: &mut Vec<T>, additional: usize) -> Result<()> {
+    v.try_reserve_exact(additional)
+        .map_err(|_| Error::HostMemory { what, bytes: additional as u128 * std::mem::size_of::<T>() as u128 })
+}
+
+/// Checks that `len` elements of `T` fit one allocation (`isize::MAX` bytes): no buffer holds
+/// more, and the kernels' 64-bit byte and vector counts are sized for that.
+pub(crate) fn allocatable<T>(what: &'static str, len: usize) -> Result<()> {
+    in_range(what, len as u64, 0, isize::MAX as u64 / std::mem::size_of::<T>().max(1) as u64)
+}
+
 /// Checks that a size is not zero.
 pub(crate) fn non_empty(what: &'static str, n: usize) -> Result<()> {
     if n == 0 { Err(Error::Empty(what)) } else { Ok(()) }
@@ -198,6 +229,10 @@ mod tests {
         assert_eq!(aligned16("x", 0x1004), Err(Error::Misaligned { what: "x", address: 0x1004, align: 16 }));
         assert!(words::<[f32; 3]>("x").is_ok() && words::<u16>("x").is_err());
         assert!(at_least("x", 3, 4).is_err() && at_least("x", 4, 4).is_ok());
+        assert_eq!(host_vec("x", 3, 7u8), Ok(vec![7, 7, 7]));
+        // Past isize::MAX bytes: refused, not vec!'s capacity-overflow panic.
+        let huge = host_vec("x", usize::MAX / 2, 0u64);
+        assert_eq!(huge, Err(Error::HostMemory { what: "x", bytes: (usize::MAX / 2) as u128 * 8 }));
         let msg = Error::Misaligned { what: "reduce partials", address: 0x1004, align: 16 }.to_string();
         assert_eq!(msg, "reduce partials must start on a 16-byte boundary (address 0x1004)");
     }

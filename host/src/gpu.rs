@@ -94,10 +94,8 @@ impl DeviceStream {
         if let Some(stream) = streams.iter().find(|(o, _)| *o == ordinal).and_then(|(_, weak)| weak.upgrade()) {
             return Ok(stream);
         }
-        let stream = Arc::new(DeviceStream {
-            stream: Stream::new(StreamFlags::DEFAULT, None)?,
-            context: context.clone(),
-        });
+        let stream =
+            Arc::new(DeviceStream { stream: Stream::new(StreamFlags::DEFAULT, None)?, context: context.clone() });
         streams.push((ordinal, Arc::downgrade(&stream)));
         Ok(stream)
     }

@@ -49,6 +49,7 @@
 use crate::buffer::DeviceViewMut;
 use std::collections::BTreeMap;
 
+use crate::error::{Error, Result, aligned, reserve};
 use crate::launch::Launch;
 
 pub mod access_order;
@@ -68,6 +69,11 @@ pub const SECTOR_BYTES: u64 = 32;
 pub const BANKS: u32 = 32;
 /// Bytes of one shared-memory bank word.
 pub const BANK_BYTES: u32 = 4;
+/// Most bytes past its base that an access of a [`Model`] buffer may reach: [`FAKE_SPACING`]
+/// (64 GiB), the room each fake buffer is given, more than any lesson buffer spans. The DRAM
+/// footprint keeps a bit per sector up to there (256 MiB of bits at most): an offset past it is
+/// [`Error::OutOfRange`] instead of an allocation no host can make.
+pub const MAX_BUFFER_BYTES: u64 = FAKE_SPACING;
 /// The SM count the model assumes when none is given: an H100 SXM5 (132 SMs), the GPU
 /// BENCHMARKS.md is measured on. Only grid-stride launches sized to the GPU depend on it.
 pub const DEFAULT_SMS: u32 = 132;
@@ -110,35 +116,50 @@ impl Counts {
 
     /// The instruction counts (requests, sectors, wavefronts, conflicts) `times` over; DRAM bytes
     /// are a property of the whole launch's footprint, not of a repeated part, and stay 0.
-    pub fn repeated(&self, times: u64) -> Counts {
-        Counts {
-            ld_requests: self.ld_requests * times,
-            ld_sectors: self.ld_sectors * times,
-            st_requests: self.st_requests * times,
-            st_sectors: self.st_sectors * times,
-            shared_ld_wavefronts: self.shared_ld_wavefronts * times,
-            shared_ld_bank_conflicts: self.shared_ld_bank_conflicts * times,
-            shared_st_wavefronts: self.shared_st_wavefronts * times,
-            shared_st_bank_conflicts: self.shared_st_bank_conflicts * times,
-            dram_read_bytes: 0,
-            dram_write_bytes: 0,
-        }
+    /// [`Error::OutOfRange`] (naming the field) where a count times `times` passes `u64`.
+    pub fn repeated(&self, times: u64) -> Result<Counts> {
+        let times_over = |what, count: u64| {
+            count.checked_mul(times).ok_or_else(|| Error::OutOfRange {
+                what,
+                value: times,
+                min: 0,
+                max: u64::MAX / count,
+            })
+        };
+        let mut c = self.each(self, |what, a, _| times_over(what, a))?;
+        (c.dram_read_bytes, c.dram_write_bytes) = (0, 0);
+        Ok(c)
     }
 
-    /// Field-by-field sum.
-    pub fn plus(&self, o: &Counts) -> Counts {
-        Counts {
-            ld_requests: self.ld_requests + o.ld_requests,
-            ld_sectors: self.ld_sectors + o.ld_sectors,
-            st_requests: self.st_requests + o.st_requests,
-            st_sectors: self.st_sectors + o.st_sectors,
-            shared_ld_wavefronts: self.shared_ld_wavefronts + o.shared_ld_wavefronts,
-            shared_ld_bank_conflicts: self.shared_ld_bank_conflicts + o.shared_ld_bank_conflicts,
-            shared_st_wavefronts: self.shared_st_wavefronts + o.shared_st_wavefronts,
-            shared_st_bank_conflicts: self.shared_st_bank_conflicts + o.shared_st_bank_conflicts,
-            dram_read_bytes: self.dram_read_bytes + o.dram_read_bytes,
-            dram_write_bytes: self.dram_write_bytes + o.dram_write_bytes,
-        }
+    /// Field-by-field sum; [`Error::OutOfRange`] (naming the field) where one passes `u64`.
+    pub fn plus(&self, o: &Counts) -> Result<Counts> {
+        self.each(o, |what, a, b| {
+            a.checked_add(b).ok_or_else(|| Error::OutOfRange { what, value: b, min: 0, max: u64::MAX - a })
+        })
+    }
+
+    /// `f(name, self's, o's)` for every field, named as in [`Counts::fields`].
+    fn each(&self, o: &Counts, f: impl Fn(&'static str, u64, u64) -> Result<u64>) -> Result<Counts> {
+        Ok(Counts {
+            ld_requests: f("ld_requests", self.ld_requests, o.ld_requests)?,
+            ld_sectors: f("ld_sectors", self.ld_sectors, o.ld_sectors)?,
+            st_requests: f("st_requests", self.st_requests, o.st_requests)?,
+            st_sectors: f("st_sectors", self.st_sectors, o.st_sectors)?,
+            shared_ld_wavefronts: f("shared_ld_wavefronts", self.shared_ld_wavefronts, o.shared_ld_wavefronts)?,
+            shared_ld_bank_conflicts: f(
+                "shared_ld_bank_conflicts",
+                self.shared_ld_bank_conflicts,
+                o.shared_ld_bank_conflicts,
+            )?,
+            shared_st_wavefronts: f("shared_st_wavefronts", self.shared_st_wavefronts, o.shared_st_wavefronts)?,
+            shared_st_bank_conflicts: f(
+                "shared_st_bank_conflicts",
+                self.shared_st_bank_conflicts,
+                o.shared_st_bank_conflicts,
+            )?,
+            dram_read_bytes: f("dram_read_bytes", self.dram_read_bytes, o.dram_read_bytes)?,
+            dram_write_bytes: f("dram_write_bytes", self.dram_write_bytes, o.dram_write_bytes)?,
+        })
     }
 
     /// `(name, value)` of every quantity, in the order of the `--json` keys and the ncu table;
@@ -181,47 +202,65 @@ impl Buffer {
 }
 
 /// The distinct sectors of one buffer that were touched: one bit per sector from the buffer's
-/// first sector on, grown as needed (a 2^26-float buffer takes 1 MiB of bits).
+/// first sector on, grown as needed (a 2^26-float buffer takes 1 MiB of bits). Sectors are
+/// relative to the buffer's first and below `MAX_SECTORS` (the model checks offsets against
+/// [`MAX_BUFFER_BYTES`] first).
 #[derive(Debug, Clone, Default)]
 struct SectorSet {
     bits: Vec<u64>,
     count: u64,
 }
 
+/// Sectors a buffer's footprint may span: [`MAX_BUFFER_BYTES`] from a base anywhere in a sector.
+const MAX_SECTORS: u64 = MAX_BUFFER_BYTES / SECTOR_BYTES + 1;
+
 impl SectorSet {
-    /// Marks sector `s` (relative to the buffer's first sector).
+    /// Marks sector `s` (relative to the buffer's first sector, below `MAX_SECTORS`).
     #[inline]
-    fn insert(&mut self, s: u64) {
+    fn insert(&mut self, s: u64) -> Result<()> {
         let (word, bit) = ((s / 64) as usize, 1u64 << (s % 64));
-        if word >= self.bits.len() {
-            // Grow geometrically so a streaming launch reallocates O(log n) times.
-            self.bits.resize((word + 1).max(self.bits.len() * 2), 0);
-        }
+        self.grow_to(word)?;
         let w = &mut self.bits[word];
         if *w & bit == 0 {
             *w |= bit;
             self.count += 1;
         }
+        Ok(())
     }
 
-    /// Marks sectors `first..=last`.
-    fn insert_range(&mut self, first: u64, last: u64) {
+    /// Makes room for word `word`: geometrically, so a streaming launch reallocates O(log n)
+    /// times, but never past `MAX_SECTORS`' words; [`Error::HostMemory`] where the host
+    /// cannot.
+    #[inline]
+    fn grow_to(&mut self, word: usize) -> Result<()> {
+        let len = self.bits.len();
+        if word < len {
+            return Ok(());
+        }
+        let cap = MAX_SECTORS.div_ceil(64) as usize;
+        let new_len = (word + 1).max(len * 2).min(cap.max(word + 1));
+        reserve("model DRAM footprint", &mut self.bits, new_len - len)?;
+        self.bits.resize(new_len, 0);
+        Ok(())
+    }
+
+    /// Marks sectors `first..=last` (below `MAX_SECTORS`).
+    fn insert_range(&mut self, first: u64, last: u64) -> Result<()> {
         let mut s = first;
         while s <= last {
             // Whole 64-bit words at once where possible.
             if s.is_multiple_of(64) && s + 63 <= last {
                 let word = (s / 64) as usize;
-                if word >= self.bits.len() {
-                    self.bits.resize((word + 1).max(self.bits.len() * 2), 0);
-                }
+                self.grow_to(word)?;
                 self.count += u64::from((!self.bits[word]).count_ones());
                 self.bits[word] = u64::MAX;
                 s += 64;
             } else {
-                self.insert(s);
+                self.insert(s)?;
                 s += 1;
             }
         }
+        Ok(())
     }
 }
 
@@ -241,35 +280,61 @@ pub struct Model {
     dram: Option<Vec<(u64, SectorSet, SectorSet)>>,
     /// Buffers by base address, so the same pointer passed twice is one buffer.
     slots: BTreeMap<u64, usize>,
+    /// Base address by slot: a [`Buffer`] is this model's if its slot holds its base.
+    bases: Vec<u64>,
 }
 
 impl Model {
     /// A model that also tracks the DRAM footprint of every buffer.
     pub fn new() -> Self {
-        Model { counts: Counts::default(), dram: Some(Vec::new()), slots: BTreeMap::new() }
+        Model { dram: Some(Vec::new()), ..Model::default() }
     }
 
     /// A model that counts instructions only, for a part of a launch replayed once and
     /// multiplied ([`Counts::repeated`]); its DRAM bytes stay 0.
     pub fn instructions_only() -> Self {
-        Model { counts: Counts::default(), dram: None, slots: BTreeMap::new() }
+        Model::default()
     }
 
     /// The buffer starting at device address `base` (the same address gives the same buffer).
+    /// The access methods take this model's buffers only ([`Error::ForeignBuffer`]), at offsets
+    /// below [`MAX_BUFFER_BYTES`] that do not pass `u64::MAX` ([`Error::OutOfRange`]).
     pub fn buffer(&mut self, base: u64) -> Buffer {
         let next = self.slots.len();
         let slot = *self.slots.entry(base).or_insert(next);
-        if let Some(dram) = &mut self.dram
-            && slot == dram.len()
-        {
-            dram.push((base / SECTOR_BYTES, SectorSet::default(), SectorSet::default()));
+        if slot == self.bases.len() {
+            self.bases.push(base);
+            if let Some(dram) = &mut self.dram {
+                dram.push((base / SECTOR_BYTES, SectorSet::default(), SectorSet::default()));
+            }
         }
         Buffer { base, slot }
     }
 
-    /// Adds counts made elsewhere (a repeated part, [`Counts::repeated`]).
-    pub fn add(&mut self, counts: &Counts) {
-        self.counts = self.counts.plus(counts);
+    /// `buf`'s address `offset` bytes in: [`Error::ForeignBuffer`] unless this model made `buf`,
+    /// [`Error::OutOfRange`] for an offset at or past [`MAX_BUFFER_BYTES`] or an address past
+    /// `u64::MAX`.
+    #[inline]
+    fn address(&self, buf: Buffer, offset: u64) -> Result<u64> {
+        if self.bases.get(buf.slot) != Some(&buf.base) {
+            return Err(Error::ForeignBuffer { base: buf.base });
+        }
+        match buf.base.checked_add(offset) {
+            Some(address) if offset < MAX_BUFFER_BYTES => Ok(address),
+            _ => Err(Error::OutOfRange {
+                what: "model buffer offset",
+                value: offset,
+                min: 0,
+                max: (MAX_BUFFER_BYTES - 1).min(u64::MAX - buf.base),
+            }),
+        }
+    }
+
+    /// Adds counts made elsewhere (a repeated part, [`Counts::repeated`]); [`Error::OutOfRange`]
+    /// where a total passes `u64`.
+    pub fn add(&mut self, counts: &Counts) -> Result<()> {
+        self.counts = self.counts.plus(counts)?;
+        Ok(())
     }
 
     /// The counts so far, with the DRAM bytes of the footprint.
@@ -282,61 +347,72 @@ impl Model {
         c
     }
 
-    /// A global load of `width` bytes by the lanes of `active` (bit `l` = lane `l`): `offset(l)`
-    /// is lane `l`'s byte offset from `buf`'s start.
+    /// A global load of `width` bytes (1, 2, 4, 8 or 16, else [`Error::Unsupported`]) by the
+    /// lanes of `active` (bit `l` = lane `l`): `offset(l)` is lane `l`'s byte offset from
+    /// `buf`'s start, a multiple of `width` ([`Error::Misaligned`]: every access the model
+    /// counts lies in one sector). Errors as [`Model::buffer`] says for `buf` and the offsets;
+    /// on an error the counters are left as they were.
     #[inline]
-    pub fn load(&mut self, buf: Buffer, width: u32, active: u32, offset: impl Fn(u32) -> u64) {
-        self.global(Dir::Load, buf, width, active, offset);
+    pub fn load(&mut self, buf: Buffer, width: u32, active: u32, offset: impl Fn(u32) -> u64) -> Result<()> {
+        self.global(Dir::Load, buf, width, active, offset)
     }
 
     /// A global store, as [`Model::load`].
     #[inline]
-    pub fn store(&mut self, buf: Buffer, width: u32, active: u32, offset: impl Fn(u32) -> u64) {
-        self.global(Dir::Store, buf, width, active, offset);
+    pub fn store(&mut self, buf: Buffer, width: u32, active: u32, offset: impl Fn(u32) -> u64) -> Result<()> {
+        self.global(Dir::Store, buf, width, active, offset)
     }
 
     /// An atomic (`RED`/`ATOM`) on one address by one lane: no load or store request in the
-    /// counters above, but the sector is read from and written back to DRAM.
-    pub fn atomic(&mut self, buf: Buffer, offset: u64) {
+    /// counters above, but the sector is read from and written back to DRAM. Errors as
+    /// [`Model::buffer`] says.
+    pub fn atomic(&mut self, buf: Buffer, offset: u64) -> Result<()> {
+        let address = self.address(buf, offset)?;
         if let Some(dram) = &mut self.dram {
             let (first, reads, writes) = &mut dram[buf.slot];
-            let s = (buf.base + offset) / SECTOR_BYTES - *first;
-            reads.insert(s);
-            writes.insert(s);
+            let s = address / SECTOR_BYTES - *first;
+            reads.insert(s)?;
+            writes.insert(s)?;
         }
+        Ok(())
     }
 
     /// Marks bytes `offset..offset + len` of `buf` as read from DRAM, without counting any
-    /// instruction: for a footprint worked out apart from a replay that was multiplied.
-    pub fn footprint_read(&mut self, buf: Buffer, offset: u64, len: u64) {
-        self.footprint(buf, offset, len, Dir::Load);
+    /// instruction: for a footprint worked out apart from a replay that was multiplied. Errors
+    /// as [`Model::buffer`] says, for the last byte's offset.
+    pub fn footprint_read(&mut self, buf: Buffer, offset: u64, len: u64) -> Result<()> {
+        self.footprint(buf, offset, len, Dir::Load)
     }
 
     /// As [`Model::footprint_read`], for bytes written.
-    pub fn footprint_write(&mut self, buf: Buffer, offset: u64, len: u64) {
-        self.footprint(buf, offset, len, Dir::Store);
+    pub fn footprint_write(&mut self, buf: Buffer, offset: u64, len: u64) -> Result<()> {
+        self.footprint(buf, offset, len, Dir::Store)
     }
 
-    fn footprint(&mut self, buf: Buffer, offset: u64, len: u64, dir: Dir) {
-        if len == 0 {
-            return;
-        }
+    fn footprint(&mut self, buf: Buffer, offset: u64, len: u64, dir: Dir) -> Result<()> {
+        self.address(buf, 0)?;
+        let Some(len_less_one) = len.checked_sub(1) else {
+            return Ok(());
+        };
+        let first_byte = self.address(buf, offset)?;
+        let last_byte = self.address(buf, offset.saturating_add(len_less_one))?;
         if let Some(dram) = &mut self.dram {
             let (first, reads, writes) = &mut dram[buf.slot];
             let set = if dir == Dir::Load { reads } else { writes };
-            let (a, b) =
-                ((buf.base + offset) / SECTOR_BYTES - *first, (buf.base + offset + len - 1) / SECTOR_BYTES - *first);
-            set.insert_range(a, b);
+            set.insert_range(first_byte / SECTOR_BYTES - *first, last_byte / SECTOR_BYTES - *first)?;
         }
+        Ok(())
     }
 
     #[inline]
-    fn global(&mut self, dir: Dir, buf: Buffer, width: u32, active: u32, offset: impl Fn(u32) -> u64) {
+    fn global(&mut self, dir: Dir, buf: Buffer, width: u32, active: u32, offset: impl Fn(u32) -> u64) -> Result<()> {
+        access_width("global", width)?;
+        // Checked even without lanes: a buffer of another model is a mistake either way.
+        self.address(buf, 0)?;
         if active == 0 {
             // A warp instruction whose lanes are all predicated off sends no request.
-            return;
+            return Ok(());
         }
-        debug_assert!(width.is_power_of_two() && width <= 16);
         let mut sectors = [0u64; 32];
         let mut n = 0;
         let mut sorted = true;
@@ -344,8 +420,8 @@ impl Model {
         while lanes != 0 {
             let l = lanes.trailing_zeros();
             lanes &= lanes - 1;
-            let address = buf.base + offset(l);
-            debug_assert!(address.is_multiple_of(u64::from(width)), "unaligned {width}-byte access");
+            let address = self.address(buf, offset(l))?;
+            aligned("model global access", address, u64::from(width))?;
             let s = address / SECTOR_BYTES;
             if n > 0 && s < sectors[n - 1] {
                 sorted = false;
@@ -366,10 +442,11 @@ impl Model {
                 distinct += 1;
                 last = s;
                 if let Some((first, set)) = &mut set {
-                    set.insert(s - *first);
+                    set.insert(s - *first)?;
                 }
             }
         }
+        // One request and at most 32 sectors an instruction: 2^59 instructions before a wrap.
         match dir {
             Dir::Load => {
                 self.counts.ld_requests += 1;
@@ -380,46 +457,63 @@ impl Model {
                 self.counts.st_sectors += distinct;
             }
         }
+        Ok(())
     }
 
-    /// A shared-memory load of `width` bytes by the lanes of `active`; `address(l)` is lane
-    /// `l`'s byte address in the block's shared memory. Paired lanes (module docs) halve the
-    /// phases of an 8- or 16-byte load.
+    /// A shared-memory load of `width` bytes (1, 2, 4, 8 or 16, else [`Error::Unsupported`])
+    /// by the lanes of `active`; `address(l)` is lane `l`'s byte address in the block's shared
+    /// memory. Paired lanes (module docs) halve the phases of an 8- or 16-byte load.
     #[inline]
-    pub fn shared_load(&mut self, width: u32, active: u32, address: impl Fn(u32) -> u32) {
-        let (wavefronts, ideal) = shared_load_wavefronts(width, active, address);
+    pub fn shared_load(&mut self, width: u32, active: u32, address: impl Fn(u32) -> u32) -> Result<()> {
+        let (wavefronts, ideal) = shared_load_wavefronts(width, active, address)?;
         self.counts.shared_ld_wavefronts += wavefronts;
         self.counts.shared_ld_bank_conflicts += wavefronts - ideal;
+        Ok(())
     }
 
     /// A shared-memory store, as [`Model::shared_load`].
     #[inline]
-    pub fn shared_store(&mut self, width: u32, active: u32, address: impl Fn(u32) -> u32) {
-        let (wavefronts, ideal) = shared_wavefronts(width, active, address);
+    pub fn shared_store(&mut self, width: u32, active: u32, address: impl Fn(u32) -> u32) -> Result<()> {
+        let (wavefronts, ideal) = shared_wavefronts(width, active, address)?;
         self.counts.shared_st_wavefronts += wavefronts;
         self.counts.shared_st_bank_conflicts += wavefronts - ideal;
+        Ok(())
+    }
+}
+
+/// Checks that an access moves 1, 2, 4, 8 or 16 bytes a lane: the widths of the load and store
+/// instructions, and those the phase rule (module docs) is stated for. A wider one would make a
+/// phase of no lanes (the phase loop never ended).
+fn access_width(what: &'static str, width: u32) -> Result<()> {
+    if width.is_power_of_two() && width <= 16 {
+        Ok(())
+    } else {
+        Err(Error::Unsupported(format!("a {width}-byte {what} access: lanes move 1, 2, 4, 8 or 16 bytes")))
     }
 }
 
 /// `(wavefronts, ideal wavefronts)` of one warp-wide shared-memory access of `width` bytes (1, 2,
-/// 4, 8 or 16) by the lanes of `active`, lane `l` at byte `address(l)`: the rule in the module
-/// docs, without pairing (a store, or a load whose lanes do not pair up).
-pub fn shared_wavefronts(width: u32, active: u32, address: impl Fn(u32) -> u32) -> (u64, u64) {
+/// 4, 8 or 16, else [`Error::Unsupported`]) by the lanes of `active`, lane `l` at byte
+/// `address(l)`: the rule in the module docs, without pairing (a store, or a load whose lanes do
+/// not pair up).
+pub fn shared_wavefronts(width: u32, active: u32, address: impl Fn(u32) -> u32) -> Result<(u64, u64)> {
+    access_width("shared", width)?;
     let words_per_lane = (width / BANK_BYTES).max(1);
     // Lanes per phase: 32 for 4 bytes or less, 16 for 8, 8 for 16.
-    wavefronts_in_phases(width, 32 / words_per_lane, active, address)
+    Ok(wavefronts_in_phases(width, 32 / words_per_lane, active, address))
 }
 
 /// As [`shared_wavefronts`], for a load: where the active lanes pair up (module docs) an 8- or
 /// 16-byte load is processed in phases of twice the lanes.
-pub fn shared_load_wavefronts(width: u32, active: u32, address: impl Fn(u32) -> u32) -> (u64, u64) {
+pub fn shared_load_wavefronts(width: u32, active: u32, address: impl Fn(u32) -> u32) -> Result<(u64, u64)> {
+    access_width("shared", width)?;
     let words_per_lane = (width / BANK_BYTES).max(1);
     let phase_lanes = 32 / words_per_lane;
-    if words_per_lane > 1 && (paired(active, 1, &address) || paired(active, 2, &address)) {
+    Ok(if words_per_lane > 1 && (paired(active, 1, &address) || paired(active, 2, &address)) {
         wavefronts_in_phases(width, 2 * phase_lanes, active, address)
     } else {
         wavefronts_in_phases(width, phase_lanes, active, address)
-    }
+    })
 }
 
 /// Whether every active lane's partner `l ^ bit` is active and reads the same address (an
@@ -437,7 +531,8 @@ fn paired(active: u32, bit: u32, address: &impl Fn(u32) -> u32) -> bool {
     true
 }
 
-/// `(wavefronts, ideal)` of an access processed `phase_lanes` lanes at a time.
+/// `(wavefronts, ideal)` of an access processed `phase_lanes` lanes at a time (a width
+/// [`access_width`] takes: 8 to 32 lanes).
 fn wavefronts_in_phases(width: u32, phase_lanes: u32, active: u32, address: impl Fn(u32) -> u32) -> (u64, u64) {
     debug_assert!(width.is_power_of_two() && width <= 16);
     let words_per_lane = (width / BANK_BYTES).max(1);
@@ -518,11 +613,58 @@ pub fn lanes_where(candidates: u32, f: impl Fn(u32) -> bool) -> u32 {
 
 /// Adds `step` to the per-lane loop state `state[l]` of the lanes of `active`: one trip of a
 /// loop whose trip count differs between lanes (lanes that left it keep their value).
-pub fn advance<T: std::ops::AddAssign + Copy>(state: &mut [T; 32], active: u32, step: T) {
-    for (l, v) in state.iter_mut().enumerate() {
+/// [`Error::OutOfRange`] where a lane's value would pass its type (and `state` is left as it
+/// was): the kernel's index would wrap there, and a replay stepping a wrapped index below its
+/// bound again would never end.
+pub fn advance<T: LaneIndex>(state: &mut [T; 32], active: u32, step: T) -> Result<()> {
+    let mut next = *state;
+    for (l, v) in next.iter_mut().enumerate() {
         if active & (1 << l) != 0 {
-            *v += step;
+            *v = v.checked_plus(step).ok_or_else(|| Error::OutOfRange {
+                what: "lane loop index",
+                value: v.widen(),
+                min: 0,
+                max: T::MAX.widen() - step.widen(),
+            })?;
         }
+    }
+    *state = next;
+    Ok(())
+}
+
+/// A per-lane loop index [`advance`] steps: `u32` or `u64`.
+pub trait LaneIndex: Copy + sealed::Sealed {
+    /// The largest value.
+    const MAX: Self;
+    /// `self + step`, `None` past [`LaneIndex::MAX`].
+    fn checked_plus(self, step: Self) -> Option<Self>;
+    /// The value as a `u64`.
+    fn widen(self) -> u64;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for u32 {}
+    impl Sealed for u64 {}
+}
+
+impl LaneIndex for u32 {
+    const MAX: u32 = u32::MAX;
+    fn checked_plus(self, step: u32) -> Option<u32> {
+        self.checked_add(step)
+    }
+    fn widen(self) -> u64 {
+        self.into()
+    }
+}
+
+impl LaneIndex for u64 {
+    const MAX: u64 = u64::MAX;
+    fn checked_plus(self, step: u64) -> Option<u64> {
+        self.checked_add(step)
+    }
+    fn widen(self) -> u64 {
+        self
     }
 }
 
@@ -542,24 +684,30 @@ pub struct Warp {
 
 impl Warp {
     /// Linear thread id in the block of lane `l` (`threadIdx.y * blockDim.x + threadIdx.x`,
-    /// x fastest, the order warps are formed in).
+    /// x fastest, the order warps are formed in). In `u32` arithmetic that wraps, as the GPU's
+    /// would: a block holds at most 1024 threads, so only a warp set by hand gets that far.
     #[inline]
     pub fn linear(&self, l: u32) -> u32 {
-        self.index * 32 + l
+        self.index.wrapping_mul(32).wrapping_add(l)
     }
 
-    /// `(threadIdx.x, threadIdx.y)` of lane `l`.
+    /// `(threadIdx.x, threadIdx.y)` of lane `l`. A block of no columns (`block_dim.0 == 0`: no
+    /// launch has one, [`block_warps`] makes no warp of it) is taken as 1-D.
     #[inline]
     pub fn thread(&self, l: u32) -> (u32, u32) {
         let t = self.linear(l);
         // 1-D blocks, the common case, without a division per lane.
-        if self.block_dim.1 == 1 { (t, 0) } else { (t % self.block_dim.0, t / self.block_dim.0) }
+        match (self.block_dim.1, t.checked_div(self.block_dim.0)) {
+            (1, _) | (_, None) => (t, 0),
+            (_, Some(y)) => (t % self.block_dim.0, y),
+        }
     }
 
-    /// `blockIdx.x * blockDim.x + threadIdx.x` of lane `l`: the prelude's `thread::index_1d`.
+    /// `blockIdx.x * blockDim.x + threadIdx.x` of lane `l`: the prelude's `thread::index_1d`, in
+    /// the same `u32` arithmetic, which wraps on the GPU too.
     #[inline]
     pub fn index_1d(&self, l: u32) -> u32 {
-        self.block.0 * self.block_dim.0 + self.thread(l).0
+        self.block.0.wrapping_mul(self.block_dim.0).wrapping_add(self.thread(l).0)
     }
 }
 
@@ -587,6 +735,12 @@ pub fn warps(launch: &Launch) -> impl Iterator<Item = Warp> + '_ {
     blocks(launch).flat_map(move |b| block_warps(launch, b))
 }
 
+/// The error of a replay handed a call of a kernel it does not replay (a [`Call`](crate::Call)
+/// made with `Call::new` over another kernel of the same parameter list).
+pub(crate) fn no_replay(kernel: &str) -> Error {
+    Error::Unsupported(format!("the model has no replay of kernel {kernel} here"))
+}
+
 /// Fake device addresses for planning a launch without a GPU: buffer `i` starts at
 /// `FAKE_BASE + i * FAKE_SPACING`, 2 MiB aligned (as the driver aligns allocations of 2 MiB and
 /// more; the counts only depend on the alignment modulo 128 bytes, which every allocation has)
@@ -610,7 +764,7 @@ mod tests {
     fn global(width: u32, active: u32, offset: impl Fn(u32) -> u64) -> Counts {
         let mut m = Model::new();
         let b = m.buffer(1 << 21);
-        m.load(b, width, active, offset);
+        m.load(b, width, active, offset).unwrap();
         m.counts()
     }
 
@@ -629,7 +783,7 @@ mod tests {
 
     #[test]
     fn shared_phases_follow_the_access_width() {
-        let wf = |width, f: &dyn Fn(u32) -> u32| shared_wavefronts(width, u32::MAX, f);
+        let wf = |width, f: &dyn Fn(u32) -> u32| shared_wavefronts(width, u32::MAX, f).unwrap();
         assert_eq!(wf(4, &|l| 4 * l), (1, 1));
         assert_eq!(wf(4, &|_| 0), (1, 1), "broadcast");
         assert_eq!(wf(4, &|l| 128 * l), (32, 1));
@@ -638,15 +792,15 @@ mod tests {
         assert_eq!(wf(16, &|_| 0), (4, 4));
         // Lanes 16 bytes x 32 apart: all quarter-warp lanes on banks 0-3, 8 words each.
         assert_eq!(wf(16, &|l| 512 * l), (32, 4));
-        assert_eq!(shared_wavefronts(4, 0, |l| l), (0, 0));
+        assert_eq!(shared_wavefronts(4, 0, |l| l), Ok((0, 0)));
     }
 
     #[test]
     fn paired_loads_take_half_the_phases() {
-        let load = |width, f: &dyn Fn(u32) -> u32| shared_load_wavefronts(width, u32::MAX, f);
+        let load = |width, f: &dyn Fn(u32) -> u32| shared_load_wavefronts(width, u32::MAX, f).unwrap();
         // A uniform LDS.128: 2 wavefronts (stores and unpaired loads keep 4).
         assert_eq!(load(16, &|_| 0), (2, 2));
-        assert_eq!(shared_wavefronts(16, u32::MAX, |_| 0), (4, 4));
+        assert_eq!(shared_wavefronts(16, u32::MAX, |_| 0), Ok((4, 4)));
         // Half-warps on one vector each (regblock's A fragments): pairs l ^ 1 agree.
         assert_eq!(load(16, &|l| 16 * (l / 16)), (2, 2));
         // Pairs l ^ 2 agree.
@@ -660,20 +814,144 @@ mod tests {
         // 4-byte loads have one phase anyway.
         assert_eq!(load(4, &|_| 0), (1, 1));
         // An inactive partner: unpaired.
-        assert_eq!(shared_load_wavefronts(16, 0x5555_5555, |l| 16 * l), (4, 4));
+        assert_eq!(shared_load_wavefronts(16, 0x5555_5555, |l| 16 * l), Ok((4, 4)));
     }
 
     #[test]
     fn footprints_count_each_sector_once() {
         let mut m = Model::new();
         let b = m.buffer(1 << 21);
-        m.footprint_read(b, 0, 4096);
-        m.footprint_read(b, 4, 8);
-        m.footprint_write(b, 30, 4);
+        m.footprint_read(b, 0, 4096).unwrap();
+        m.footprint_read(b, 4, 8).unwrap();
+        m.footprint_write(b, 30, 4).unwrap();
         assert_eq!((m.counts().dram_read_bytes, m.counts().dram_write_bytes), (4096, 64));
         let mut set = SectorSet::default();
-        set.insert_range(3, 200);
-        set.insert_range(0, 70);
+        set.insert_range(3, 200).unwrap();
+        set.insert_range(0, 70).unwrap();
         assert_eq!(set.count, 201);
+    }
+
+    #[test]
+    fn shared_accesses_wider_than_16_bytes_are_refused_not_a_hang() {
+        // 256 bytes a lane made phases of 0 lanes: the phase loop never ended in release.
+        for width in [256, 32, 0, 3, u32::MAX] {
+            let refused = shared_wavefronts(width, u32::MAX, |l| 256 * l);
+            assert!(matches!(&refused, Err(Error::Unsupported(why)) if why.contains("1, 2, 4, 8 or 16")), "{width}");
+            assert!(matches!(shared_load_wavefronts(width, u32::MAX, |_| 0), Err(Error::Unsupported(_))));
+        }
+        let mut m = Model::new();
+        assert!(matches!(m.shared_load(256, u32::MAX, |l| 256 * l), Err(Error::Unsupported(_))));
+        assert!(matches!(m.shared_store(64, u32::MAX, |l| 64 * l), Err(Error::Unsupported(_))));
+        let b = m.buffer(1 << 21);
+        assert!(matches!(m.load(b, 32, u32::MAX, |l| 32 * u64::from(l)), Err(Error::Unsupported(_))));
+        assert_eq!(m.counts(), Counts::default(), "nothing counted");
+    }
+
+    #[test]
+    fn a_buffer_of_another_model_is_refused() {
+        let (mut one, mut other) = (Model::new(), Model::new());
+        let theirs = other.buffer(1 << 30);
+        one.buffer(1 << 21);
+        // Slot 0 holds another base here; slot 1 does not exist (an index out of bounds).
+        assert_eq!(one.atomic(theirs, 0), Err(Error::ForeignBuffer { base: 1 << 30 }));
+        let unknown = other.buffer(1 << 31);
+        assert_eq!(one.atomic(unknown, 0), Err(Error::ForeignBuffer { base: 1 << 31 }));
+        assert_eq!(one.load(theirs, 4, 1, |_| 0), Err(Error::ForeignBuffer { base: 1 << 30 }));
+        assert_eq!(one.store(unknown, 4, 0, |_| 0), Err(Error::ForeignBuffer { base: 1 << 31 }));
+        assert_eq!(one.footprint_write(unknown, 0, 0), Err(Error::ForeignBuffer { base: 1 << 31 }));
+        let mut counting = Model::instructions_only();
+        assert_eq!(counting.load(theirs, 4, 1, |_| 0), Err(Error::ForeignBuffer { base: 1 << 30 }));
+        // The same base in this model is this model's buffer.
+        assert_eq!(one.buffer(1 << 21), Buffer { base: 1 << 21, slot: 0 });
+    }
+
+    #[test]
+    fn offsets_past_max_buffer_bytes_are_refused_not_allocated() {
+        let mut m = Model::new();
+        let b = m.buffer(1 << 21);
+        let past = |offset| {
+            Err(Error::OutOfRange { what: "model buffer offset", value: offset, min: 0, max: MAX_BUFFER_BYTES - 1 })
+        };
+        // A sector 2^54 bytes of bits past the base: the bitset tried to allocate that.
+        assert_eq!(m.load(b, 4, 1, |_| 1 << 59), past(1 << 59));
+        assert_eq!(m.store(b, 4, 1, |_| MAX_BUFFER_BYTES), past(MAX_BUFFER_BYTES));
+        assert_eq!(m.atomic(b, 1 << 40), past(1 << 40));
+        assert_eq!(m.counts(), Counts::default(), "nothing counted");
+        // The last byte of the span is fine.
+        assert_eq!(m.atomic(b, MAX_BUFFER_BYTES - 4), Ok(()));
+        // An address past u64::MAX (overflowed `base + offset`).
+        let top = m.buffer(u64::MAX - 31);
+        let wrapped = m.load(top, 4, 1, |_| 32);
+        assert_eq!(wrapped, Err(Error::OutOfRange { what: "model buffer offset", value: 32, min: 0, max: 31 }));
+        assert_eq!(m.load(top, 4, 1, |_| 28), Ok(()));
+    }
+
+    #[test]
+    fn footprints_past_the_span_or_u64_are_refused() {
+        let mut m = Model::new();
+        let b = m.buffer(1 << 21);
+        // offset + len - 1 overflowed.
+        assert!(matches!(m.footprint_read(b, u64::MAX, 1), Err(Error::OutOfRange { value: u64::MAX, .. })));
+        assert!(matches!(m.footprint_read(b, 1, u64::MAX), Err(Error::OutOfRange { value: u64::MAX, .. })));
+        assert!(matches!(m.footprint_write(b, 0, u64::MAX), Err(Error::OutOfRange { .. })));
+        assert!(matches!(m.footprint_write(b, 0, MAX_BUFFER_BYTES + 1), Err(Error::OutOfRange { .. })));
+        // Nothing at all is fine anywhere; the whole span is fine.
+        assert_eq!(m.footprint_read(b, u64::MAX, 0), Ok(()));
+        assert_eq!(m.footprint_read(b, 0, 1 << 20), Ok(()));
+        assert_eq!(m.counts().dram_read_bytes, 1 << 20);
+    }
+
+    #[test]
+    fn unaligned_global_accesses_are_refused() {
+        let mut m = Model::new();
+        let b = m.buffer(1 << 21);
+        let refused = m.load(b, 4, u32::MAX, |l| 4 * u64::from(l) + 2);
+        assert_eq!(refused, Err(Error::Misaligned { what: "model global access", address: (1 << 21) + 2, align: 4 }));
+        assert_eq!(m.counts(), Counts::default());
+    }
+
+    #[test]
+    fn counts_past_u64_are_refused_not_wrapped() {
+        let one = Counts { ld_requests: 1, st_sectors: 2, ..Counts::default() };
+        assert_eq!(
+            one.repeated(u64::MAX).unwrap_err(),
+            Error::OutOfRange { what: "st_sectors", value: u64::MAX, min: 0, max: u64::MAX / 2 }
+        );
+        assert_eq!(one.repeated(u64::MAX / 2).map(|c| c.st_sectors), Ok(u64::MAX - 1));
+        let full = Counts { shared_st_wavefronts: u64::MAX, ..Counts::default() };
+        assert!(matches!(full.plus(&full), Err(Error::OutOfRange { what: "shared_st_wavefronts", .. })));
+        let mut m = Model::instructions_only();
+        m.add(&full).unwrap();
+        assert!(m.add(&Counts { shared_st_wavefronts: 1, ..Counts::default() }).is_err());
+        assert_eq!(m.counts(), full, "the total is kept");
+    }
+
+    #[test]
+    fn lane_indices_past_their_type_are_refused_not_wrapped() {
+        let mut i = [u32::MAX - 1; 32];
+        let refused = advance(&mut i, 0b11, 2);
+        assert_eq!(
+            refused,
+            Err(Error::OutOfRange {
+                what: "lane loop index",
+                value: u32::MAX as u64 - 1,
+                min: 0,
+                max: u32::MAX as u64 - 2
+            })
+        );
+        assert_eq!(i, [u32::MAX - 1; 32], "left as it was");
+        assert_eq!(advance(&mut i, 0b10, 1), Ok(()));
+        assert_eq!((i[0], i[1]), (u32::MAX - 1, u32::MAX));
+        assert!(advance(&mut [u64::MAX; 32], 1, 1u64).is_err());
+    }
+
+    #[test]
+    fn a_warp_of_a_block_with_no_columns_does_not_divide_by_zero() {
+        let w = Warp { block: (3, 0), index: 0, block_dim: (0, 2), lanes: u32::MAX };
+        assert_eq!((w.thread(5), w.index_1d(5)), ((5, 0), 5));
+        let w = Warp { block: (u32::MAX, 0), index: u32::MAX, block_dim: (64, 2), lanes: u32::MAX };
+        // u32 arithmetic wrapping as the kernels' does (it overflowed in debug builds).
+        assert_eq!(w.linear(3), u32::MAX.wrapping_mul(32).wrapping_add(3));
+        assert_eq!(w.index_1d(0), u32::MAX.wrapping_mul(64).wrapping_add(w.thread(0).0));
     }
 }

@@ -310,6 +310,10 @@ pub fn transpose_cpu(input: &[f32], output: &mut [f32], rows: usize, cols: usize
     let n = crate::error::product("transpose rows * cols", rows, cols)?;
     exactly("transpose input", input.len(), n)?;
     exactly("transpose output", output.len(), n)?;
+    if n == 0 {
+        // With cols = 0 nothing bounds rows: the loop below could run up to usize::MAX times.
+        return Ok(());
+    }
     for r in 0..rows {
         for c in 0..cols {
             output[c * rows + r] = input[r * cols + c];
@@ -388,5 +392,11 @@ mod tests {
         assert!(matches!(transpose_cpu(&[], &mut [], 1 << 33, 1 << 33), Err(Error::OutOfRange { .. })));
         assert_eq!(out, [0.0; 6]);
         assert!(transpose_cpu(&[], &mut [], 0, 7).is_ok());
+    }
+
+    #[test]
+    fn cpu_transpose_of_an_empty_matrix_returns_at_once() {
+        // rows × 0 is empty for any rows: the row loop ran rows times (usize::MAX: a hang).
+        assert_eq!(transpose_cpu(&[], &mut [], usize::MAX, 0), Ok(()));
     }
 }

@@ -283,7 +283,7 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
                 }
             }
             for tile in tiles {
-                let (row0, col0) = sk.origin(tile);
+                let (row0, col0) = sk.origin(tile).unwrap();
                 prop_assert!(row0 + WARPTILE_ASYNC.bm <= m && col0 + WARPTILE_ASYNC.bn <= n);
                 inside("C", row_major((row0 + 127) as u64, (col0 + 255) as u64, n64), 1, oc, m64 * n64, wc)?;
                 inside("A", row_major((row0 + 127) as u64, k64 - 1, k64), 1, oa, m64 * k64, wa)?;
@@ -313,7 +313,7 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
                     while let Some((tile, k0, k1)) = sk.segment(x, u) {
                         prop_assert!(tile < sk.tiles && k0 < k1 && k1 <= sk.iters);
                         if probed.contains(&x) {
-                            work.push(((x, u), sk.origin(tile), (k0, k1)));
+                            work.push(((x, u), sk.origin(tile).unwrap(), (k0, k1)));
                         }
                         u += 1;
                     }
@@ -847,7 +847,7 @@ proptest! {
                             computed[(tile * iters + kt) as usize] += 1;
                         }
                         if k1 == sk.iters {
-                            finals.push(sk.origin(tile));
+                            finals.push(sk.origin(tile).unwrap());
                         }
                         u += 1;
                     }
@@ -1003,7 +1003,7 @@ proptest! {
                 // ... and a segment that goes on from an earlier block is the bottom one, and
                 // waits for that block's top segment, which ends where this one starts.
                 if k0 > 0 {
-                    let before = sk.owner(u64::from(tile - shared0) * u64::from(sk.iters) + u64::from(k0) - 1);
+                    let before = sk.owner(u64::from(tile - shared0) * u64::from(sk.iters) + u64::from(k0) - 1).unwrap();
                     prop_assert!(before < x);
                     let top = sk.segment(before, 0).unwrap();
                     prop_assert_eq!((top.0, top.2), (tile, k0));

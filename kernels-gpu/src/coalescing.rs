@@ -69,9 +69,11 @@ pub const fn offset_index(i: u32, offset: u32) -> u32 {
     i + offset
 }
 
-/// Elements each buffer of an offset copy of `n` elements must hold.
+/// Elements each buffer of an offset copy of `n` elements must hold; past `u64::MAX`,
+/// `u64::MAX` (no buffer holds that many, so a check against it still fails) instead of a
+/// wrapped length a short buffer passes.
 pub const fn offset_len(n: u64, offset: u32) -> u64 {
-    n + offset as u64
+    n.saturating_add(offset as u64)
 }
 
 /// Element that thread `i` of a stride copy reads and writes (64-bit: `i * stride` passes 2^32).
@@ -80,9 +82,10 @@ pub const fn stride_index(i: u32, stride: u32) -> u64 {
     i as u64 * stride as u64
 }
 
-/// Elements each buffer of a stride copy of `n` elements must hold.
+/// Elements each buffer of a stride copy of `n` elements must hold, saturating as
+/// [`offset_len`].
 pub const fn stride_len(n: u64, stride: u32) -> u64 {
-    if n == 0 { 0 } else { (n - 1) * stride as u64 + 1 }
+    if n == 0 { 0 } else { (n - 1).saturating_mul(stride as u64).saturating_add(1) }
 }
 
 /// How the vectorised copy splits `n` floats: `(vectors, tail)`, with `4 * vectors + tail == n`.

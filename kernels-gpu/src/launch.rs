@@ -27,8 +27,10 @@ pub const fn fits_32(n: u64) -> bool {
 }
 
 /// Blocks of a grid-stride launch over `items` work items: enough to fill every multiprocessor
-/// (`sms * blocks_per_sm`), never more than the work needs, at least one.
+/// (`sms * blocks_per_sm`), never more than the work needs, at least one. A `block` of 0 threads
+/// (no launch has one) is taken as 1 instead of dividing by zero.
 pub const fn grid_stride_blocks(items: u64, block: u32, sms: u32, blocks_per_sm: u32) -> u32 {
+    let block = if block == 0 { 1 } else { block };
     let needed = items.div_ceil(block as u64);
     let full = sms as u64 * blocks_per_sm as u64;
     let blocks = if needed < full { needed } else { full };
@@ -52,6 +54,9 @@ mod tests {
         assert_eq!(grid_stride_blocks(257, 256, 132, 8), 2);
         assert_eq!(grid_stride_blocks(1 << 30, 256, 132, 8), 1056);
         assert_eq!(grid_stride_blocks(u64::MAX, 1, u32::MAX, u32::MAX), MAX_GRID_X);
+        // A block of no threads is one thread (it divided by zero).
+        assert_eq!(grid_stride_blocks(300, 0, 132, 8), grid_stride_blocks(300, 1, 132, 8));
+        assert_eq!(grid_stride_blocks(300, 0, 132, 8), 300);
         assert!(fits_32(MAX_ELEMENTS_32) && !fits_32(MAX_ELEMENTS_32 + 1));
     }
 }

@@ -357,7 +357,8 @@ pub fn plan(
 /// exactly one band.
 pub fn bands(m: usize, band: usize) -> impl Iterator<Item = Range<usize>> {
     let band = band.max(1);
-    (0..m).step_by(band).map(move |r0| r0..m.min(r0 + band))
+    // Saturating: a band reaching past usize::MAX ends at m anyway.
+    (0..m).step_by(band).map(move |r0| r0..m.min(r0.saturating_add(band)))
 }
 
 /// Validates the whole multiply ([`validate`]: nothing is planned if any of it is wrong), then
@@ -489,12 +490,18 @@ pub fn matmul(
 
 /// Float64 CPU reference (row-major, i-k-j order so the inner loop streams rows of B). Errors:
 /// [`Error::OutOfRange`] if `m * k`, `k * n` or `m * n` passes `usize`,
-/// [`Error::LengthMismatch`] unless `a` holds exactly `m * k` floats and `b` `k * n`.
+/// [`Error::LengthMismatch`] unless `a` holds exactly `m * k` floats and `b` `k * n`,
+/// [`Error::HostMemory`] where the host cannot allocate C's `m * n` doubles.
 pub fn matmul_cpu(a: &[f32], b: &[f32], (m, n, k): (usize, usize, usize)) -> Result<Vec<f64>> {
-    use crate::error::product;
+    use crate::error::{host_vec, product};
     exactly("matmul A", a.len(), product("matmul m * k", m, k)?)?;
     exactly("matmul B", b.len(), product("matmul k * n", k, n)?)?;
-    let mut c = vec![0.0f64; product("matmul m * n", m, n)?];
+    let mut c = host_vec("matmul C", product("matmul m * n", m, n)?, 0.0f64)?;
+    if n == 0 || k == 0 {
+        // C is all zeros; with n = 0 nothing bounds m (A and C are empty), so the loop over
+        // rows below could run up to usize::MAX times doing nothing.
+        return Ok(c);
+    }
     for i in 0..m {
         let row = &mut c[i * n..(i + 1) * n];
         for p in 0..k {
@@ -679,6 +686,11 @@ mod tests {
         assert_eq!(bands(8, 4).collect::<Vec<_>>(), [0..4, 4..8]);
         assert_eq!(bands(3, 4).collect::<Vec<_>>(), vec![Range { start: 0, end: 3 }]);
         assert_eq!(bands(0, 4).count(), 0);
+        // r0 + band passed usize::MAX (an overflow panic in debug builds).
+        assert_eq!(
+            bands(usize::MAX, usize::MAX - 1).collect::<Vec<_>>(),
+            [0..usize::MAX - 1, usize::MAX - 1..usize::MAX]
+        );
     }
 
     #[test]
@@ -701,5 +713,21 @@ mod tests {
         assert!(matches!(matmul_cpu(&[], &[], (1 << 33, 1 << 33, 0)), Err(Error::OutOfRange { .. })));
         assert!(matches!(matmul_cpu(&[], &[1.0], (1 << 33, 1, 0)), Err(Error::LengthMismatch { .. })));
         assert_eq!(matmul_cpu(&[], &[], (2, 3, 0)).unwrap(), [0.0; 6]);
+    }
+
+    #[test]
+    fn cpu_reference_refuses_an_output_it_cannot_allocate() {
+        // 2^62 doubles fit usize but pass isize::MAX bytes: vec! panicked (capacity overflow).
+        let refused = matmul_cpu(&[], &[], (1 << 31, 1 << 31, 0));
+        assert_eq!(refused, Err(Error::HostMemory { what: "matmul C", bytes: 1 << 65 }));
+        // 2^59 bytes: a size one allocation may have, which no host has (vec! aborted).
+        let refused = matmul_cpu(&[], &[], (1 << 28, 1 << 28, 0));
+        assert_eq!(refused, Err(Error::HostMemory { what: "matmul C", bytes: 1 << 59 }));
+    }
+
+    #[test]
+    fn cpu_reference_of_an_empty_product_returns_at_once() {
+        // n = 0: A and C are empty whatever m is; the row loop ran usize::MAX times.
+        assert_eq!(matmul_cpu(&[], &[], (usize::MAX, 0, 0)), Ok(vec![]));
     }
 }

@@ -7,7 +7,7 @@
 use super::{Counts, Model, fake_slice, lanes_where, warps};
 use crate::access_order::{Lanes, Order, WalkSig, plan_walk, plan_walk_2d};
 use crate::buffer::DeviceViewMut;
-use crate::error::Result;
+use crate::error::{Result, product};
 use crate::launch::Call;
 use coalesce_kernels::access_order::{
     access_order_block_x, access_order_block_y, access_order_chunked, along_x, along_y, chunked_index,
@@ -15,7 +15,7 @@ use coalesce_kernels::access_order::{
 };
 
 /// Counts of a planned walk, 1-D or 2-D (told apart by the kernel).
-pub fn walk(call: &Call<'_, WalkSig>) -> Counts {
+pub fn walk(call: &Call<'_, WalkSig>) -> Result<Counts> {
     let launch = call.launch();
     let &(input, ref output, p, q) = call.args();
     let mut m = Model::new();
@@ -34,10 +34,10 @@ pub fn walk(call: &Call<'_, WalkSig>) -> Counts {
                 let (r, c) = rc(l);
                 4 * matrix_index(r, c, cols)
             };
-            m.load(src, 4, active, at);
-            m.store(dst, 4, active, at);
+            m.load(src, 4, active, at)?;
+            m.store(dst, 4, active, at)?;
         }
-        return m.counts();
+        return Ok(m.counts());
     }
     let (n, per_thread) = (p, q);
     let index = if kernel == access_order_chunked { chunked_index } else { interleaved_index };
@@ -46,22 +46,22 @@ pub fn walk(call: &Call<'_, WalkSig>) -> Counts {
         let active = lanes_where(w.lanes, |l| w.index_1d(l) < threads);
         for k in 0..per_thread {
             let at = |l| 4 * index(w.index_1d(l), k, per_thread, threads);
-            m.load(src, 4, active, at);
-            m.store(dst, 4, active, at);
+            m.load(src, 4, active, at)?;
+            m.store(dst, 4, active, at)?;
         }
     }
-    m.counts()
+    Ok(m.counts())
 }
 
 /// The 1-D walk of `n` elements, `per_thread` each, in `order`.
 pub fn walk_1d(order: Order, n: usize, per_thread: u32) -> Result<Counts> {
     let (input, mut output): (DeviceViewMut<'static, f32>, _) = (fake_slice(0, n), fake_slice(1, n));
-    Ok(walk(&plan_walk(order, &input, &mut output, n, per_thread)?))
+    walk(&plan_walk(order, &input, &mut output, n, per_thread)?)
 }
 
 /// The 2-D walk of a `rows × cols` matrix with `lanes`.
 pub fn walk_2d(lanes: Lanes, rows: usize, cols: usize) -> Result<Counts> {
-    let (input, mut output): (DeviceViewMut<'static, f32>, _) =
-        (fake_slice(0, rows * cols), fake_slice(1, rows * cols));
-    Ok(walk(&plan_walk_2d(lanes, &input, &mut output, rows, cols)?))
+    let n = product("rows * cols", rows, cols)?;
+    let (input, mut output): (DeviceViewMut<'static, f32>, _) = (fake_slice(0, n), fake_slice(1, n));
+    walk(&plan_walk_2d(lanes, &input, &mut output, rows, cols)?)
 }

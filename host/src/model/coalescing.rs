@@ -30,7 +30,7 @@ use crate::buffer::{DeviceRead, DeviceWrite};
 use crate::coalescing::{
     AsyncCopy, CopySig, Load, OffsetSig, plan_async_copy, plan_copy, plan_copy_any, plan_offset, plan_stride,
 };
-use crate::error::Result;
+use crate::error::{Result, sum};
 use crate::launch::Call;
 use coalesce_kernels::WARP_SIZE;
 use coalesce_kernels::coalescing::{
@@ -40,7 +40,7 @@ use coalesce_kernels::coalescing::{
 };
 
 /// Counts of a planned offset, L2-only offset or stride copy.
-pub fn offset_or_stride(call: &Call<'_, OffsetSig>) -> Counts {
+pub fn offset_or_stride(call: &Call<'_, OffsetSig>) -> Result<Counts> {
     let launch = call.launch();
     let &(input, ref output, n, param) = call.args();
     let mut m = Model::new();
@@ -50,14 +50,14 @@ pub fn offset_or_stride(call: &Call<'_, OffsetSig>) -> Counts {
     for w in warps(&launch) {
         let active = lanes_where(w.lanes, |l| w.index_1d(l) < n);
         let at = |l| 4 * element(w.index_1d(l));
-        m.load(src, 4, active, at);
-        m.store(dst, 4, active, at);
+        m.load(src, 4, active, at)?;
+        m.store(dst, 4, active, at)?;
     }
-    m.counts()
+    Ok(m.counts())
 }
 
 /// Counts of a planned 16-byte copy (plain or streaming: the same addresses).
-pub fn copy(call: &Call<'_, CopySig>) -> Counts {
+pub fn copy(call: &Call<'_, CopySig>) -> Result<Counts> {
     let launch = call.launch();
     let &(input, ref output, n) = call.args();
     let mut m = Model::new();
@@ -71,18 +71,18 @@ pub fn copy(call: &Call<'_, CopySig>) -> Counts {
         // The chunk loop's trip count depends on the block only: every lane runs it.
         while (chunk + 1) * u64::from(CHUNK) <= vectors {
             for k in 0..UNROLL {
-                m.load(src, 16, w.lanes, |l| 16 * vec4_index(chunk, k, t(l)));
+                m.load(src, 16, w.lanes, |l| 16 * vec4_index(chunk, k, t(l)))?;
             }
             for k in 0..UNROLL {
-                m.store(dst, 16, w.lanes, |l| 16 * vec4_index(chunk, k, t(l)));
+                m.store(dst, 16, w.lanes, |l| 16 * vec4_index(chunk, k, t(l)))?;
             }
             chunk += step;
         }
         if chunk * u64::from(CHUNK) < vectors {
             for k in 0..UNROLL {
                 let active = lanes_where(w.lanes, |l| vec4_index(chunk, k, t(l)) < vectors);
-                m.load(src, 16, active, |l| 16 * vec4_index(chunk, k, t(l)));
-                m.store(dst, 16, active, |l| 16 * vec4_index(chunk, k, t(l)));
+                m.load(src, 16, active, |l| 16 * vec4_index(chunk, k, t(l)))?;
+                m.store(dst, 16, active, |l| 16 * vec4_index(chunk, k, t(l)))?;
             }
         }
         let active = lanes_where(w.lanes, |l| vec4_tail_index(vectors, b, t(l)).1 < tail);
@@ -90,14 +90,14 @@ pub fn copy(call: &Call<'_, CopySig>) -> Counts {
             let (first, g) = vec4_tail_index(vectors, b, t(l));
             4 * (first + u64::from(g))
         };
-        m.load(src, 4, active, at);
-        m.store(dst, 4, active, at);
+        m.load(src, 4, active, at)?;
+        m.store(dst, 4, active, at)?;
     }
-    m.counts()
+    Ok(m.counts())
 }
 
 /// Counts of a planned any-offset copy.
-pub fn copy_any(call: &Call<'_, CopySig>) -> Counts {
+pub fn copy_any(call: &Call<'_, CopySig>) -> Result<Counts> {
     let launch = call.launch();
     let &(input, ref output, n) = call.args();
     let mut m = Model::new();
@@ -114,36 +114,37 @@ pub fn copy_any(call: &Call<'_, CopySig>) -> Counts {
             let scalar = |l| shifted_scalar(split, n, t(l));
             let active = lanes_where(w.lanes, |l| scalar(l).is_some());
             let at = |l| 4 * scalar(l).unwrap_or(0);
-            m.load(src, 4, active, at);
-            m.store(dst, 4, active, at);
+            m.load(src, 4, active, at)?;
+            m.store(dst, 4, active, at)?;
         }
         let mut chunk = u64::from(b);
         while chunk * u64::from(ANY_CHUNK) < split.vectors {
             let q = |k, l| any_index(chunk, k, t(l));
             for k in 0..ANY_UNROLL {
-                m.load(src, 16, lanes_where(w.lanes, |l| q(k, l) < readable), |l| lo + 16 * q(k, l));
+                m.load(src, 16, lanes_where(w.lanes, |l| q(k, l) < readable), |l| lo + 16 * q(k, l))?;
                 if shifted {
                     let last = lanes_where(w.lanes, |l| l == WARP_SIZE - 1 && q(k, l) + 1 < readable);
-                    m.load(src, 16, last, |l| lo + 16 * (q(k, l) + 1));
+                    m.load(src, 16, last, |l| lo + 16 * (q(k, l) + 1))?;
                 }
             }
             for k in 0..ANY_UNROLL {
-                m.store(dst, 16, lanes_where(w.lanes, |l| q(k, l) < split.vectors), |l| body + 16 * q(k, l));
+                m.store(dst, 16, lanes_where(w.lanes, |l| q(k, l) < split.vectors), |l| body + 16 * q(k, l))?;
             }
             chunk += step;
         }
     }
-    m.counts()
+    Ok(m.counts())
 }
 
 /// The any-offset copy of `n` floats from element `src` of one buffer of `n + 3` to element
 /// `dst` of another, as the library plans it.
 pub fn any_offset_copy(n: usize, src: usize, dst: usize) -> Result<Counts> {
+    let len = sum("copy buffer", n, 3)?;
     let (input, mut output): (DeviceViewMut<'static, f32>, DeviceViewMut<'static, f32>) =
-        (fake_slice(0, n + 3), fake_slice(1, n + 3));
-    let input = input.slice(src..src + n)?;
-    let mut output = output.slice_mut(dst..dst + n)?;
-    Ok(copy_any(&plan_copy_any(&input, &mut output)?))
+        (fake_slice(0, len), fake_slice(1, len));
+    let input = input.slice(src..sum("copy source end", src, n)?)?;
+    let mut output = output.slice_mut(dst..sum("copy destination end", dst, n)?)?;
+    copy_any(&plan_copy_any(&input, &mut output)?)
 }
 
 /// The offset copy of `n` elements at `offset` over buffers of `offset_len(n, buffer_offset)`
@@ -151,24 +152,24 @@ pub fn any_offset_copy(n: usize, src: usize, dst: usize) -> Result<Counts> {
 pub fn offset_copy(load: Load, n: usize, offset: u32, buffer_offset: u32) -> Result<Counts> {
     let len = offset_len(n as u64, buffer_offset) as usize;
     let (input, mut output): (DeviceViewMut<'static, f32>, _) = (fake_slice(0, len), fake_slice(1, len));
-    Ok(offset_or_stride(&plan_offset(load, &input, &mut output, n, offset)?))
+    offset_or_stride(&plan_offset(load, &input, &mut output, n, offset)?)
 }
 
 /// The stride copy of `n` elements at `stride`.
 pub fn stride_copy(n: usize, stride: u32) -> Result<Counts> {
     let len = stride_len(n as u64, stride) as usize;
     let (input, mut output): (DeviceViewMut<'static, f32>, _) = (fake_slice(0, len), fake_slice(1, len));
-    Ok(offset_or_stride(&plan_stride(&input, &mut output, n, stride)?))
+    offset_or_stride(&plan_stride(&input, &mut output, n, stride)?)
 }
 
 /// The 16-byte copy of `n` floats with `blocks_per_sm` on `sms` SMs (0: one trip per thread).
 pub fn vec4_copy(n: usize, sms: u32, blocks_per_sm: u32, streaming: bool) -> Result<Counts> {
     let (input, mut output): (DeviceViewMut<'static, f32>, _) = (fake_slice(0, n), fake_slice(1, n));
-    Ok(copy(&plan_copy(&input, &mut output, sms, blocks_per_sm, streaming)?))
+    copy(&plan_copy(&input, &mut output, sms, blocks_per_sm, streaming)?)
 }
 
 /// Counts of a planned hardware copy (`cp.async` or TMA bulk; see the module docs).
-pub fn async_copy(call: &Call<'_, CopySig>) -> Counts {
+pub fn async_copy(call: &Call<'_, CopySig>) -> Result<Counts> {
     let launch = call.launch();
     let &(input, ref output, n) = call.args();
     let mut m = Model::new();
@@ -177,8 +178,8 @@ pub fn async_copy(call: &Call<'_, CopySig>) -> Counts {
     if call.kernel() == coalescing_bulk {
         // Every chunk below `bulk_chunks(vectors)` is copied once, whole: the first
         // 16 * vectors bytes both ways.
-        m.footprint_read(src, 0, 16 * vectors);
-        m.footprint_write(dst, 0, 16 * vectors);
+        m.footprint_read(src, 0, 16 * vectors)?;
+        m.footprint_write(dst, 0, 16 * vectors)?;
     } else {
         let grid = launch.grid.0;
         for w in warps(&launch) {
@@ -191,9 +192,9 @@ pub fn async_copy(call: &Call<'_, CopySig>) -> Counts {
             while cp_chunk(b, j, grid) * u64::from(CP_BLOCK) < vectors {
                 let at = |l| cp_vector(cp_chunk(b, j, grid), t(l));
                 let active = lanes_where(w.lanes, |l| at(l) < vectors);
-                m.load(src, 16, active, |l| 16 * at(l));
-                m.shared_load(16, active, |l| cp_slot(j, t(l)));
-                m.store(dst, 16, active, |l| 16 * at(l));
+                m.load(src, 16, active, |l| 16 * at(l))?;
+                m.shared_load(16, active, |l| cp_slot(j, t(l)))?;
+                m.store(dst, 16, active, |l| 16 * at(l))?;
                 j += 1;
             }
         }
@@ -201,14 +202,14 @@ pub fn async_copy(call: &Call<'_, CopySig>) -> Counts {
     // The tail: lanes t < tail of block 0's first warp (tail < 4).
     let active = lanes_below(tail);
     let at = |l: u32| 4 * (4 * vectors + u64::from(l));
-    m.load(src, 4, active, at);
-    m.store(dst, 4, active, at);
-    m.counts()
+    m.load(src, 4, active, at)?;
+    m.store(dst, 4, active, at)?;
+    Ok(m.counts())
 }
 
 /// The hardware copy `kind` of `n` floats with `blocks_per_sm` on `sms` SMs (0: one ring's
 /// worth of chunks per block).
 pub fn hardware_copy(kind: AsyncCopy, n: usize, sms: u32, blocks_per_sm: u32) -> Result<Counts> {
     let (input, mut output): (DeviceViewMut<'static, f32>, _) = (fake_slice(0, n), fake_slice(1, n));
-    Ok(async_copy(&plan_async_copy(kind, &input, &mut output, sms, blocks_per_sm)?))
+    async_copy(&plan_async_copy(kind, &input, &mut output, sms, blocks_per_sm)?)
 }

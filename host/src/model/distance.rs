@@ -13,7 +13,7 @@ use crate::distance::{
     AosGatherSig, AosSig, Float3, IndexSlice, SoaGatherSig, SoaSig, plan_aos, plan_aos_gather, plan_soa,
     plan_soa_gather,
 };
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, exactly};
 use crate::launch::Call;
 use crate::layouts::Soa3;
 
@@ -26,7 +26,7 @@ const XYZ: [u64; 3] = [
 const POINT: u64 = std::mem::size_of::<Float3>() as u64;
 
 /// Counts of a planned AoS pass over all points.
-pub fn aos(call: &Call<'_, AosSig>) -> Counts {
+pub fn aos(call: &Call<'_, AosSig>) -> Result<Counts> {
     let launch = call.launch();
     let &(points, ref out, n) = call.args();
     let mut m = Model::new();
@@ -34,15 +34,15 @@ pub fn aos(call: &Call<'_, AosSig>) -> Counts {
     for w in warps(&launch) {
         let active = lanes_where(w.lanes, |l| w.index_1d(l) < n);
         for field in XYZ {
-            m.load(p, 4, active, |l| POINT * u64::from(w.index_1d(l)) + field);
+            m.load(p, 4, active, |l| POINT * u64::from(w.index_1d(l)) + field)?;
         }
-        m.store(o, 4, active, |l| 4 * u64::from(w.index_1d(l)));
+        m.store(o, 4, active, |l| 4 * u64::from(w.index_1d(l)))?;
     }
-    m.counts()
+    Ok(m.counts())
 }
 
 /// Counts of a planned SoA pass over all points.
-pub fn soa(call: &Call<'_, SoaSig>) -> Counts {
+pub fn soa(call: &Call<'_, SoaSig>) -> Result<Counts> {
     let launch = call.launch();
     let &(x, y, z, ref out, n) = call.args();
     let mut m = Model::new();
@@ -51,50 +51,51 @@ pub fn soa(call: &Call<'_, SoaSig>) -> Counts {
     for w in warps(&launch) {
         let active = lanes_where(w.lanes, |l| w.index_1d(l) < n);
         for array in arrays {
-            m.load(array, 4, active, |l| 4 * u64::from(w.index_1d(l)));
+            m.load(array, 4, active, |l| 4 * u64::from(w.index_1d(l)))?;
         }
-        m.store(o, 4, active, |l| 4 * u64::from(w.index_1d(l)));
+        m.store(o, 4, active, |l| 4 * u64::from(w.index_1d(l)))?;
     }
-    m.counts()
+    Ok(m.counts())
 }
 
-/// Counts of a planned AoS gather whose index buffer holds `indices`.
-pub fn aos_gather(call: &Call<'_, AosGatherSig>, indices: &[u32]) -> Counts {
+/// Counts of a planned AoS gather whose index buffer holds `indices` ([`Error::LengthMismatch`]
+/// unless it holds the launch's count).
+pub fn aos_gather(call: &Call<'_, AosGatherSig>, indices: &[u32]) -> Result<Counts> {
     let launch = call.launch();
     let &(points, idx, ref out, count) = call.args();
-    assert_eq!(indices.len(), count as usize, "the host copy of the gather's indices");
+    exactly("gather indices", indices.len(), count as usize)?;
     let mut m = Model::new();
     let (p, ix, o) = (m.buffer(points.address()), m.buffer(idx.address()), m.buffer(out.address()));
     for w in warps(&launch) {
         let active = lanes_where(w.lanes, |l| w.index_1d(l) < count);
         let j = |l| w.index_1d(l);
-        m.load(ix, 4, active, |l| 4 * u64::from(j(l)));
+        m.load(ix, 4, active, |l| 4 * u64::from(j(l)))?;
         for field in XYZ {
-            m.load(p, 4, active, |l| POINT * u64::from(indices[j(l) as usize]) + field);
+            m.load(p, 4, active, |l| POINT * u64::from(indices[j(l) as usize]) + field)?;
         }
-        m.store(o, 4, active, |l| 4 * u64::from(j(l)));
+        m.store(o, 4, active, |l| 4 * u64::from(j(l)))?;
     }
-    m.counts()
+    Ok(m.counts())
 }
 
-/// Counts of a planned SoA gather whose index buffer holds `indices`.
-pub fn soa_gather(call: &Call<'_, SoaGatherSig>, indices: &[u32]) -> Counts {
+/// Counts of a planned SoA gather whose index buffer holds `indices` (as [`aos_gather`]).
+pub fn soa_gather(call: &Call<'_, SoaGatherSig>, indices: &[u32]) -> Result<Counts> {
     let launch = call.launch();
     let &(x, y, z, idx, ref out, count) = call.args();
-    assert_eq!(indices.len(), count as usize, "the host copy of the gather's indices");
+    exactly("gather indices", indices.len(), count as usize)?;
     let mut m = Model::new();
     let arrays = [x.address(), y.address(), z.address()].map(|a| m.buffer(a));
     let (ix, o) = (m.buffer(idx.address()), m.buffer(out.address()));
     for w in warps(&launch) {
         let active = lanes_where(w.lanes, |l| w.index_1d(l) < count);
         let j = |l| w.index_1d(l);
-        m.load(ix, 4, active, |l| 4 * u64::from(j(l)));
+        m.load(ix, 4, active, |l| 4 * u64::from(j(l)))?;
         for array in arrays {
-            m.load(array, 4, active, |l| 4 * u64::from(indices[j(l) as usize]));
+            m.load(array, 4, active, |l| 4 * u64::from(indices[j(l) as usize]))?;
         }
-        m.store(o, 4, active, |l| 4 * u64::from(j(l)));
+        m.store(o, 4, active, |l| 4 * u64::from(j(l)))?;
     }
-    m.counts()
+    Ok(m.counts())
 }
 
 /// All `n` points, AoS or SoA.
@@ -102,10 +103,10 @@ pub fn all(soa_layout: bool, n: usize) -> Result<Counts> {
     let mut out: DeviceViewMut<'static, f32> = fake_slice(3, n);
     if soa_layout {
         let [x, y, z]: [DeviceViewMut<'static, f32>; 3] = [0, 1, 2].map(|i| fake_slice(i, n));
-        return Ok(soa(&plan_soa(Soa3::new(&x, &y, &z), &mut out)?));
+        return soa(&plan_soa(Soa3::new(&x, &y, &z), &mut out)?);
     }
     let points: DeviceViewMut<'static, Float3> = fake_slice(0, n);
-    Ok(aos(&plan_aos(&points, &mut out)?))
+    aos(&plan_aos(&points, &mut out)?)
 }
 
 /// The gather of `indices` from `n` points, AoS or SoA.
@@ -118,8 +119,8 @@ pub fn gather(soa_layout: bool, n: usize, indices: &[u32]) -> Result<Counts> {
     let mut out: DeviceViewMut<'static, f32> = fake_slice(3, indices.len());
     if soa_layout {
         let [x, y, z]: [DeviceViewMut<'static, f32>; 3] = [0, 1, 2].map(|i| fake_slice(i, n));
-        return Ok(soa_gather(&plan_soa_gather(Soa3::new(&x, &y, &z), view, &mut out)?, indices));
+        return soa_gather(&plan_soa_gather(Soa3::new(&x, &y, &z), view, &mut out)?, indices);
     }
     let points: DeviceViewMut<'static, Float3> = fake_slice(0, n);
-    Ok(aos_gather(&plan_aos_gather(&points, view, &mut out)?, indices))
+    aos_gather(&plan_aos_gather(&points, view, &mut out)?, indices)
 }

@@ -54,9 +54,9 @@
 //! replayed for one block and counted once per block; every global load and atomic is
 //! replayed for every warp (2^26 values take well under a second in a release build).
 
-use super::{Buffer, Counts, Model, Warp, block_warps, blocks, fake_slice, lanes_where};
+use super::{Buffer, Counts, Model, Warp, block_warps, blocks, fake_slice, lanes_where, no_replay};
 use crate::buffer::DeviceViewMut;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::histogram::{BINS, HistogramSig, Method, plan};
 use crate::launch::Call;
 use coalesce_kernels::histogram::{
@@ -67,16 +67,18 @@ use coalesce_kernels::histogram::{
 type Bins = [u32; BINS as usize];
 
 /// Counts of a planned histogram launch over `values`, the `n` values its input holds (only
-/// the DRAM footprint of `bins` depends on them; see the module docs).
-///
-/// # Panics
-/// If `values` does not hold the launch's `n` values, or the call is not a histogram kernel's.
-pub fn histogram(call: &Call<'_, HistogramSig>, values: &[u32]) -> Counts {
+/// the DRAM footprint of `bins` depends on them; see the module docs). Errors:
+/// [`Error::LengthMismatch`] unless `values` holds the launch's `n` values,
+/// [`Error::Unsupported`] for a call of another kernel, and the [`Model`]'s.
+pub fn histogram(call: &Call<'_, HistogramSig>, values: &[u32]) -> Result<Counts> {
     let launch = call.launch();
     let &(input, ref output, n) = call.args();
-    assert_eq!(values.len() as u64, n, "the values of the launch's input");
+    if values.len() as u64 != n {
+        let expected = usize::try_from(n).unwrap_or(usize::MAX);
+        return Err(Error::LengthMismatch { what: "histogram values", expected, got: values.len() });
+    }
     let kernel = call.kernel();
-    let method = Method::ALL.into_iter().find(|m| m.kernel() == kernel).expect("a histogram kernel");
+    let method = Method::ALL.into_iter().find(|m| m.kernel() == kernel).ok_or_else(|| no_replay(kernel.name()))?;
     let mut m = Model::new();
     let (src, bins) = (m.buffer(input.address()), m.buffer(output.address()));
     let (vectors, tail) = split(n);
@@ -94,6 +96,7 @@ pub fn histogram(call: &Call<'_, HistogramSig>, values: &[u32]) -> Counts {
             Method::Shared | Method::Cluster => {
                 let c = &mut block_counts[bin(v) as usize];
                 *c = c.wrapping_add(1);
+                Ok(())
             }
         };
         for w in block_warps(&launch, b) {
@@ -101,24 +104,21 @@ pub fn histogram(call: &Call<'_, HistogramSig>, values: &[u32]) -> Counts {
             for k in 0..VECTORS_PER_THREAD {
                 let i = |l| vector_index(b.0, k, t(l));
                 let active = lanes_where(w.lanes, |l| i(l) < vectors);
-                m.load(src, 16, active, |l| 16 * i(l));
-                each_lane(active, |l| {
-                    for e in 0..4 {
-                        count(&mut m, values[(4 * i(l) + e) as usize]);
-                    }
-                });
+                m.load(src, 16, active, |l| 16 * i(l))?;
+                // In bounds: i(l) < vectors = n / 4, and values holds n (checked above).
+                each_lane(active, |l| (0..4).try_for_each(|e| count(&mut m, values[(4 * i(l) + e) as usize])))?;
             }
             if b.0 == 0 {
                 let active = lanes_where(w.lanes, |l| t(l) < tail);
-                m.load(src, tail_width, active, |l| 4 * tail_index(vectors, t(l)));
-                each_lane(active, |l| count(&mut m, values[tail_index(vectors, t(l)) as usize]));
+                m.load(src, tail_width, active, |l| 4 * tail_index(vectors, t(l)))?;
+                each_lane(active, |l| count(&mut m, values[tail_index(vectors, t(l)) as usize]))?;
             }
         }
         match method {
             Method::Global => {}
             Method::Shared => {
                 for w in block_warps(&launch, b) {
-                    flush(&mut m, bins, &w, |t| (t < BINS).then_some(t), &block_counts);
+                    flush(&mut m, bins, &w, |t| (t < BINS).then_some(t), &block_counts)?;
                 }
             }
             Method::Cluster => {
@@ -132,7 +132,7 @@ pub fn histogram(call: &Call<'_, HistogramSig>, values: &[u32]) -> Counts {
                     for r in 0..cluster as u32 {
                         for w in block_warps(&launch, (first + r, b.1)) {
                             let slice = |t| (t < BINS_PER_RANK).then(|| cluster_bin(r, t));
-                            flush(&mut m, bins, &w, slice, &cluster_sum);
+                            flush(&mut m, bins, &w, slice, &cluster_sum)?;
                         }
                     }
                     cluster_sum = [0; BINS as usize];
@@ -145,9 +145,9 @@ pub fn histogram(call: &Call<'_, HistogramSig>, values: &[u32]) -> Counts {
     let mut one = Model::instructions_only();
     if method != Method::Global {
         for w in block_warps(&launch, (0, 0)) {
-            one.shared_store(4, w.lanes, |l| 4 * w.thread(l).0);
+            one.shared_store(4, w.lanes, |l| 4 * w.thread(l).0)?;
             if method == Method::Shared {
-                one.shared_load(4, w.lanes, |l| 4 * w.thread(l).0);
+                one.shared_load(4, w.lanes, |l| 4 * w.thread(l).0)?;
             }
             if method == Method::Cluster {
                 // Of the CLUSTER generic loads, the one of the block's own rank resolves to its
@@ -155,34 +155,34 @@ pub fn histogram(call: &Call<'_, HistogramSig>, values: &[u32]) -> Counts {
                 // `cluster_bin(rank, t)`: 32 consecutive words, whatever the rank); the others
                 // cross the SM-to-SM network and are no shared wavefront of this SM.
                 let active = lanes_where(w.lanes, |l| w.thread(l).0 < BINS_PER_RANK);
-                one.shared_load(4, active, |l| 4 * cluster_bin(0, w.thread(l).0));
+                one.shared_load(4, active, |l| 4 * cluster_bin(0, w.thread(l).0))?;
             }
         }
     }
-    m.add(&one.counts().repeated(blocks_seen));
-    m.counts()
+    m.add(&one.counts().repeated(blocks_seen)?)?;
+    Ok(m.counts())
 }
 
-/// Calls `f(l)` for each lane `l` of `lanes`.
+/// Calls `f(l)` for each lane `l` of `lanes`, stopping at the first error.
 #[inline]
-fn each_lane(mut lanes: u32, mut f: impl FnMut(u32)) {
+fn each_lane(mut lanes: u32, mut f: impl FnMut(u32) -> Result<()>) -> Result<()> {
     while lanes != 0 {
         let l = lanes.trailing_zeros();
         lanes &= lanes - 1;
-        f(l);
+        f(l)?;
     }
+    Ok(())
 }
 
 /// The flush of one warp: thread `t` whose `bin_of(t)` is some bin with a non-zero count
 /// `REDG`s it into `bins`.
-fn flush(m: &mut Model, bins: Buffer, w: &Warp, bin_of: impl Fn(u32) -> Option<u32>, counts: &Bins) {
-    each_lane(w.lanes, |l| {
-        if let Some(b) = bin_of(w.thread(l).0)
-            && counts[b as usize] != 0
-        {
-            m.atomic(bins, 4 * u64::from(b));
-        }
-    });
+fn flush(m: &mut Model, bins: Buffer, w: &Warp, bin_of: impl Fn(u32) -> Option<u32>, counts: &Bins) -> Result<()> {
+    each_lane(w.lanes, |l| match bin_of(w.thread(l).0) {
+        // A bin past BINS (a cluster of more ranks than bins, in a launch made by hand) has
+        // no count.
+        Some(b) if counts.get(b as usize).is_some_and(|&c| c != 0) => m.atomic(bins, 4 * u64::from(b)),
+        _ => Ok(()),
+    })
 }
 
 /// The histogram of `values` with `method`, planned as [`crate::histogram::run`] plans it (the
@@ -190,5 +190,5 @@ fn flush(m: &mut Model, bins: Buffer, w: &Warp, bin_of: impl Fn(u32) -> Option<u
 pub fn run(method: Method, values: &[u32]) -> Result<Counts> {
     let input: DeviceViewMut<'static, u32> = fake_slice(0, values.len());
     let mut bins: DeviceViewMut<'static, u32> = fake_slice(1, BINS as usize);
-    Ok(histogram(&plan(method, &input, &mut bins)?, values))
+    histogram(&plan(method, &input, &mut bins)?, values)
 }

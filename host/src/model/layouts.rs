@@ -26,7 +26,7 @@ const XYZ: [u64; 3] = [
 ];
 
 /// Counts of a planned AoS update, plain or staged.
-pub fn aos(call: &Call<'_, AosSig>) -> Counts {
+pub fn aos(call: &Call<'_, AosSig>) -> Result<Counts> {
     let launch = call.launch();
     let &(input, ref output, n) = call.args();
     let mut m = Model::new();
@@ -36,40 +36,40 @@ pub fn aos(call: &Call<'_, AosSig>) -> Counts {
         for w in warps(&launch) {
             let active = lanes_where(w.lanes, |l| w.index_1d(l) < n);
             for field in XYZ {
-                m.load(src, 4, active, |l| size * u64::from(w.index_1d(l)) + field);
+                m.load(src, 4, active, |l| size * u64::from(w.index_1d(l)) + field)?;
             }
             for field in XYZ {
-                m.store(dst, 4, active, |l| size * u64::from(w.index_1d(l)) + field);
+                m.store(dst, 4, active, |l| size * u64::from(w.index_1d(l)) + field)?;
             }
         }
-        return m.counts();
+        return Ok(m.counts());
     }
     let total = floats(n);
     for w in warps(&launch) {
         let (b, t) = (w.block.0, |l| w.thread(l).0);
         for k in 0..FLOAT3_FLOATS {
             let active = lanes_where(w.lanes, |l| staged_index(b, t(l), k) < total);
-            m.load(src, 4, active, |l| 4 * staged_index(b, t(l), k));
-            m.shared_store(4, active, |l| 4 * staged_slot(t(l), k));
+            m.load(src, 4, active, |l| 4 * staged_index(b, t(l), k))?;
+            m.shared_store(4, active, |l| 4 * staged_slot(t(l), k))?;
         }
         let mine = lanes_where(w.lanes, |l| staged_element(b, t(l)) < n);
         for c in 0..FLOAT3_FLOATS {
-            m.shared_load(4, mine, |l| 4 * staged_component_slot(t(l), c));
+            m.shared_load(4, mine, |l| 4 * staged_component_slot(t(l), c))?;
         }
         for c in 0..FLOAT3_FLOATS {
-            m.shared_store(4, mine, |l| 4 * staged_component_slot(t(l), c));
+            m.shared_store(4, mine, |l| 4 * staged_component_slot(t(l), c))?;
         }
         for k in 0..FLOAT3_FLOATS {
             let active = lanes_where(w.lanes, |l| staged_index(b, t(l), k) < total);
-            m.shared_load(4, active, |l| 4 * staged_slot(t(l), k));
-            m.store(dst, 4, active, |l| 4 * staged_index(b, t(l), k));
+            m.shared_load(4, active, |l| 4 * staged_slot(t(l), k))?;
+            m.store(dst, 4, active, |l| 4 * staged_index(b, t(l), k))?;
         }
     }
-    m.counts()
+    Ok(m.counts())
 }
 
 /// Counts of a planned SoA update.
-pub fn soa(call: &Call<'_, SoaSig>) -> Counts {
+pub fn soa(call: &Call<'_, SoaSig>) -> Result<Counts> {
     let launch = call.launch();
     let &(x, y, z, ref ox, ref oy, ref oz, n) = call.args();
     let mut m = Model::new();
@@ -78,15 +78,15 @@ pub fn soa(call: &Call<'_, SoaSig>) -> Counts {
     for w in warps(&launch) {
         let active = lanes_where(w.lanes, |l| w.index_1d(l) < n);
         for (src, dst) in ins.into_iter().zip(outs) {
-            m.load(src, 4, active, |l| 4 * u64::from(w.index_1d(l)));
-            m.store(dst, 4, active, |l| 4 * u64::from(w.index_1d(l)));
+            m.load(src, 4, active, |l| 4 * u64::from(w.index_1d(l)))?;
+            m.store(dst, 4, active, |l| 4 * u64::from(w.index_1d(l)))?;
         }
     }
-    m.counts()
+    Ok(m.counts())
 }
 
 /// Counts of a planned 16-byte aligned update.
-pub fn aligned16(call: &Call<'_, AlignedSig>) -> Counts {
+pub fn aligned16(call: &Call<'_, AlignedSig>) -> Result<Counts> {
     let launch = call.launch();
     let &(input, ref output, n) = call.args();
     let mut m = Model::new();
@@ -95,27 +95,27 @@ pub fn aligned16(call: &Call<'_, AlignedSig>) -> Counts {
     for w in warps(&launch) {
         let active = lanes_where(w.lanes, |l| w.index_1d(l) < n);
         let at = |l| u64::from(size) * u64::from(w.index_1d(l));
-        m.load(src, size, active, at);
-        m.store(dst, size, active, at);
+        m.load(src, size, active, at)?;
+        m.store(dst, size, active, at)?;
     }
-    m.counts()
+    Ok(m.counts())
 }
 
 /// The AoS update of `n` elements with `method`.
 pub fn aos_update(method: AosMethod, n: usize) -> Result<Counts> {
     let (input, mut output): (DeviceViewMut<'static, Float3>, _) = (fake_slice(0, n), fake_slice(1, n));
-    Ok(aos(&plan_aos(method, &input, &mut output)?))
+    aos(&plan_aos(method, &input, &mut output)?)
 }
 
 /// The SoA update of `n` elements.
 pub fn soa_update(n: usize) -> Result<Counts> {
     let [x, y, z]: [DeviceViewMut<'static, f32>; 3] = [0, 1, 2].map(|i| fake_slice(i, n));
     let [mut ox, mut oy, mut oz]: [DeviceViewMut<'static, f32>; 3] = [3, 4, 5].map(|i| fake_slice(i, n));
-    Ok(soa(&plan_soa(Soa3::new(&x, &y, &z), Soa3Mut::new(&mut ox, &mut oy, &mut oz))?))
+    soa(&plan_soa(Soa3::new(&x, &y, &z), Soa3Mut::new(&mut ox, &mut oy, &mut oz))?)
 }
 
 /// The aligned update of `n` elements.
 pub fn aligned16_update(n: usize) -> Result<Counts> {
     let (input, mut output): (DeviceViewMut<'static, Float3A16>, _) = (fake_slice(0, n), fake_slice(1, n));
-    Ok(aligned16(&plan_aligned16(&input, &mut output)?))
+    aligned16(&plan_aligned16(&input, &mut output)?)
 }

@@ -19,9 +19,9 @@
 //! the thread index (no guard in it reads `n` or the block index), so it is replayed for one
 //! block and counted once per block, while every global access is replayed for every warp.
 
-use super::{Counts, Model, Warp, advance, block_warps, blocks, fake_slice, lanes_where, warps};
+use super::{Counts, Model, Warp, advance, block_warps, blocks, fake_slice, lanes_where, no_replay, warps};
 use crate::buffer::{DeviceRead, DeviceViewMut};
-use crate::error::Result;
+use crate::error::{Error, Result, sum};
 use crate::launch::{Call, Launch};
 use crate::reduce::{LessonSig, Method, ShuffleSig, plan_first, plan_shuffle};
 use coalesce_kernels::WARP_SIZE;
@@ -61,47 +61,48 @@ fn down(down_to: u32) -> Vec<u32> {
 }
 
 /// The shared-memory part of one block of a tree kernel.
-fn tree_block(launch: &Launch, pair: Pair, levels: &[u32], finish: Finish) -> Counts {
+fn tree_block(launch: &Launch, pair: Pair, levels: &[u32], finish: Finish) -> Result<Counts> {
     let mut m = Model::instructions_only();
     let block = block_warps(launch, (0, 0)).collect::<Vec<_>>();
     for w in &block {
-        m.shared_store(4, w.lanes, |l| 4 * w.thread(l).0);
+        m.shared_store(4, w.lanes, |l| 4 * w.thread(l).0)?;
     }
     for &d in levels {
         for w in &block {
             let t = |l| w.thread(l).0;
             let active = lanes_where(w.lanes, |l| pair(t(l), d).is_some());
             let (a, c) = (|l| pair(t(l), d).map_or(0, |p| p.0), |l| pair(t(l), d).map_or(0, |p| p.1));
-            m.shared_load(4, active, |l| 4 * a(l));
-            m.shared_load(4, active, |l| 4 * c(l));
-            m.shared_store(4, active, |l| 4 * a(l));
+            m.shared_load(4, active, |l| 4 * a(l))?;
+            m.shared_load(4, active, |l| 4 * c(l))?;
+            m.shared_store(4, active, |l| 4 * a(l))?;
         }
     }
-    let first = &block[0];
+    let first = block.first().ok_or(Error::Empty("a launch with a warp"))?;
     match finish {
-        Finish::ReadWordZero => m.shared_load(4, lanes_where(first.lanes, |l| first.thread(l).0 == 0), |_| 0),
+        Finish::ReadWordZero => m.shared_load(4, lanes_where(first.lanes, |l| first.thread(l).0 == 0), |_| 0)?,
         Finish::LastWarp => {
             let warp0 = lanes_where(first.lanes, |l| first.thread(l).0 < WARP_SIZE);
-            m.shared_load(4, warp0, |l| 4 * last_warp_pair(first.thread(l).0).0);
-            m.shared_load(4, warp0, |l| 4 * last_warp_pair(first.thread(l).0).1);
+            m.shared_load(4, warp0, |l| 4 * last_warp_pair(first.thread(l).0).0)?;
+            m.shared_load(4, warp0, |l| 4 * last_warp_pair(first.thread(l).0).1)?;
         }
         Finish::Nothing => {}
     }
-    m.counts()
+    Ok(m.counts())
 }
 
 /// Thread 0 of each block stores the block's partial sum.
-fn store_partial(m: &mut Model, partials: super::Buffer, w: &Warp) {
+fn store_partial(m: &mut Model, partials: super::Buffer, w: &Warp) -> Result<()> {
     let zero = lanes_where(w.lanes, |l| w.thread(l).0 == 0);
-    m.store(partials, 4, zero, |_| 4 * u64::from(w.block.0));
+    m.store(partials, 4, zero, |_| 4 * u64::from(w.block.0))
 }
 
 /// Counts of a planned first pass of a lesson tree (every method but `ShuffleVec4`).
-pub fn first_pass(call: &Call<'_, LessonSig>) -> Counts {
+pub fn first_pass(call: &Call<'_, LessonSig>) -> Result<Counts> {
     let launch = call.launch();
     let &(input, ref output, n) = call.args();
     let kernel = call.kernel();
-    let method = Method::ALL.into_iter().find(|m| m.lesson_kernel() == Some(kernel)).expect("a reduce kernel");
+    let method =
+        Method::ALL.into_iter().find(|m| m.lesson_kernel() == Some(kernel)).ok_or_else(|| no_replay(kernel.name()))?;
     let mut m = Model::new();
     let (src, out) = (m.buffer(input.address()), m.buffer(output.address()));
     let t_of = |w: &Warp, l| w.thread(l).0;
@@ -113,13 +114,13 @@ pub fn first_pass(call: &Call<'_, LessonSig>) -> Counts {
             match method {
                 Method::InterleavedDivergent | Method::InterleavedConflicts | Method::Sequential => {
                     let i = |l| thread_index(b.0, t_of(w, l));
-                    m.load(src, 4, lanes_where(w.lanes, |l| i(l) < n), |l| 4 * u64::from(i(l)));
+                    m.load(src, 4, lanes_where(w.lanes, |l| i(l) < n), |l| 4 * u64::from(i(l)))?;
                 }
                 Method::FirstAdd | Method::UnrollLastWarp => {
                     let i = |l| pair_index(b.0, t_of(w, l));
-                    m.load(src, 4, lanes_where(w.lanes, |l| i(l) < n), |l| 4 * u64::from(i(l)));
+                    m.load(src, 4, lanes_where(w.lanes, |l| i(l) < n), |l| 4 * u64::from(i(l)))?;
                     let j = |l| pair_partner(i(l));
-                    m.load(src, 4, lanes_where(w.lanes, |l| j(l) < n), |l| 4 * u64::from(j(l)));
+                    m.load(src, 4, lanes_where(w.lanes, |l| j(l) < n), |l| 4 * u64::from(j(l)))?;
                 }
                 Method::ManyPerThread => {
                     let step = pair_step(launch.grid.0);
@@ -129,10 +130,10 @@ pub fn first_pass(call: &Call<'_, LessonSig>) -> Counts {
                         if active == 0 {
                             break;
                         }
-                        m.load(src, 4, active, |l| 4 * u64::from(i[l as usize]));
+                        m.load(src, 4, active, |l| 4 * u64::from(i[l as usize]))?;
                         let second = lanes_where(active, |l| pair_partner(i[l as usize]) < n);
-                        m.load(src, 4, second, |l| 4 * u64::from(pair_partner(i[l as usize])));
-                        advance(&mut i, active, step);
+                        m.load(src, 4, second, |l| 4 * u64::from(pair_partner(i[l as usize])))?;
+                        advance(&mut i, active, step)?;
                     }
                 }
                 Method::Seed | Method::SeedFilled => {
@@ -143,20 +144,20 @@ pub fn first_pass(call: &Call<'_, LessonSig>) -> Counts {
                         if active == 0 {
                             break;
                         }
-                        m.load(src, 4, active, |l| 4 * u64::from(i[l as usize]));
-                        advance(&mut i, active, step);
+                        m.load(src, 4, active, |l| 4 * u64::from(i[l as usize]))?;
+                        advance(&mut i, active, step)?;
                     }
                     // The block's result goes to `output[0]` by atomic, from blocks whose first
                     // element exists; thread 0 reads `s[0]` for it (block-dependent, so here).
                     if thread_index(b.0, 0) < n && w.index == 0 {
-                        m.shared_load(4, 1, |_| 0);
-                        m.atomic(out, 0);
+                        m.shared_load(4, 1, |_| 0)?;
+                        m.atomic(out, 0)?;
                     }
                 }
                 Method::ShuffleVec4 => unreachable!("planned by plan_shuffle"),
             }
             if !method.atomic() {
-                store_partial(&mut m, out, w);
+                store_partial(&mut m, out, w)?;
             }
         }
     }
@@ -169,13 +170,13 @@ pub fn first_pass(call: &Call<'_, LessonSig>) -> Counts {
         }
         Method::Seed | Method::SeedFilled => tree_block(&launch, sequential_pair, &down(0), Finish::Nothing),
         Method::ShuffleVec4 => unreachable!(),
-    };
-    m.add(&shared.repeated(blocks_seen));
-    m.counts()
+    }?;
+    m.add(&shared.repeated(blocks_seen)?)?;
+    Ok(m.counts())
 }
 
 /// Counts of a planned `reduce_shuffle_vec4` launch.
-pub fn shuffle(call: &Call<'_, ShuffleSig>) -> Counts {
+pub fn shuffle(call: &Call<'_, ShuffleSig>) -> Result<Counts> {
     let launch = call.launch();
     let &(input, ref output, n) = call.args();
     let mut m = Model::new();
@@ -197,24 +198,24 @@ pub fn shuffle(call: &Call<'_, ShuffleSig>) -> Counts {
                 break;
             }
             for k in 0..UNROLL {
-                m.load(src, 16, active, |l| 4 * head + 16 * unrolled_vector(i[l as usize], k, step));
+                m.load(src, 16, active, |l| 4 * head + 16 * unrolled_vector(i[l as usize], k, step))?;
             }
-            advance(&mut i, active, u64::from(UNROLL) * step);
+            advance(&mut i, active, u64::from(UNROLL) * step)?;
         }
         loop {
             let active = lanes_where(w.lanes, |l| i[l as usize] < vectors);
             if active == 0 {
                 break;
             }
-            m.load(src, 16, active, |l| 4 * head + 16 * i[l as usize]);
-            advance(&mut i, active, step);
+            m.load(src, 16, active, |l| 4 * head + 16 * i[l as usize])?;
+            advance(&mut i, active, step)?;
         }
         let head_lanes = lanes_where(w.lanes, |l| g[l as usize] < head);
-        m.load(src, 4, head_lanes, |l| 4 * g[l as usize]);
+        m.load(src, 4, head_lanes, |l| 4 * g[l as usize])?;
         let tail_lanes = lanes_where(w.lanes, |l| g[l as usize] < u64::from(tail));
-        m.load(src, 4, tail_lanes, |l| 4 * (head + tail_index(vectors, g[l as usize])));
+        m.load(src, 4, tail_lanes, |l| 4 * (head + tail_index(vectors, g[l as usize])))?;
         if w.index == 0 {
-            m.atomic(out, 0);
+            m.atomic(out, 0)?;
         }
     }
     // The block's shared part (see the module docs): lane 0 of each warp parks its sum, warp 0
@@ -222,22 +223,22 @@ pub fn shuffle(call: &Call<'_, ShuffleSig>) -> Counts {
     let mut one = Model::instructions_only();
     for w in block_warps(&launch, (0, 0)) {
         let lane0 = lanes_where(w.lanes, |l| warp_lane(w.thread(l).0).1 == 0);
-        one.shared_store(4, lane0, |l| 4 * warp_lane(w.thread(l).0).0);
+        one.shared_store(4, lane0, |l| 4 * warp_lane(w.thread(l).0).0)?;
         if w.index == 0 {
             let readers = lanes_where(w.lanes, |l| warp_lane(w.thread(l).0).1 < WARPS);
-            one.shared_load(4, readers, |l| 4 * warp_lane(w.thread(l).0).1);
+            one.shared_load(4, readers, |l| 4 * warp_lane(w.thread(l).0).1)?;
         }
     }
-    m.add(&one.counts().repeated(blocks_seen));
-    m.counts()
+    m.add(&one.counts().repeated(blocks_seen)?)?;
+    Ok(m.counts())
 }
 
 /// Counts of the library's sum (the shuffle kernel) over `n` elements starting `offset`
 /// elements into a buffer of `n + 3`.
 pub fn shuffle_at(n: usize, offset: usize, sms: u32) -> Result<Counts> {
-    let input: DeviceViewMut<'static, i32> = fake_slice(0, n + 3);
+    let input: DeviceViewMut<'static, i32> = fake_slice(0, sum("sum input", n, 3)?);
     let mut out: DeviceViewMut<'static, i32> = fake_slice(1, 1);
-    Ok(shuffle(&plan_shuffle(&input.slice(offset..offset + n)?, &mut out, sms)?))
+    shuffle(&plan_shuffle(&input.slice(offset..sum("sum input end", offset, n)?)?, &mut out, sms)?)
 }
 
 /// The first pass of `method` over `n` elements on a GPU of `sms` SMs, as `sum_into` plans it.
@@ -245,9 +246,9 @@ pub fn first_launch(method: Method, n: usize, sms: u32) -> Result<Counts> {
     let input: DeviceViewMut<'static, i32> = fake_slice(0, n);
     if method == Method::ShuffleVec4 {
         let mut out: DeviceViewMut<'static, i32> = fake_slice(1, 1);
-        return Ok(shuffle(&plan_shuffle(&input, &mut out, sms)?));
+        return shuffle(&plan_shuffle(&input, &mut out, sms)?);
     }
     let len = crate::reduce::partials_needed(method, n, sms).max(1);
     let mut out: DeviceViewMut<'static, i32> = fake_slice(1, len);
-    Ok(first_pass(&plan_first(method, &input, &mut out, sms)?))
+    first_pass(&plan_first(method, &input, &mut out, sms)?)
 }

@@ -22,7 +22,7 @@
 
 use super::{Counts, FAKE_BASE, FAKE_SPACING, Model, block_warps, blocks, fake_slice, lanes_where};
 use crate::buffer::DeviceViewMut;
-use crate::error::Result;
+use crate::error::{Result, product};
 use crate::launch::Call;
 use crate::transpose::{Method, TransposeSig, plan};
 use coalesce_kernels::transpose::{
@@ -34,7 +34,7 @@ use coalesce_kernels::transpose::{
 };
 
 /// Counts of a planned transpose (or tiled copy).
-pub fn transpose(call: &Call<'_, TransposeSig>) -> Counts {
+pub fn transpose(call: &Call<'_, TransposeSig>) -> Result<Counts> {
     let launch = call.launch();
     let &(input, ref output, rows, cols) = call.args();
     let mut m = Model::new();
@@ -62,18 +62,18 @@ pub fn transpose(call: &Call<'_, TransposeSig>) -> Counts {
                 m.load(src, 4, active, |l| {
                     let (r, c) = at(l);
                     4 * row_major_index(r, c, cols)
-                });
+                })?;
                 if kernel == transpose_copy || kernel == transpose_naive {
                     let naive = kernel == transpose_naive;
                     m.store(dst, 4, active, |l| {
                         let (r, c) = at(l);
                         4 * if naive { transposed_index(r, c, rows) } else { row_major_index(r, c, cols) }
-                    });
+                    })?;
                 } else {
                     m.shared_store(4, active, |l| {
                         let (tx, ty) = t(l);
                         4 * tile_slot(ty + j, tx, pitch)
-                    });
+                    })?;
                 }
             }
             if pitch == 0 {
@@ -85,20 +85,20 @@ pub fn transpose(call: &Call<'_, TransposeSig>) -> Counts {
                 m.shared_load(4, active, |l| {
                     let (tx, ty) = t(l);
                     4 * tile_slot(tx, ty + j, pitch)
-                });
+                })?;
                 m.store(dst, 4, active, |l| {
                     let (r, c) = at(l);
                     4 * transposed_index(r, c, rows)
-                });
+                })?;
             }
         }
     }
-    m.counts()
+    Ok(m.counts())
 }
 
 /// Counts of a planned wide transpose or wide copy (see the module docs for their
 /// instructions).
-fn wide(call: &Call<'_, TransposeSig>) -> Counts {
+fn wide(call: &Call<'_, TransposeSig>) -> Result<Counts> {
     let launch = call.launch();
     let &(input, ref output, rows, cols) = call.args();
     let kernel = call.kernel();
@@ -124,12 +124,12 @@ fn wide(call: &Call<'_, TransposeSig>) -> Counts {
             };
             for j in 0..WIDE_TILE / WIDE_ROWS {
                 let (active, offset) = pairs(j);
-                m.load(src, 8, active, offset);
+                m.load(src, 8, active, offset)?;
             }
             if kernel != transpose_wide {
                 for j in 0..WIDE_TILE / WIDE_ROWS {
                     let (active, offset) = pairs(j);
-                    m.store(dst, 8, active, offset);
+                    m.store(dst, 8, active, offset)?;
                 }
                 continue;
             }
@@ -138,8 +138,8 @@ fn wide(call: &Call<'_, TransposeSig>) -> Counts {
                     let (r, c) = wide_load_coords(origin, t(l), j);
                     tile_slot(r - origin.1, c - origin.0, WIDE_PITCH)
                 };
-                m.shared_store(4, w.lanes, |l| 4 * slot(l));
-                m.shared_store(4, w.lanes, |l| 4 * (slot(l) + 1));
+                m.shared_store(4, w.lanes, |l| 4 * slot(l))?;
+                m.shared_store(4, w.lanes, |l| 4 * (slot(l) + 1))?;
             }
             for j in 0..WIDE_TILE / WIDE_ROWS {
                 let at = |l| wide_store_coords(origin, t(l), j);
@@ -148,23 +148,23 @@ fn wide(call: &Call<'_, TransposeSig>) -> Counts {
                     let (r, c) = at(l);
                     tile_slot(r - origin.1 + down, c - origin.0, WIDE_PITCH)
                 };
-                m.shared_load(4, active, |l| 4 * slot(l, 0));
-                m.shared_load(4, active, |l| 4 * slot(l, 1));
+                m.shared_load(4, active, |l| 4 * slot(l, 0))?;
+                m.shared_load(4, active, |l| 4 * slot(l, 1))?;
                 m.store(dst, 8, active, |l| {
                     let (r, c) = at(l);
                     4 * transposed_index(r, c, rows)
-                });
+                })?;
             }
         }
     }
-    m.counts()
+    Ok(m.counts())
 }
 
 /// The `rows × cols` transpose (or copy) with `method`.
 pub fn run(method: Method, rows: usize, cols: usize) -> Result<Counts> {
-    let (input, mut output): (DeviceViewMut<'static, f32>, _) =
-        (fake_slice(0, rows * cols), fake_slice(1, rows * cols));
-    Ok(transpose(&plan(method, &input, &mut output, rows, cols)?))
+    let n = product("transpose rows * cols", rows, cols)?;
+    let (input, mut output): (DeviceViewMut<'static, f32>, _) = (fake_slice(0, n), fake_slice(1, n));
+    transpose(&plan(method, &input, &mut output, rows, cols)?)
 }
 
 /// The `rows × cols` TMA transpose (see the module docs). The model needs no tensor maps (their
@@ -187,18 +187,18 @@ pub fn tma(rows: usize, cols: usize) -> Result<Counts> {
             one.shared_load(4, u32::MAX, |l| {
                 let (r, c) = rc(l);
                 4 * tma_src(r, c)
-            });
+            })?;
             one.shared_store(4, u32::MAX, |l| {
                 let (r, c) = rc(l);
                 4 * tma_dst(r, c)
-            });
+            })?;
         }
     }
     let mut m = Model::new();
-    m.add(&one.counts().repeated(wide_tiles(rows32, cols32)));
+    m.add(&one.counts().repeated(wide_tiles(rows32, cols32))?)?;
     let (src, dst) = (m.buffer(FAKE_BASE), m.buffer(FAKE_BASE + FAKE_SPACING));
     let bytes = 4 * rows as u64 * cols as u64;
-    m.footprint_read(src, 0, bytes);
-    m.footprint_write(dst, 0, bytes);
+    m.footprint_read(src, 0, bytes)?;
+    m.footprint_write(dst, 0, bytes)?;
     Ok(m.counts())
 }

@@ -11,7 +11,7 @@ use crate::access_order::{Order, plan_walk};
 use crate::bank::{Pattern, Tile, plan_stride as plan_bank_stride, plan_tile};
 use crate::buffer::DeviceViewMut;
 use crate::coalescing::{Load, plan_offset, plan_stride};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, product};
 use crate::launch::Launch;
 use crate::layouts::{AosMethod, Float3, Soa3, Soa3Mut, plan_aos, plan_soa};
 use crate::reduce::{Method as Reduce, partials_needed, plan_first};
@@ -66,26 +66,26 @@ pub struct WarpAccess {
 impl WarpAccess {
     /// Counts one global instruction of lanes `active`, lane `l` at byte `offset(l)` of a
     /// sector-aligned buffer.
-    fn global(op: Op, width: u32, active: u32, offset: impl Fn(u32) -> u64) -> WarpAccess {
+    fn global(op: Op, width: u32, active: u32, offset: impl Fn(u32) -> u64) -> Result<WarpAccess> {
         let address: [u64; 32] = std::array::from_fn(|l| if active & (1 << l) != 0 { offset(l as u32) } else { 0 });
         let mut m = Model::instructions_only();
         let buffer = m.buffer(FAKE_BASE);
         match op {
-            Op::Load => m.load(buffer, width, active, |l| address[l as usize]),
-            Op::Store => m.store(buffer, width, active, |l| address[l as usize]),
+            Op::Load => m.load(buffer, width, active, |l| address[l as usize])?,
+            Op::Store => m.store(buffer, width, active, |l| address[l as usize])?,
         }
-        WarpAccess { space: Space::Global, op, width, active, address, counts: m.counts() }
+        Ok(WarpAccess { space: Space::Global, op, width, active, address, counts: m.counts() })
     }
 
     /// Counts one shared-memory instruction, lane `l` at byte `address(l)`.
-    fn shared(op: Op, width: u32, active: u32, address: impl Fn(u32) -> u32) -> WarpAccess {
+    fn shared(op: Op, width: u32, active: u32, address: impl Fn(u32) -> u32) -> Result<WarpAccess> {
         let lanes: [u32; 32] = std::array::from_fn(|l| if active & (1 << l) != 0 { address(l as u32) } else { 0 });
         let mut m = Model::instructions_only();
         match op {
-            Op::Load => m.shared_load(width, active, |l| lanes[l as usize]),
-            Op::Store => m.shared_store(width, active, |l| lanes[l as usize]),
+            Op::Load => m.shared_load(width, active, |l| lanes[l as usize])?,
+            Op::Store => m.shared_store(width, active, |l| lanes[l as usize])?,
         }
-        WarpAccess { space: Space::Shared, op, width, active, address: lanes.map(u64::from), counts: m.counts() }
+        Ok(WarpAccess { space: Space::Shared, op, width, active, address: lanes.map(u64::from), counts: m.counts() })
     }
 
     /// The active lanes, ascending.
@@ -109,14 +109,16 @@ impl WarpAccess {
     }
 
     /// The 32-byte sector lane `l`'s access lies in (global; every access is naturally aligned,
-    /// so one sector holds it).
+    /// so one sector holds it). `l` is taken within the warp (mod 32), as
+    /// [`Pattern::index`] takes its lane.
     pub fn sector(&self, l: u32) -> u64 {
-        self.address[l as usize] / SECTOR_BYTES
+        self.address[(l % 32) as usize] / SECTOR_BYTES
     }
 
-    /// The 4-byte words lane `l` touches: `width / 4` of them, at least one.
+    /// The 4-byte words lane `l` (mod 32, as [`WarpAccess::sector`]) touches: `width / 4` of
+    /// them, at least one.
     pub fn words(&self, l: u32) -> std::ops::Range<u64> {
-        let first = self.address[l as usize] / u64::from(BANK_BYTES);
+        let first = self.address[(l % 32) as usize] / u64::from(BANK_BYTES);
         first..first + u64::from((self.width / BANK_BYTES).max(1))
     }
 
@@ -140,7 +142,7 @@ pub fn offset_copy(load: Load, offset: u32) -> Result<WarpAccess> {
     let &(_, _, n, param) = call.args();
     let w = first_warp(&call.launch())?;
     let active = lanes_where(w.lanes, |l| w.index_1d(l) < n);
-    Ok(WarpAccess::global(Op::Load, 4, active, |l| 4 * u64::from(offset_index(w.index_1d(l), param))))
+    WarpAccess::global(Op::Load, 4, active, |l| 4 * u64::from(offset_index(w.index_1d(l), param)))
 }
 
 /// The load of warp 0 of the stride copy at `stride`: lane `l` reads `stride_index(l, stride)`.
@@ -152,7 +154,7 @@ pub fn stride_copy(stride: u32) -> Result<WarpAccess> {
     let &(_, _, n, param) = call.args();
     let w = first_warp(&call.launch())?;
     let active = lanes_where(w.lanes, |l| w.index_1d(l) < n);
-    Ok(WarpAccess::global(Op::Load, 4, active, |l| 4 * stride_index(w.index_1d(l), param)))
+    WarpAccess::global(Op::Load, 4, active, |l| 4 * stride_index(w.index_1d(l), param))
 }
 
 /// The loads of warp 0 of the array-of-structs update: one per field (x, y, z), lane `l` at
@@ -169,7 +171,9 @@ pub fn aos_loads() -> Result<[WarpAccess; 3]> {
         std::mem::offset_of!(Float3, y) as u64,
         std::mem::offset_of!(Float3, z) as u64,
     ];
-    Ok(fields.map(|field| WarpAccess::global(Op::Load, 4, active, |l| size * u64::from(w.index_1d(l)) + field)))
+    let [x, y, z] =
+        fields.map(|field| WarpAccess::global(Op::Load, 4, active, |l| size * u64::from(w.index_1d(l)) + field));
+    Ok([x?, y?, z?])
 }
 
 /// The load of `x` by warp 0 of the struct-of-arrays update (`y` and `z` are the same in their
@@ -181,7 +185,7 @@ pub fn soa_load() -> Result<WarpAccess> {
     let n = call.args().6;
     let w = first_warp(&call.launch())?;
     let active = lanes_where(w.lanes, |l| w.index_1d(l) < n);
-    Ok(WarpAccess::global(Op::Load, 4, active, |l| 4 * u64::from(w.index_1d(l))))
+    WarpAccess::global(Op::Load, 4, active, |l| 4 * u64::from(w.index_1d(l)))
 }
 
 /// Step `k` of warp 0 of the 1-D walk in `order` with `per_thread` elements a thread.
@@ -196,14 +200,14 @@ pub fn walk(order: Order, per_thread: u32, k: u32) -> Result<WarpAccess> {
     let threads = walk_threads(n, per_thread);
     let w = first_warp(&call.launch())?;
     let active = lanes_where(w.lanes, |l| w.index_1d(l) < threads);
-    Ok(WarpAccess::global(Op::Load, 4, active, |l| 4 * index(w.index_1d(l), k, per_thread, threads)))
+    WarpAccess::global(Op::Load, 4, active, |l| 4 * index(w.index_1d(l), k, per_thread, threads))
 }
 
 /// Warp 0's first row of the naive transpose of a `rows × cols` matrix: its load (`op` =
 /// [`Op::Load`], along a row of the input) or its store (down a column of the output).
 pub fn transpose_naive(op: Op, rows: usize, cols: usize) -> Result<WarpAccess> {
-    let (input, mut output): (DeviceViewMut<'static, f32>, _) =
-        (fake_slice(0, rows * cols), fake_slice(1, rows * cols));
+    let n = product("transpose rows * cols", rows, cols)?;
+    let (input, mut output): (DeviceViewMut<'static, f32>, _) = (fake_slice(0, n), fake_slice(1, n));
     let call = plan_transpose(Transpose::Naive, &input, &mut output, rows, cols)?;
     let &(_, _, rows, cols) = call.args();
     let w = first_warp(&call.launch())?;
@@ -213,13 +217,13 @@ pub fn transpose_naive(op: Op, rows: usize, cols: usize) -> Result<WarpAccess> {
         let (r, c) = at(l);
         r < rows && c < cols
     });
-    Ok(WarpAccess::global(op, 4, active, |l| {
+    WarpAccess::global(op, 4, active, |l| {
         let (r, c) = at(l);
         4 * match op {
             Op::Load => row_major_index(r, c, cols),
             Op::Store => transposed_index(r, c, rows),
         }
-    }))
+    })
 }
 
 /// Step `k` of warp 0's shared-memory reads in the bank kernel reading with `pattern`: lane `l`
@@ -232,7 +236,7 @@ pub fn bank_read(pattern: Pattern, k: u32) -> Result<WarpAccess> {
         Pattern::Stride(s) => plan_bank_stride(&table, &mut out, s)?.launch(),
     };
     let w = first_warp(&launch)?;
-    Ok(WarpAccess::shared(Op::Load, 4, w.lanes, |l| 4 * pattern.index(lane(w.thread(l).0), k)))
+    WarpAccess::shared(Op::Load, 4, w.lanes, |l| 4 * pattern.index(lane(w.thread(l).0), k))
 }
 
 /// The bank kernel's tile reads, for callers naming them by tile.
@@ -262,7 +266,7 @@ pub fn reduce_level(method: Reduce, d: u32) -> Result<WarpAccess> {
     let w = first_warp(&call.launch())?;
     let t = |l| w.thread(l).0;
     let active = lanes_where(w.lanes, |l| pair(t(l), d).is_some());
-    Ok(WarpAccess::shared(Op::Load, 4, active, |l| 4 * pair(t(l), d).map_or(0, |p| p.0)))
+    WarpAccess::shared(Op::Load, 4, active, |l| 4 * pair(t(l), d).map_or(0, |p| p.0))
 }
 
 #[cfg(test)]

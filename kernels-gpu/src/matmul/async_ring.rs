@@ -25,13 +25,15 @@ impl WarpTile {
     }
     /// Whether the shape suits the `cp.async` kernels with `stages` stages: consistent, a
     /// whole number of A floats and B vectors a thread, conflict-free transposing copies, and
-    /// a ring that fits the opt-in shared memory of a block (`max_shared`).
+    /// a ring that fits the opt-in shared memory of a block (`max_shared`). Any shape and
+    /// stage count may be asked, as [`WarpTile::is_consistent`].
     pub const fn async_consistent(self, stages: u32, max_shared: u32) -> bool {
+        // `threads()` is defined (and at most 1024) once the tiles are consistent.
         self.tiles_consistent()
-            && (self.bm * self.bk).is_multiple_of(self.threads())
-            && self.at_stride() % 32 == 4
+            && (self.bm as u64 * self.bk as u64).is_multiple_of(self.threads() as u64)
+            && (self.bm as u64 + self.pad as u64) % 32 == 4
             && stages >= 2
-            && self.ring_bytes(stages) <= max_shared
+            && stages as u128 * self.stage_bytes_wide() <= max_shared as u128
     }
 }
 

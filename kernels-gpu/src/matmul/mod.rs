@@ -58,8 +58,9 @@ pub const fn row_major(r: u64, c: u64, cols: u64) -> u64 {
 
 /// Rows of C (and A) one launch of a kernel whose blocks cover `block_rows` rows may take: the
 /// grid's y dimension is at most [`MAX_GRID_Y`]. The host splits taller matrices into bands.
+/// Past `u32::MAX` (blocks of more than 65537 rows), `u32::MAX`: every `u32` row count fits.
 pub const fn band_rows(block_rows: u32) -> u32 {
-    MAX_GRID_Y * block_rows
+    MAX_GRID_Y.saturating_mul(block_rows)
 }
 
 /// 16 bytes of shared memory, so shared loads of it are `ld.shared.v4` (the register-blocked and
@@ -82,6 +83,8 @@ mod tests {
     #[test]
     fn band_rows_fill_the_grid_height() {
         assert_eq!(band_rows(TILE), 2_097_120);
+        // Blocks taller than 65537 rows: every u32 row count (it overflowed).
+        assert_eq!(band_rows(1 << 20), u32::MAX);
     }
 
     /// Every `(bx, by, tx, ty)` of a grid of `block`-sized blocks.

@@ -32,18 +32,21 @@ const _: () = assert!(WTA_NA + WTA_NB <= 32);
 /// [`SPREAD_EVERY`]-th step, clipped to the `copies` there are.
 #[inline(always)]
 pub const fn spread_copies(kk: u32, copies: u32, group: u32) -> (u32, u32) {
-    let lo = kk / SPREAD_EVERY * group;
+    // Saturating: a step past u32::MAX copies is past the last (the kernels' steps are below bk).
+    let lo = (kk / SPREAD_EVERY).saturating_mul(group);
     if !kk.is_multiple_of(SPREAD_EVERY) || lo >= copies {
         return (0, 0);
     }
-    let end = lo + group;
+    let end = lo.saturating_add(group);
     (lo, if end < copies { end } else { copies })
 }
 
 /// k steps a spread ring takes to issue `copies` copies `group` at a time: the step after its
-/// last burst's run of [`SPREAD_EVERY`].
+/// last burst's run of [`SPREAD_EVERY`]. A `group` of 0 is taken as 1 (no division by zero), and
+/// a count past `u32::MAX` saturates there.
 pub const fn spread_steps(copies: u32, group: u32) -> u32 {
-    copies.div_ceil(group) * SPREAD_EVERY
+    let group = if group == 0 { 1 } else { group };
+    copies.div_ceil(group).saturating_mul(SPREAD_EVERY)
 }
 
 crate::hopper_kernel! {
@@ -259,5 +262,9 @@ mod tests {
             ((0, 3), (3, 6), (21, 24))
         );
         assert_eq!((spread_copies(16, 24, 3), spread_steps(24, 3)), ((0, 0), 16));
+        // Any input (these divided by zero or overflowed).
+        assert_eq!((spread_steps(5, 0), spread_steps(u32::MAX, 1)), (10, u32::MAX));
+        assert_eq!((spread_copies(u32::MAX - 1, 24, 3), spread_copies(0, u32::MAX, 3)), ((0, 0), (0, 3)));
+        assert_eq!(spread_copies(2, u32::MAX, u32::MAX - 1), (u32::MAX - 1, u32::MAX));
     }
 }

@@ -122,29 +122,52 @@ impl WarpTile {
     pub const fn supports(self, m: u32, n: u32, k: u32) -> bool {
         m > 0 && n > 0 && k > 0 && m.is_multiple_of(self.bm) && n.is_multiple_of(self.bn) && k.is_multiple_of(self.bk)
     }
-    /// Whether the shape parameters are consistent (every assumption the kernel makes).
+    /// Whether the shape parameters are consistent (every assumption the kernel makes). Any
+    /// shape may be asked, one set by hand too: the other methods are the kernels' index math,
+    /// defined for consistent shapes (on others they may divide by zero or overflow), so this
+    /// one calls none of them.
     pub const fn is_consistent(self) -> bool {
-        self.tiles_consistent() && self.shared_bytes() <= DEFAULT_SHARED_BYTES
+        self.tiles_consistent() && self.stage_bytes_wide() * 2 <= DEFAULT_SHARED_BYTES as u128
     }
 
-    /// [`WarpTile::is_consistent`] but for the shared memory of its two stages.
+    /// [`WarpTile::is_consistent`] but for the shared memory of its two stages. In 64 and 128
+    /// bits, each test only once those it divides by hold: `false` for a shape with a zero or
+    /// sizes whose products pass `u32`, where `threads()` divided by zero or overflowed.
     pub(super) const fn tiles_consistent(self) -> bool {
-        let t = self.threads();
-        self.tm.is_multiple_of(4)
-            && self.tn.is_multiple_of(4)
+        let (bm, bn, bk) = (self.bm as u64, self.bn as u64, self.bk as u64);
+        let (tm, tn, ly) = (self.tm as u64, self.tn as u64, self.ly as u64);
+        let warp = crate::WARP_SIZE as u64;
+        if ly == 0 || !warp.is_multiple_of(ly) || tm == 0 || tn == 0 || bm == 0 || bn == 0 {
+            return false;
+        }
+        // `warp_rows()` and `warp_cols()`: below 2^37.
+        let (warp_rows, warp_cols) = (tm * ly, tn * (warp / ly));
+        if !bm.is_multiple_of(warp_rows) || !bn.is_multiple_of(warp_cols) {
+            return false;
+        }
+        // `threads()`, in 128 bits: the two quotients' product may pass 2^64.
+        let t = warp as u128 * (bm / warp_rows) as u128 * (bn / warp_cols) as u128;
+        if t > MAX_BLOCK_THREADS as u128 {
+            return false;
+        }
+        tm.is_multiple_of(4)
+            && tn.is_multiple_of(4)
             && self.pad.is_multiple_of(4)
-            && crate::WARP_SIZE.is_multiple_of(self.ly)
-            && self.bm.is_multiple_of(self.warp_rows())
-            && self.bn.is_multiple_of(self.warp_cols())
-            && t <= MAX_BLOCK_THREADS
             // Every thread loads whole vectors, and the A loads cover 2 k-chunks of every row per
             // pass (`a_load`), so bk is a multiple of 8 and a pass covers whole rows.
-            && self.bk.is_multiple_of(8)
-            && (self.bm * self.bk / 4).is_multiple_of(t)
-            && (self.bk * self.bn / 4).is_multiple_of(t)
+            && bk.is_multiple_of(8)
+            && (bm as u128 * bk as u128 / 4).is_multiple_of(t)
+            && (bk as u128 * bn as u128 / 4).is_multiple_of(t)
             // A warp's 32 A vectors are 16 whole rows (`a_load`).
-            && self.bm.is_multiple_of(crate::WARP_SIZE / 2)
-            && t.is_multiple_of(self.bn / 4)
+            && bm.is_multiple_of(warp / 2)
+            && t.is_multiple_of(bn as u128 / 4)
+    }
+
+    /// `stage_floats() * 4` in 128 bits, for the consistency checks (it passes `u32` for
+    /// shapes set by hand).
+    pub(super) const fn stage_bytes_wide(self) -> u128 {
+        let (bm, bn, bk, pad) = (self.bm as u128, self.bn as u128, self.bk as u128, self.pad as u128);
+        (bk * (bm + pad) + bk * bn) * 4
     }
 
     /// `(warp row, warp column, lane row, lane column)` of thread `t`. With `interleave` the
@@ -675,6 +698,30 @@ mod tests {
         assert!(!bad.is_consistent());
         assert!(!WarpTile { bk: 12, ..WARPTILE }.is_consistent());
         assert!(!WarpTile { pad: 2, ..WARPTILE }.is_consistent());
+    }
+
+    #[test]
+    fn any_shape_is_checked_without_dividing_by_zero_or_overflowing() {
+        // Zeros: `threads()` divided by zero (ly: in `lx()`; tm, tn: by the warp's extent).
+        for bad in [
+            WarpTile { ly: 0, ..WARPTILE },
+            WarpTile { tm: 0, ..WARPTILE },
+            WarpTile { tn: 0, ..WARPTILE },
+            WarpTile { bm: 0, ..WARPTILE },
+            WarpTile { bn: 0, ..WARPTILE },
+            WarpTile { bk: 0, bm: 0, bn: 0, ..WARPTILE },
+        ] {
+            assert!(!bad.is_consistent(), "{bad:?}");
+        }
+        // Sizes whose products pass u32: `threads()`, `bm * bk` and the stages overflowed, and
+        // could wrap to a consistent-looking shape.
+        let huge = WarpTile { bm: 1 << 31, bn: 1 << 31, bk: 1 << 31, pad: u32::MAX - 3, ..WARPTILE };
+        assert!(!huge.is_consistent());
+        let wide = WarpTile { bk: 1 << 30, ..WARPTILE };
+        assert!(!wide.is_consistent());
+        let async_tile = crate::matmul::WARPTILE_ASYNC;
+        assert!(!async_tile.async_consistent(u32::MAX, u32::MAX));
+        assert!(!WarpTile { pad: u32::MAX - 3, ..async_tile }.async_consistent(3, u32::MAX));
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 use super::Launched;
 use super::warptile::{fragments, store_c_vectors};
+use crate::error::Result;
 use crate::launch::Launch;
 use crate::model::{Model, Warp};
 use coalesce_kernels::matmul::{WARPTILE_ASYNC, WarpTile, row_major};
@@ -25,30 +26,32 @@ pub(super) fn async_k_loop_warp(
     (cfg, stages): (WarpTile, u32),
     (row0, col0): (u32, u32),
     (kt0, kt1): (u32, u32),
-) {
+) -> Result<()> {
     let tiles = kt1 - kt0;
-    let copy = |model: &mut Model, kt: u32| {
+    let copy = |model: &mut Model, kt: u32| -> Result<()> {
         for v in 0..cfg.a_floats() + cfg.b_vectors() {
-            copy_warp(model, l, w, cfg, (row0, col0), kt0 + kt, v);
+            copy_warp(model, l, w, cfg, (row0, col0), kt0 + kt, v)?;
         }
+        Ok(())
     };
     let stage_bytes = |kt: u32| 4 * (kt % stages) * cfg.stage_floats();
     for kt in 0..stages.min(tiles) {
-        copy(model, kt);
+        copy(model, kt)?;
     }
-    fragments(model, w, cfg, stage_bytes(0), 0);
+    fragments(model, w, cfg, stage_bytes(0), 0)?;
     for kt in 0..tiles {
         for kk in 0..cfg.bk {
             if kk + 1 < cfg.bk {
-                fragments(model, w, cfg, stage_bytes(kt), kk + 1);
+                fragments(model, w, cfg, stage_bytes(kt), kk + 1)?;
             } else {
                 if kt + stages < tiles {
-                    copy(model, kt + stages);
+                    copy(model, kt + stages)?;
                 }
-                fragments(model, w, cfg, stage_bytes(kt + 1), 0);
+                fragments(model, w, cfg, stage_bytes(kt + 1), 0)?;
             }
         }
     }
+    Ok(())
 }
 
 /// A warp's `cp.async` copy `v` of k tile `kt` (of the whole k) of the block tile at `(row0,
@@ -62,7 +65,7 @@ pub(super) fn copy_warp(
     (row0, col0): (u32, u32),
     kt: u32,
     v: u32,
-) {
+) -> Result<()> {
     let t = |lane| w.thread(lane).0;
     let (n, k) = (u64::from(l.n), u64::from(l.k));
     let k0 = u64::from(kt * cfg.bk);
@@ -70,13 +73,14 @@ pub(super) fn copy_warp(
         model.load(l.a, 4, w.lanes, |lane| {
             let (row, col) = cfg.a_copy(t(lane), v);
             4 * row_major(u64::from(row0 + row), k0 + u64::from(col), k)
-        });
+        })?;
     } else {
         model.load(l.b, 16, w.lanes, |lane| {
             let (row, col) = cfg.b_load(t(lane), v - cfg.a_floats());
             4 * row_major(k0 + u64::from(row), u64::from(col0 + col), n)
-        });
+        })?;
     }
+    Ok(())
 }
 
 /// The tile of block `(bx, by)` of a `matmul_warptile_async` launch, or with `linear` of a
@@ -90,8 +94,15 @@ pub(super) fn async_origin(launch: &Launch, n: u32, (bx, by): (u32, u32), linear
 }
 
 /// One warp of the `cp.async` warp-tiled kernel: its block's whole tile (at `origin`), then C.
-pub(super) fn warptile_async_warp(model: &mut Model, l: &Launched, w: &Warp, origin: (u32, u32), stages: u32) {
+pub(super) fn warptile_async_warp(
+    model: &mut Model,
+    l: &Launched,
+    w: &Warp,
+    origin: (u32, u32),
+    stages: u32,
+) -> Result<()> {
     let cfg = WARPTILE_ASYNC;
-    async_k_loop_warp(model, l, w, (cfg, stages), origin, (0, cfg.k_tiles(l.k, false)));
-    store_c_vectors(model, l, w, cfg, origin, false);
+    async_k_loop_warp(model, l, w, (cfg, stages), origin, (0, cfg.k_tiles(l.k, false)))?;
+    store_c_vectors(model, l, w, cfg, origin, false)?;
+    Ok(())
 }

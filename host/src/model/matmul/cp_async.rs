@@ -15,12 +15,13 @@
 
 use super::tiled::element_loads;
 use super::{Launched, store_c};
+use crate::error::Result;
 use crate::model::{Model, Warp, lanes_where};
 use coalesce_kernels::matmul::{
     TILE, mm_a_slot, mm_b_slot, mm_vector_bytes, mm_vector_of, row_major, tile_offset, tiled_coords,
 };
 
-pub(super) fn cp_async_warp(model: &mut Model, l: &Launched, w: &Warp, vectors: bool) {
+pub(super) fn cp_async_warp(model: &mut Model, l: &Launched, w: &Warp, vectors: bool) -> Result<()> {
     let t = |lane| w.thread(lane);
     let rc = |lane| {
         let (tx, ty) = t(lane);
@@ -57,20 +58,21 @@ pub(super) fn cp_async_warp(model: &mut Model, l: &Launched, w: &Warp, vectors: 
             };
             let (on_a, on_b) = (copying(false), copying(true));
             debug_assert!(on_a == 0 || on_b == 0, "one LDGSTS, one buffer a warp");
-            model.load(l.a, 16, on_a, at);
-            model.load(l.b, 16, on_b, at);
+            model.load(l.a, 16, on_a, at)?;
+            model.load(l.b, 16, on_b, at)?;
         } else {
-            element_loads(model, l, w, tile);
+            element_loads(model, l, w, tile)?;
         }
         // The inner product: 8 trips of two LDS.64 of A's row and four LDS of B's column.
         for i in (0..TILE).step_by(4) {
             for pair in [i, i + 2] {
-                model.shared_load(8, w.lanes, |lane| 4 * mm_a_slot(tile, tile_offset(t(lane).1, pair)));
+                model.shared_load(8, w.lanes, |lane| 4 * mm_a_slot(tile, tile_offset(t(lane).1, pair)))?;
             }
             for q in i..i + 4 {
-                model.shared_load(4, w.lanes, |lane| 4 * mm_b_slot(tile, tile_offset(q, t(lane).0)));
+                model.shared_load(4, w.lanes, |lane| 4 * mm_b_slot(tile, tile_offset(q, t(lane).0)))?;
             }
         }
     }
-    store_c(model, l, w, rc);
+    store_c(model, l, w, rc)?;
+    Ok(())
 }

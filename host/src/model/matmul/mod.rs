@@ -21,8 +21,8 @@
 use crate::buffer::DeviceViewMut;
 use std::collections::BTreeMap;
 
-use super::{Buffer, Counts, Model, Warp, block_warps, blocks, fake_slice, lanes_where};
-use crate::error::Result;
+use super::{Buffer, Counts, Model, Warp, block_warps, blocks, fake_slice, lanes_where, no_replay};
+use crate::error::{Error, Result, host_vec, product};
 use crate::launch::{Call, Launch};
 use crate::matmul::{MatmulSig, Method, plan};
 use coalesce_kernels::matmul::{
@@ -57,7 +57,7 @@ struct Launched {
 }
 
 /// Counts of a planned matmul launch.
-pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
+pub fn matmul(call: &Call<'_, MatmulSig>) -> Result<Counts> {
     let launch = call.launch();
     let &(a, b, ref c, m, n, k) = call.args();
     let kernel = call.kernel();
@@ -71,7 +71,7 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
     } else if kernel == matmul_spread_edge_waves {
         Method::WarpTileSpreadEdge
     } else {
-        Method::ALL.into_iter().find(|method| method.kernel() == kernel).expect("a matmul kernel")
+        Method::ALL.into_iter().find(|method| method.kernel() == kernel).ok_or_else(|| no_replay(kernel.name()))?
     };
     let mut model = Model::new();
     let l =
@@ -81,14 +81,14 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
         let edge = method == Method::WarpTileSpreadEdge;
         let sk = StreamK::of(m, n, k, launch.grid.0, edge);
         if edge {
-            spread_edge::row_counts(&mut model, &l, &launch, sk);
+            spread_edge::row_counts(&mut model, &l, &launch, sk)?;
         } else {
-            stream_k::stream_k_counts(&mut model, &l, &launch, sk, method == Method::WarpTileSpreadStreamK);
+            stream_k::stream_k_counts(&mut model, &l, &launch, sk, method == Method::WarpTileSpreadStreamK)?;
         }
         // The row covers the shared tiles (fewer than its blocks).
-        let origin = |(x, _): (u32, u32)| sk.origin(sk.waves * sk.wave + x % sk.sk_tiles().max(1));
-        footprint(&mut model, &l, &launch, origin, (WARPTILE_ASYNC.bm, WARPTILE_ASYNC.bn));
-        return model.counts();
+        let origin = |(x, _): (u32, u32)| tile_origin(sk, sk.waves * sk.wave + x % sk.sk_tiles().max(1));
+        footprint(&mut model, &l, &launch, origin, (WARPTILE_ASYNC.bm, WARPTILE_ASYNC.bn))?;
+        return Ok(model.counts());
     }
     // Origin `(row, col)` of a block and how many of its rows and columns are inside C.
     let (block_rows, block_cols) = match method {
@@ -109,33 +109,38 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
         }
         Method::Tiled | Method::Prefetch | Method::CpAsync => (TILE, TILE),
     };
-    let origin = |(bx, by): (u32, u32)| match method {
-        Method::Naive => naive_coords(bx, by, 0, 0),
-        Method::RegisterBlocked => rb_block_origin(bx, by),
-        Method::WarpTileAsync | Method::WarpTileSpread => async_ring::async_origin(&launch, n, (bx, by), linear),
-        Method::WarpTileSpreadEdge => StreamK::covering(m, n, k, launch.grid.0).origin(by * launch.grid.0 + bx),
-        Method::WarpTile
-        | Method::WarpTileSm90
-        | Method::WarpTileStreamK
-        | Method::WarpTileSpreadStreamK
-        | Method::WarpTileSmall
-        | Method::WarpTileEdge
-        | Method::WarpTileEdgeSm90 => warp_tile(method).block_origin(bx, by),
-        Method::Tiled | Method::Prefetch | Method::CpAsync => tiled_coords(bx, by, 0, 0),
+    let origin = |(bx, by): (u32, u32)| -> Result<(u32, u32)> {
+        Ok(match method {
+            Method::Naive => naive_coords(bx, by, 0, 0),
+            Method::RegisterBlocked => rb_block_origin(bx, by),
+            Method::WarpTileAsync | Method::WarpTileSpread => async_ring::async_origin(&launch, n, (bx, by), linear),
+            // The kernel's linear block id, in its u32 arithmetic.
+            Method::WarpTileSpreadEdge => {
+                tile_origin(StreamK::covering(m, n, k, launch.grid.0), by.wrapping_mul(launch.grid.0).wrapping_add(bx))?
+            }
+            Method::WarpTile
+            | Method::WarpTileSm90
+            | Method::WarpTileStreamK
+            | Method::WarpTileSpreadStreamK
+            | Method::WarpTileSmall
+            | Method::WarpTileEdge
+            | Method::WarpTileEdgeSm90 => warp_tile(method).block_origin(bx, by),
+            Method::Tiled | Method::Prefetch | Method::CpAsync => tiled_coords(bx, by, 0, 0),
+        })
     };
     // The cp.async kernel's copy width: the same for every block.
     let vectors = mm_vectors(n, k, a.address(), b.address());
     let residue = |x: u64| x % SECTOR_FLOATS;
-    let key = |block: (u32, u32)| {
-        let (r0, c0) = origin(block);
+    let key = |block: (u32, u32)| -> Result<_> {
+        let (r0, c0) = origin(block)?;
         let rows = m.min(r0.saturating_add(block_rows)).saturating_sub(r0);
         let cols = n.min(c0.saturating_add(block_cols)).saturating_sub(c0);
         let (r0, c0) = (u64::from(r0), u64::from(c0));
-        (rows, cols, residue(row_major(r0, 0, k.into())), residue(c0), residue(row_major(r0, c0, n.into())))
+        Ok((rows, cols, residue(row_major(r0, 0, k.into())), residue(c0), residue(row_major(r0, c0, n.into()))))
     };
     let mut classes: BTreeMap<_, ((u32, u32), u64)> = BTreeMap::new();
     for block in blocks(&launch) {
-        classes.entry(key(block)).or_insert((block, 0)).1 += 1;
+        classes.entry(key(block)?).or_insert((block, 0)).1 += 1;
     }
     for (block, count) in classes.into_values() {
         let mut one = Model::instructions_only();
@@ -143,37 +148,49 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Counts {
             Launched { a: one.buffer(a.address()), b: one.buffer(b.address()), c: one.buffer(c.address()), m, n, k };
         for w in block_warps(&launch, block) {
             match method {
-                Method::Naive => naive::naive_warp(&mut one, &lb, &w),
-                Method::RegisterBlocked => regblock::regblock_warp(&mut one, &lb, &launch, &w),
-                Method::CpAsync => cp_async::cp_async_warp(&mut one, &lb, &w, vectors),
+                Method::Naive => naive::naive_warp(&mut one, &lb, &w)?,
+                Method::RegisterBlocked => regblock::regblock_warp(&mut one, &lb, &launch, &w)?,
+                Method::CpAsync => cp_async::cp_async_warp(&mut one, &lb, &w, vectors)?,
                 Method::WarpTile
                 | Method::WarpTileSm90
                 | Method::WarpTileSmall
                 | Method::WarpTileEdge
                 | Method::WarpTileEdgeSm90 => {
                     // Guarded: the warp-tiled kernels that do not need whole tiles.
-                    warptile::warptile_warp(&mut one, &lb, &w, warp_tile(method), !method.whole_tiles_only())
+                    warptile::warptile_warp(&mut one, &lb, &w, warp_tile(method), !method.whole_tiles_only())?
                 }
                 Method::WarpTileAsync => {
                     let origin = async_ring::async_origin(&launch, n, w.block, linear);
-                    async_ring::warptile_async_warp(&mut one, &lb, &w, origin, WTA_STAGES)
+                    async_ring::warptile_async_warp(&mut one, &lb, &w, origin, WTA_STAGES)?
                 }
                 Method::WarpTileSpread => {
                     let origin = async_ring::async_origin(&launch, n, w.block, linear);
-                    spread_ring::warptile_spread_warp(&mut one, &lb, &w, origin)
+                    spread_ring::warptile_spread_warp(&mut one, &lb, &w, origin)?
                 }
-                Method::WarpTileSpreadEdge => spread_edge::waves_warp(&mut one, &lb, &w, origin(w.block)),
+                Method::WarpTileSpreadEdge => spread_edge::waves_warp(&mut one, &lb, &w, origin(w.block)?)?,
                 Method::WarpTileStreamK | Method::WarpTileSpreadStreamK => {
                     unreachable!("counted by stream_k_counts above")
                 }
-                Method::Tiled => tiled::tiled_warp(&mut one, &lb, &w),
-                Method::Prefetch => prefetch::prefetch_warp(&mut one, &lb, &w),
+                Method::Tiled => tiled::tiled_warp(&mut one, &lb, &w)?,
+                Method::Prefetch => prefetch::prefetch_warp(&mut one, &lb, &w)?,
             }
         }
-        model.add(&one.counts().repeated(count));
+        model.add(&one.counts().repeated(count)?)?;
     }
-    footprint(&mut model, &l, &launch, origin, (block_rows, block_cols));
-    model.counts()
+    footprint(&mut model, &l, &launch, origin, (block_rows, block_cols))?;
+    Ok(model.counts())
+}
+
+/// The corner of tile `tile` of schedule `sk`: a tile the replay finds in the schedule
+/// ([`StreamK::segment`], a block of the whole waves) is one of its tiles, so this is an error
+/// only for a launch made by hand whose grid the schedule does not have.
+fn tile_origin(sk: StreamK, tile: u32) -> Result<(u32, u32)> {
+    sk.origin(tile).ok_or_else(|| Error::OutOfRange {
+        what: "stream-K tile",
+        value: tile.into(),
+        min: 0,
+        max: u64::from(sk.tiles).saturating_sub(1),
+    })
 }
 
 /// The shape of a warp-tiled method.
@@ -187,14 +204,15 @@ fn footprint(
     model: &mut Model,
     l: &Launched,
     launch: &Launch,
-    origin: impl Fn((u32, u32)) -> (u32, u32),
+    origin: impl Fn((u32, u32)) -> Result<(u32, u32)>,
     (block_rows, block_cols): (u32, u32),
-) {
+) -> Result<()> {
     let (n, k) = (u64::from(l.n), u64::from(l.k));
-    let mut rows = vec![false; l.m as usize];
-    let mut cols = vec![false; l.n as usize];
+    // Up to 4 GiB each for m or n near 2^32: refused if the host cannot, not an abort.
+    let mut rows = host_vec("matmul model rows", l.m as usize, false)?;
+    let mut cols = host_vec("matmul model columns", l.n as usize, false)?;
     for block in blocks(launch) {
-        let (r0, c0) = origin(block);
+        let (r0, c0) = origin(block)?;
         for r in r0..l.m.min(r0.saturating_add(block_rows)) {
             rows[r as usize] = true;
         }
@@ -219,25 +237,26 @@ fn footprint(
     };
     let (row_runs, col_runs) = (runs(&rows), runs(&cols));
     for &(r, len) in &row_runs {
-        model.footprint_read(l.a, 4 * row_major(r, 0, k), 4 * len * k);
+        model.footprint_read(l.a, 4 * row_major(r, 0, k), 4 * len * k)?;
         for rr in r..r + len {
             for &(c, width) in &col_runs {
-                model.footprint_write(l.c, 4 * row_major(rr, c, n), 4 * width);
+                model.footprint_write(l.c, 4 * row_major(rr, c, n), 4 * width)?;
             }
         }
     }
     if !row_runs.is_empty() {
         for i in 0..k {
             for &(c, width) in &col_runs {
-                model.footprint_read(l.b, 4 * row_major(i, c, n), 4 * width);
+                model.footprint_read(l.b, 4 * row_major(i, c, n), 4 * width)?;
             }
         }
     }
+    Ok(())
 }
 
 /// The one-output-a-thread kernels' 4-byte `STG.E` of C: the lanes whose `rc(lane)` (row, col)
 /// lies inside C store it.
-fn store_c(model: &mut Model, l: &Launched, w: &Warp, rc: impl Fn(u32) -> (u32, u32)) {
+fn store_c(model: &mut Model, l: &Launched, w: &Warp, rc: impl Fn(u32) -> (u32, u32)) -> Result<()> {
     let inside = |lane| {
         let (r, c) = rc(lane);
         r < l.m && c < l.n
@@ -245,7 +264,7 @@ fn store_c(model: &mut Model, l: &Launched, w: &Warp, rc: impl Fn(u32) -> (u32, 
     model.store(l.c, 4, lanes_where(w.lanes, inside), |lane| {
         let (r, c) = rc(lane);
         4 * row_major(r.into(), c.into(), l.n.into())
-    });
+    })
 }
 
 /// The `m × n × k` multiply with `method`, one band (at most `method.band_rows()` rows): what
@@ -253,12 +272,12 @@ fn store_c(model: &mut Model, l: &Launched, w: &Warp, rc: impl Fn(u32) -> (u32, 
 /// replayed from its SASS (module docs). Errors as [`plan`] (a whole-tiles-only method refuses
 /// other shapes).
 pub fn run(method: Method, (m, n, k): (usize, usize, usize), sms: u32) -> Result<Counts> {
-    let a: DeviceViewMut<'static, f32> = fake_slice(0, m * k);
-    let b: DeviceViewMut<'static, f32> = fake_slice(1, k * n);
-    let mut c: DeviceViewMut<'static, f32> = fake_slice(2, m * n);
+    let a: DeviceViewMut<'static, f32> = fake_slice(0, product("matmul m * k", m, k)?);
+    let b: DeviceViewMut<'static, f32> = fake_slice(1, product("matmul k * n", k, n)?);
+    let mut c: DeviceViewMut<'static, f32> = fake_slice(2, product("matmul m * n", m, n)?);
     let mut total = Counts::default();
     plan(method, &a, &b, &mut c, (m, n, k), sms, |call| {
-        total = total.plus(&matmul(&call));
+        total = total.plus(&matmul(&call)?)?;
         Ok(())
     })?;
     Ok(total)

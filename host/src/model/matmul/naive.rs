@@ -6,10 +6,11 @@
 //!   address) and one of B (32 consecutive columns), unrolled but never widened; one `STG.E`.
 
 use super::{Launched, store_c};
+use crate::error::Result;
 use crate::model::{Model, Warp, lanes_where};
 use coalesce_kernels::matmul::{naive_coords, row_major};
 
-pub(super) fn naive_warp(model: &mut Model, l: &Launched, w: &Warp) {
+pub(super) fn naive_warp(model: &mut Model, l: &Launched, w: &Warp) -> Result<()> {
     let rc = |lane| {
         let (tx, ty) = w.thread(lane);
         naive_coords(w.block.0, w.block.1, tx, ty)
@@ -20,8 +21,9 @@ pub(super) fn naive_warp(model: &mut Model, l: &Launched, w: &Warp) {
     });
     let (n, k) = (u64::from(l.n), u64::from(l.k));
     for i in 0..k {
-        model.load(l.a, 4, active, |lane| 4 * row_major(rc(lane).0.into(), i, k));
-        model.load(l.b, 4, active, |lane| 4 * row_major(i, rc(lane).1.into(), n));
+        model.load(l.a, 4, active, |lane| 4 * row_major(rc(lane).0.into(), i, k))?;
+        model.load(l.b, 4, active, |lane| 4 * row_major(i, rc(lane).1.into(), n))?;
     }
-    store_c(model, l, w, rc);
+    store_c(model, l, w, rc)?;
+    Ok(())
 }

@@ -7,9 +7,11 @@
 
 use super::Launched;
 use super::tiled::tiled_warp;
+use crate::error::Result;
 use crate::model::{Model, Warp};
 
 /// One warp of `matmul_prefetch`: counted as `matmul_tiled`'s (module docs).
-pub(super) fn prefetch_warp(model: &mut Model, l: &Launched, w: &Warp) {
-    tiled_warp(model, l, w);
+pub(super) fn prefetch_warp(model: &mut Model, l: &Launched, w: &Warp) -> Result<()> {
+    tiled_warp(model, l, w)?;
+    Ok(())
 }

@@ -8,6 +8,7 @@
 //!   16 `STG.E.128` of the outputs.
 
 use super::Launched;
+use crate::error::Result;
 use crate::launch::Launch;
 use crate::model::{Model, Warp};
 use coalesce_kernels::matmul::{
@@ -15,47 +16,50 @@ use coalesce_kernels::matmul::{
     rb_b_load, rb_b_offset, rb_block_origin, rb_out_col, rb_out_row, rb_thread, row_major,
 };
 
-pub(super) fn regblock_warp(model: &mut Model, l: &Launched, launch: &Launch, w: &Warp) {
+pub(super) fn regblock_warp(model: &mut Model, l: &Launched, launch: &Launch, w: &Warp) -> Result<()> {
     debug_assert_eq!(launch.block.1, 1);
     let t = |lane| w.thread(lane).0;
     let (row0, col0) = rb_block_origin(w.block.0, w.block.1);
     let (n, k) = (l.n, l.k);
-    let load = |model: &mut Model, kt: u32| {
-        model.load(l.a, 16, w.lanes, |lane| 4 * rb_a_index(row0, rb_a_load(t(lane)), kt, k));
-        model.load(l.b, 16, w.lanes, |lane| 4 * rb_b_index(col0, rb_b_load(t(lane)), kt, n));
+    let load = |model: &mut Model, kt: u32| -> Result<()> {
+        model.load(l.a, 16, w.lanes, |lane| 4 * rb_a_index(row0, rb_a_load(t(lane)), kt, k))?;
+        model.load(l.b, 16, w.lanes, |lane| 4 * rb_b_index(col0, rb_b_load(t(lane)), kt, n))?;
+        Ok(())
     };
     // Byte addresses in shared memory: stage `s` starts at `s * RB_STAGE_V4` vectors, its B part
     // `RB_B_OFFSET_V4` vectors further.
     let stage_bytes = |s: u32| 16 * s * RB_STAGE_V4;
-    let store = |model: &mut Model, s: u32| {
+    let store = |model: &mut Model, s: u32| -> Result<()> {
         for i in 0..4 {
-            model.shared_store(4, w.lanes, |lane| stage_bytes(s) + 4 * rb_at_offset(rb_a_load(t(lane)), i));
+            model.shared_store(4, w.lanes, |lane| stage_bytes(s) + 4 * rb_at_offset(rb_a_load(t(lane)), i))?;
         }
-        model
-            .shared_store(16, w.lanes, |lane| stage_bytes(s) + 16 * (RB_B_OFFSET_V4 + rb_b_offset(rb_b_load(t(lane)))));
+        model.shared_store(16, w.lanes, |lane| {
+            stage_bytes(s) + 16 * (RB_B_OFFSET_V4 + rb_b_offset(rb_b_load(t(lane))))
+        })?;
+        Ok(())
     };
     let tiles = k / BK;
-    load(model, 0);
-    store(model, 0);
+    load(model, 0)?;
+    store(model, 0)?;
     for kt in 0..tiles {
         let stage = kt % 2;
         let more = kt + 1 < tiles;
         if more {
-            load(model, kt + 1);
+            load(model, kt + 1)?;
         }
         for kk in 0..BK {
             let (tx, ty) = (|lane| rb_thread(t(lane)).0, |lane| rb_thread(t(lane)).1);
-            model.shared_load(16, w.lanes, |lane| stage_bytes(stage) + 16 * rb_a_frag(kk, ty(lane)).0);
-            model.shared_load(16, w.lanes, |lane| stage_bytes(stage) + 16 * rb_a_frag(kk, ty(lane)).1);
+            model.shared_load(16, w.lanes, |lane| stage_bytes(stage) + 16 * rb_a_frag(kk, ty(lane)).0)?;
+            model.shared_load(16, w.lanes, |lane| stage_bytes(stage) + 16 * rb_a_frag(kk, ty(lane)).1)?;
             model.shared_load(16, w.lanes, |lane| {
                 stage_bytes(stage) + 16 * (RB_B_OFFSET_V4 + rb_b_frag(kk, tx(lane)).0)
-            });
+            })?;
             model.shared_load(16, w.lanes, |lane| {
                 stage_bytes(stage) + 16 * (RB_B_OFFSET_V4 + rb_b_frag(kk, tx(lane)).1)
-            });
+            })?;
         }
         if more {
-            store(model, 1 - stage);
+            store(model, 1 - stage)?;
         }
     }
     for i in 0..TM {
@@ -63,7 +67,8 @@ pub(super) fn regblock_warp(model: &mut Model, l: &Launched, launch: &Launch, w:
             model.store(l.c, 16, w.lanes, |lane| {
                 let (tx, ty) = rb_thread(t(lane));
                 4 * row_major(rb_out_row(row0, ty, i).into(), rb_out_col(col0, tx, half).into(), n.into())
-            });
+            })?;
         }
     }
+    Ok(())
 }

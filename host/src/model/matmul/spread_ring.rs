@@ -9,6 +9,7 @@
 use super::Launched;
 use super::async_ring::copy_warp;
 use super::warptile::{fragments, store_c_vectors};
+use crate::error::Result;
 use crate::model::{Model, Warp};
 use coalesce_kernels::matmul::{SPREAD_GROUP, WARPTILE_ASYNC, WTS_STAGES, WarpTile, spread_copies};
 
@@ -24,34 +25,36 @@ pub(super) fn spread_k_loop_warp(
     (cfg, stages): (WarpTile, u32),
     origin: (u32, u32),
     (kt0, kt1): (u32, u32),
-) {
+) -> Result<()> {
     let tiles = kt1 - kt0;
     let copies = cfg.a_floats() + cfg.b_vectors();
     for kt in 0..(stages - 1).min(tiles) {
         for v in 0..copies {
-            copy_warp(model, l, w, cfg, origin, kt0 + kt, v);
+            copy_warp(model, l, w, cfg, origin, kt0 + kt, v)?;
         }
     }
     let stage_bytes = |kt: u32| 4 * (kt % stages) * cfg.stage_floats();
-    fragments(model, w, cfg, stage_bytes(0), 0);
+    fragments(model, w, cfg, stage_bytes(0), 0)?;
     for kt in 0..tiles {
         let fill = kt + stages - 1;
         for kk in 0..cfg.bk {
             if fill < tiles {
                 let (lo, hi) = spread_copies(kk, copies, SPREAD_GROUP);
                 for v in lo..hi {
-                    copy_warp(model, l, w, cfg, origin, kt0 + fill, v);
+                    copy_warp(model, l, w, cfg, origin, kt0 + fill, v)?;
                 }
             }
             let (st, next) = if kk + 1 < cfg.bk { (kt, kk + 1) } else { (kt + 1, 0) };
-            fragments(model, w, cfg, stage_bytes(st), next);
+            fragments(model, w, cfg, stage_bytes(st), next)?;
         }
     }
+    Ok(())
 }
 
 /// One warp of `matmul_warptile_spread`: its block's whole tile (at `origin`), then C.
-pub(super) fn warptile_spread_warp(model: &mut Model, l: &Launched, w: &Warp, origin: (u32, u32)) {
+pub(super) fn warptile_spread_warp(model: &mut Model, l: &Launched, w: &Warp, origin: (u32, u32)) -> Result<()> {
     let cfg = WARPTILE_ASYNC;
-    spread_k_loop_warp(model, l, w, (cfg, WTS_STAGES), origin, (0, cfg.k_tiles(l.k, false)));
-    store_c_vectors(model, l, w, cfg, origin, false);
+    spread_k_loop_warp(model, l, w, (cfg, WTS_STAGES), origin, (0, cfg.k_tiles(l.k, false)))?;
+    store_c_vectors(model, l, w, cfg, origin, false)?;
+    Ok(())
 }

@@ -9,6 +9,7 @@ use super::Launched;
 use super::async_ring::async_k_loop_warp;
 use super::spread_ring::spread_k_loop_warp;
 use super::warptile::store_c_vectors;
+use crate::error::Result;
 use crate::launch::Launch;
 use crate::model::{Model, Warp, block_warps};
 use coalesce_kernels::matmul::{StreamK, WARPTILE_ASYNC, WTA_STAGES, WTS_STAGES, WarpTile, row_major};
@@ -21,42 +22,55 @@ use coalesce_kernels::matmul::{StreamK, WARPTILE_ASYNC, WTA_STAGES, WTS_STAGES, 
 /// block (a store). The whole waves before it are a launch of their own
 /// (`matmul_warptile_streamk_waves`, counted as the async kernel). With `spread`, the k loop is
 /// the spread ring's (`matmul_spread_streamk`, stage 10).
-pub(super) fn stream_k_counts(model: &mut Model, l: &Launched, launch: &Launch, sk: StreamK, spread: bool) {
+pub(super) fn stream_k_counts(
+    model: &mut Model,
+    l: &Launched,
+    launch: &Launch,
+    sk: StreamK,
+    spread: bool,
+) -> Result<()> {
     let cfg = WARPTILE_ASYNC;
     let flags = model.buffer(FLAGS_ADDRESS);
     for x in 0..sk.wave {
         let mut u = 0;
         while let Some((tile, k0, k1)) = sk.segment(x, u) {
-            let origin = sk.origin(tile);
+            let origin = super::tile_origin(sk, tile)?;
             for w in block_warps(launch, (x, 0)) {
                 if spread {
-                    spread_k_loop_warp(model, l, &w, (cfg, WTS_STAGES), origin, (k0, k1));
+                    spread_k_loop_warp(model, l, &w, (cfg, WTS_STAGES), origin, (k0, k1))?;
                 } else {
-                    async_k_loop_warp(model, l, &w, (cfg, WTA_STAGES), origin, (k0, k1));
+                    async_k_loop_warp(model, l, &w, (cfg, WTA_STAGES), origin, (k0, k1))?;
                 }
                 let first = w.thread(0).0 == 0;
                 if k0 > 0 {
                     if first {
-                        model.load(flags, 4, 1, |_| 0);
-                        model.store(flags, 4, 1, |_| 0);
+                        model.load(flags, 4, 1, |_| 0)?;
+                        model.store(flags, 4, 1, |_| 0)?;
                     }
-                    load_c_vectors(model, l, &w, cfg, origin);
+                    load_c_vectors(model, l, &w, cfg, origin)?;
                 }
-                store_c_vectors(model, l, &w, cfg, origin, false);
+                store_c_vectors(model, l, &w, cfg, origin, false)?;
                 if k1 < sk.iters && first {
-                    model.store(flags, 4, 1, |_| 0);
+                    model.store(flags, 4, 1, |_| 0)?;
                 }
             }
             u += 1;
         }
     }
+    Ok(())
 }
 
 /// A made-up address for the stream-K kernel's flags (a module global, no buffer of the call).
 pub(super) const FLAGS_ADDRESS: u64 = 0x7000_0000_0000;
 
 /// The 16-byte reads of C before a partial tile is added to it (`store_tile` with `add`).
-pub(super) fn load_c_vectors(model: &mut Model, l: &Launched, w: &Warp, cfg: WarpTile, (row0, col0): (u32, u32)) {
+pub(super) fn load_c_vectors(
+    model: &mut Model,
+    l: &Launched,
+    w: &Warp,
+    cfg: WarpTile,
+    (row0, col0): (u32, u32),
+) -> Result<()> {
     let t = |lane| w.thread(lane).0;
     for i in 0..cfg.tm {
         for h in 0..cfg.tn / 4 {
@@ -66,7 +80,8 @@ pub(super) fn load_c_vectors(model: &mut Model, l: &Launched, w: &Warp, cfg: War
                     (col0 + cfg.out_col(t(lane), h)).into(),
                     l.n.into(),
                 )
-            });
+            })?;
         }
     }
+    Ok(())
 }

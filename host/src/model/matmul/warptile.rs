@@ -23,11 +23,12 @@
 //!
 
 use super::Launched;
+use crate::error::Result;
 use crate::model::{Model, Warp, lanes_where};
 use coalesce_kernels::matmul::{WarpTile, row_major};
 
 /// One warp of a warp-tiled kernel of shape `cfg`; `edge` for the guarded one.
-pub(super) fn warptile_warp(model: &mut Model, l: &Launched, w: &Warp, cfg: WarpTile, edge: bool) {
+pub(super) fn warptile_warp(model: &mut Model, l: &Launched, w: &Warp, cfg: WarpTile, edge: bool) -> Result<()> {
     let t = |lane| w.thread(lane).0;
     let (row0, col0) = cfg.block_origin(w.block.0, w.block.1);
     let (m, n, k) = (l.m, l.n, l.k);
@@ -46,64 +47,69 @@ pub(super) fn warptile_warp(model: &mut Model, l: &Launched, w: &Warp, cfg: Warp
         let col = cfg.b_src_col(col0, cfg.b_load(t(lane), 0), j, n, edge);
         cfg.b_row_start(kt, cfg.b_load(t(lane), v), n.into()) + u64::from(col)
     };
-    let load = |model: &mut Model, kt: u32| {
+    let load = |model: &mut Model, kt: u32| -> Result<()> {
         let (tail, left) = (partial && kt + 1 == tiles, cfg.k_left(kt, k));
         for v in 0..a_vectors {
             if !edge {
-                model.load(l.a, 16, w.lanes, |lane| 4 * a_at(lane, v, kt));
+                model.load(l.a, 16, w.lanes, |lane| 4 * a_at(lane, v, kt))?;
                 continue;
             }
             for j in 0..4 {
                 let on = if tail { lanes_where(w.lanes, |lane| cfg.a_load(t(lane), v).1 + j < left) } else { w.lanes };
-                model.load(l.a, 4, on, |lane| 4 * (a_at(lane, v, kt) + u64::from(j)));
+                model.load(l.a, 4, on, |lane| 4 * (a_at(lane, v, kt) + u64::from(j)))?;
             }
         }
         for v in 0..b_vectors {
             if !edge {
-                model.load(l.b, 16, w.lanes, |lane| 4 * b_at(lane, v, kt, 0));
+                model.load(l.b, 16, w.lanes, |lane| 4 * b_at(lane, v, kt, 0))?;
                 continue;
             }
             let on = if tail { lanes_where(w.lanes, |lane| cfg.b_load(t(lane), v).0 < left) } else { w.lanes };
             for j in 0..4 {
-                model.load(l.b, 4, on, |lane| 4 * b_at(lane, v, kt, j));
+                model.load(l.b, 4, on, |lane| 4 * b_at(lane, v, kt, j))?;
             }
         }
+        Ok(())
     };
     let stage_bytes = |st: u32| 4 * st * cfg.stage_floats();
-    let store = |model: &mut Model, st: u32| {
+    let store = |model: &mut Model, st: u32| -> Result<()> {
         for v in 0..a_vectors {
             for j in 0..4 {
-                model.shared_store(4, w.lanes, |lane| stage_bytes(st) + 4 * cfg.at_offset(cfg.a_load(t(lane), v), j));
+                model
+                    .shared_store(4, w.lanes, |lane| stage_bytes(st) + 4 * cfg.at_offset(cfg.a_load(t(lane), v), j))?;
             }
         }
         for v in 0..b_vectors {
-            model.shared_store(16, w.lanes, |lane| stage_bytes(st) + 4 * cfg.b_offset(cfg.b_load(t(lane), v)));
+            model.shared_store(16, w.lanes, |lane| stage_bytes(st) + 4 * cfg.b_offset(cfg.b_load(t(lane), v)))?;
         }
+        Ok(())
     };
-    load(model, 0);
-    store(model, 0);
+    load(model, 0)?;
+    store(model, 0)?;
     for kt in 0..tiles {
         let st = kt % 2;
         // The last tile loads (and stores into the unused stage) itself again.
-        load(model, if kt + 1 < tiles { kt + 1 } else { kt });
+        load(model, if kt + 1 < tiles { kt + 1 } else { kt })?;
         for kk in 0..cfg.bk {
-            fragments(model, w, cfg, stage_bytes(st), kk);
+            fragments(model, w, cfg, stage_bytes(st), kk)?;
         }
-        store(model, 1 - st);
+        store(model, 1 - st)?;
     }
-    store_c_vectors(model, l, w, cfg, cfg.block_origin(w.block.0, w.block.1), edge);
+    store_c_vectors(model, l, w, cfg, cfg.block_origin(w.block.0, w.block.1), edge)?;
+    Ok(())
 }
 
 /// A warp-tiled kernel's fragment loads of k step `kk` from the stage at `stage` bytes: `tm / 4`
 /// 16-byte loads of Aᵀ, then `tn / 4` of B.
-pub(super) fn fragments(model: &mut Model, w: &Warp, cfg: WarpTile, stage: u32, kk: u32) {
+pub(super) fn fragments(model: &mut Model, w: &Warp, cfg: WarpTile, stage: u32, kk: u32) -> Result<()> {
     let t = |lane| w.thread(lane).0;
     for g in 0..cfg.tm / 4 {
-        model.shared_load(16, w.lanes, |lane| stage + 4 * cfg.a_frag(kk, t(lane), g));
+        model.shared_load(16, w.lanes, |lane| stage + 4 * cfg.a_frag(kk, t(lane), g))?;
     }
     for h in 0..cfg.tn / 4 {
-        model.shared_load(16, w.lanes, |lane| stage + 4 * cfg.b_frag(kk, t(lane), h));
+        model.shared_load(16, w.lanes, |lane| stage + 4 * cfg.b_frag(kk, t(lane), h))?;
     }
+    Ok(())
 }
 
 /// A warp-tiled kernel's C: a 16-byte store per 4 accumulators, or with `edge` 4 single floats
@@ -115,7 +121,7 @@ pub(super) fn store_c_vectors(
     cfg: WarpTile,
     (row0, col0): (u32, u32),
     edge: bool,
-) {
+) -> Result<()> {
     let t = |lane| w.thread(lane).0;
     let (m, n) = (l.m, l.n);
     for i in 0..cfg.tm {
@@ -123,13 +129,14 @@ pub(super) fn store_c_vectors(
         for h in 0..cfg.tn / 4 {
             let col = |lane| col0 + cfg.out_col(t(lane), h);
             if !edge {
-                model.store(l.c, 16, w.lanes, |lane| 4 * row_major(r(lane).into(), col(lane).into(), n.into()));
+                model.store(l.c, 16, w.lanes, |lane| 4 * row_major(r(lane).into(), col(lane).into(), n.into()))?;
                 continue;
             }
             for j in 0..4 {
                 let on = lanes_where(w.lanes, |lane| r(lane) < m && col(lane) + j < n);
-                model.store(l.c, 4, on, |lane| 4 * row_major(r(lane).into(), (col(lane) + j).into(), n.into()));
+                model.store(l.c, 4, on, |lane| 4 * row_major(r(lane).into(), (col(lane) + j).into(), n.into()))?;
             }
         }
     }
+    Ok(())
 }
