@@ -57,6 +57,7 @@ pub mod bank;
 pub mod coalescing;
 pub mod distance;
 pub mod histogram;
+pub mod l2;
 pub mod layouts;
 pub mod matmul;
 pub mod reduce;

@@ -1,0 +1,371 @@
+//! L2 and DRAM: the sectors a replay sends past L1, followed through an L2 of the device's size
+//! in the order the GPU runs them, to the bytes that cross the DRAM interface.
+//!
+//! A replay walks a launch warp by warp; the GPU runs every resident warp at once. So each access
+//! is recorded with its warp and its place in that warp's instruction stream ([`Trace`]), and the
+//! trace is replayed through the cache ([`L2::run`]) in the order *wave, step, warp*: the blocks
+//! that fit on the GPU at once form a wave (dispatched in block order, one wave after another),
+//! and inside a wave every warp issues its first access, then every warp its second, and so on.
+//! Warps do not run in lockstep on the hardware, but what the L2 sees of reuse is the amount of
+//! other traffic between two accesses to one line, and that is what this order keeps: a warp's
+//! next access to a line comes after one step of every other resident warp.
+//!
+//! The cache ([`L2`]):
+//! - **Lines of 128 bytes in four 32-byte sectors**, set-associative with LRU replacement and a
+//!   hashed set index (the hardware spreads lines over its slices with an undisclosed hash; a
+//!   plain modulo would put a power-of-two stride in one set). Capacity counts lines, not
+//!   sectors: a line holding one sector takes a whole way, which is why a warp whose 32 lanes
+//!   each touch their own line fills the cache 4× faster than its bytes suggest.
+//! - **Reads fetch 64 bytes** (the aligned sector pair) on a miss: `coalescing/stride` on the
+//!   H200 reads 2.0× its sectors' bytes from DRAM at strides of 16 floats and more, 1.0× at 8
+//!   and below, and 1.5× at 12 (`results/ncu/h200-11b44ad.csv`), which is a 64-byte fetch and
+//!   nothing else.
+//! - **Writes allocate without reading**, keeping a byte mask per sector. A sector written back
+//!   whole costs 32 bytes of DRAM writes; one written back with only some of its bytes written
+//!   and never fetched is read first (32 bytes) to merge: HBM takes whole sectors.
+//!   `coalescing/stride` (4 bytes stored a sector) reads one more sector per element than its
+//!   loads fetch.
+//! - **Write-back**: dirty lines are written when evicted. What is dirty when the launch ends
+//!   stays in L2 and is not counted (Nsight Compute counts the launch's own traffic).
+//! - **Atomics** (`RED`, `ATOM`) are done in L2: a read of the sector (fetched on a miss) and a
+//!   write of it.
+//!
+//! **Set sampling.** Only the sets whose index is a multiple of [`SAMPLE`] are simulated, and
+//! their DRAM bytes are multiplied by it: the hash spreads lines over sets evenly, so a sample of
+//! sets sees a sample of the lines with the reuse distances of all of them, at 1/[`SAMPLE`] of the
+//! work and memory (the standard set-sampling of cache simulators).
+//!
+//! What this does not follow: the L1 (every access is taken to reach L2, as for `.cg` loads and
+//! for stores; cached loads that would hit in L1 are counted as L2 hits, which changes no DRAM
+//! byte), the two L2 partitions of Hopper, and any prefetching beyond the 64-byte pair.
+
+/// Bytes in an L2 line.
+pub const LINE_BYTES: u64 = 128;
+/// Bytes an L2 read miss fetches from DRAM: the aligned sector pair.
+pub const FETCH_BYTES: u64 = 64;
+/// Ways of each set.
+pub const WAYS: usize = 16;
+/// One set in `SAMPLE` is simulated.
+pub const SAMPLE: u64 = 16;
+/// The L2 of an H100 SXM5 or an H200 (`CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE`: 52,428,800 bytes).
+pub const DEFAULT_L2_BYTES: u64 = 50 << 20;
+
+use super::SECTOR_BYTES;
+
+/// What an access does to its sector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// A load: the sector must be valid.
+    Read,
+    /// A store of the bytes in the mask (bit `b` = byte `b` of the sector).
+    Write(u32),
+    /// An atomic or reduction: read and write of the sector, done in L2.
+    Atomic,
+}
+
+/// One recorded access of a sampled set.
+#[derive(Debug, Clone, Copy)]
+struct Event {
+    /// Launch-order key: (wave, step, slot in the wave, warp in the block), packed high to low.
+    key: u128,
+    sector: u64,
+    op: Op,
+}
+
+/// The sector accesses of one launch, with where each falls in the GPU's order.
+#[derive(Debug, Default)]
+pub struct Trace {
+    events: Vec<Event>,
+    /// Blocks resident at once (the wave), from [`Trace::set_wave`]; 0 until set.
+    wave: u64,
+    /// The warp whose accesses are being recorded, and its next step.
+    warp: (u64, u32),
+    step: u32,
+    /// Steps of the warps left earlier, for a replay that comes back to one.
+    left: std::collections::HashMap<(u64, u32), u32>,
+}
+
+/// Mixes a line address into a set index (splitmix64's finalizer).
+#[inline]
+fn hash(line: u64) -> u64 {
+    let mut z = line.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The order of an access: wave (`block / wave`), then the warp's step, then the block's slot in
+/// the wave and the warp in the block.
+#[inline]
+fn key(wave: u64, block: u64, step: u32, warp: u32) -> u128 {
+    let wave = wave.max(1);
+    (u128::from(block / wave) << 96) | (u128::from(step) << 64) | (u128::from(block % wave) << 16) | u128::from(warp & 0xffff)
+}
+
+/// Whether `line` falls in a simulated set of an L2 of `sets` sets.
+#[inline]
+fn sampled(line: u64, sets: u64) -> bool {
+    (hash(line) % sets).is_multiple_of(SAMPLE)
+}
+
+/// Sets of an L2 of `bytes` (at least one simulated).
+fn sets_of(bytes: u64) -> u64 {
+    (bytes / LINE_BYTES / WAYS as u64).max(SAMPLE)
+}
+
+impl Trace {
+    /// An empty trace.
+    pub fn new() -> Self {
+        Trace::default()
+    }
+
+    /// The blocks resident at once: `blocks_per_sm` on each of `sms` multiprocessors.
+    pub fn set_wave(&mut self, sms: u32, blocks_per_sm: u32) {
+        self.wave = u64::from(sms.max(1)) * u64::from(blocks_per_sm.max(1));
+    }
+
+    /// The accesses that follow are warp `warp` of block `block` (linear block id).
+    #[inline]
+    pub fn at_warp(&mut self, block: u64, warp: u32) {
+        if self.warp != (block, warp) {
+            if self.step > 0 {
+                self.left.insert(self.warp, self.step);
+            }
+            self.warp = (block, warp);
+            self.step = self.left.remove(&(block, warp)).unwrap_or(0);
+        }
+    }
+
+    /// Records one warp instruction's accesses to `sectors` (with their ops), one step of the
+    /// current warp; `l2_bytes` sizes the sets sampled.
+    #[inline]
+    pub fn record(&mut self, l2_bytes: u64, accesses: impl IntoIterator<Item = (u64, Op)>) {
+        let sets = sets_of(l2_bytes);
+        let (block, warp) = self.warp;
+        let key = key(self.wave, block, self.step, warp);
+        for (sector, op) in accesses {
+            if sampled(sector * SECTOR_BYTES / LINE_BYTES, sets) {
+                self.events.push(Event { key, sector, op });
+            }
+        }
+        self.step = self.step.saturating_add(1);
+    }
+
+    /// Records accesses outside any warp's order (a footprint worked out apart from a replay):
+    /// `first..=last` sectors with `op`, in address order, one line a step of warp 0 of block 0.
+    pub fn record_range(&mut self, l2_bytes: u64, first: u64, last: u64, op: Op) {
+        let sets = sets_of(l2_bytes);
+        let per_line = LINE_BYTES / SECTOR_BYTES;
+        let mut line = first / per_line;
+        while line * per_line <= last {
+            if sampled(line, sets) {
+                let key = u128::from(line - first / per_line) << 64;
+                for s in (line * per_line).max(first)..=(line * per_line + per_line - 1).min(last) {
+                    self.events.push(Event { key, sector: s, op });
+                }
+            }
+            line += 1;
+        }
+    }
+
+    /// The DRAM bytes `(read, written)` of the trace through an L2 of `l2_bytes`.
+    pub fn dram(mut self, l2_bytes: u64) -> (u64, u64) {
+        // A stable sort keeps a warp's accesses of one step in program order.
+        self.events.sort_by_key(|e| e.key);
+        let mut l2 = L2::new(l2_bytes);
+        for e in &self.events {
+            l2.access(e.sector, e.op);
+        }
+        (l2.read_bytes * SAMPLE, l2.write_bytes * SAMPLE)
+    }
+}
+
+/// One line of a set.
+#[derive(Debug, Clone, Copy, Default)]
+struct Line {
+    tag: u64,
+    /// Last use, for LRU (0: empty).
+    used: u64,
+    /// Sectors holding DRAM's data (fetched), one bit each.
+    valid: u8,
+    /// Bytes written, per sector.
+    dirty: [u32; 4],
+}
+
+/// The simulated sets of an L2 (see the module docs).
+#[derive(Debug)]
+pub struct L2 {
+    sets: u64,
+    lines: Vec<Line>,
+    clock: u64,
+    /// DRAM bytes read and written by the simulated sets.
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+}
+
+impl L2 {
+    /// An empty L2 of `bytes`, its sampled sets only.
+    pub fn new(bytes: u64) -> Self {
+        let sets = sets_of(bytes);
+        let simulated = sets.div_ceil(SAMPLE) as usize;
+        L2 { sets, lines: vec![Line::default(); simulated * WAYS], clock: 0, read_bytes: 0, write_bytes: 0 }
+    }
+
+    /// Writes back a line's dirty sectors (reading first the ones only partly written and never
+    /// fetched).
+    fn evict(&mut self, line: &Line) {
+        for (s, &mask) in line.dirty.iter().enumerate() {
+            if mask == 0 {
+                continue;
+            }
+            if mask != u32::MAX && line.valid & (1 << s) == 0 {
+                self.read_bytes += SECTOR_BYTES;
+            }
+            self.write_bytes += SECTOR_BYTES;
+        }
+    }
+
+    /// One access to `sector` (a sampled set's: see [`Trace::record`]).
+    pub fn access(&mut self, sector: u64, op: Op) {
+        let per_line = LINE_BYTES / SECTOR_BYTES;
+        let tag = sector / per_line;
+        let s = (sector % per_line) as usize;
+        let set = (hash(tag) % self.sets / SAMPLE) as usize;
+        self.clock += 1;
+        let ways = &mut self.lines[set * WAYS..(set + 1) * WAYS];
+        let found = ways.iter().position(|l| l.used != 0 && l.tag == tag);
+        let i = match found {
+            Some(i) => i,
+            None => {
+                // The empty way, else the least recently used.
+                let victim = (0..WAYS).min_by_key(|&i| ways[i].used).unwrap_or(0);
+                let old = ways[victim];
+                ways[victim] = Line { tag, used: self.clock, valid: 0, dirty: [0; 4] };
+                if old.used != 0 {
+                    self.evict(&old);
+                }
+                victim
+            }
+        };
+        let ways = &mut self.lines[set * WAYS..(set + 1) * WAYS];
+        let line = &mut ways[i];
+        line.used = self.clock;
+        let fetch = |line: &mut Line, read_bytes: &mut u64| {
+            // The aligned pair of sectors, whichever are not valid yet (a written byte is newer
+            // than DRAM's: the merge keeps it).
+            let pair = 0b11u8 << (s & !1);
+            let missing = pair & !line.valid;
+            *read_bytes += u64::from(missing.count_ones()) * SECTOR_BYTES;
+            line.valid |= pair;
+        };
+        match op {
+            Op::Read | Op::Atomic if line.valid & (1 << s) == 0 && line.dirty[s] != u32::MAX => {
+                fetch(line, &mut self.read_bytes);
+            }
+            _ => {}
+        }
+        match op {
+            Op::Read => {}
+            Op::Write(mask) => line.dirty[s] |= mask,
+            Op::Atomic => line.dirty[s] = u32::MAX,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sectors `0..n` of a buffer at `base`, each read then written whole, in one warp-step each.
+    fn stream(l2: u64, n: u64, base: u64, op: Op) -> Trace {
+        let mut t = Trace::new();
+        t.set_wave(1, 1);
+        t.at_warp(0, 0);
+        for s in 0..n {
+            t.record(l2, [(base + s, op)]);
+        }
+        t
+    }
+
+    #[test]
+    fn a_stream_larger_than_l2_reads_its_bytes_once() {
+        let l2 = 1 << 20;
+        let n = 64 << 10; // 2 MiB of sectors
+        let (read, written) = stream(l2, n, 0, Op::Read).dram(l2);
+        let want = n * SECTOR_BYTES;
+        assert!((read as f64 / want as f64 - 1.0).abs() < 0.1, "{read} vs {want}");
+        assert_eq!(written, 0);
+    }
+
+    #[test]
+    fn whole_writes_stay_in_l2_until_evicted() {
+        let l2 = 1 << 20;
+        // Half the L2 written: nothing reaches DRAM by the end.
+        let (read, written) = stream(l2, (l2 / 2) / SECTOR_BYTES, 0, Op::Write(u32::MAX)).dram(l2);
+        assert_eq!((read, written), (0, 0));
+        // Eight times the L2: all but about an L2 of it written back, nothing read.
+        let n = 8 * l2 / SECTOR_BYTES;
+        let (read, written) = stream(l2, n, 0, Op::Write(u32::MAX)).dram(l2);
+        assert_eq!(read, 0);
+        let bytes = n * SECTOR_BYTES;
+        assert!(written <= bytes && written as f64 > 0.8 * bytes as f64, "{written} of {bytes}");
+    }
+
+    #[test]
+    fn a_partial_sector_is_read_before_it_is_written_back() {
+        let l2 = 1 << 20;
+        let n = 8 * l2 / SECTOR_BYTES;
+        // 4 bytes of each sector: every sector evicted costs a 32-byte read and a 32-byte write.
+        let (read, written) = stream(l2, n, 0, Op::Write(0xf)).dram(l2);
+        assert_eq!(read, written);
+    }
+
+    #[test]
+    fn one_sector_of_every_pair_fetches_both() {
+        let l2 = 1 << 20;
+        let mut t = Trace::new();
+        t.set_wave(1, 1);
+        t.at_warp(0, 0);
+        let pairs = 8 * l2 / FETCH_BYTES;
+        for p in 0..pairs {
+            t.record(l2, [(2 * p, Op::Read)]);
+        }
+        let (read, _) = t.dram(l2);
+        let want = pairs * FETCH_BYTES;
+        assert!((read as f64 / want as f64 - 1.0).abs() < 0.1, "{read} vs {want}");
+    }
+
+    #[test]
+    fn reuse_within_the_l2_hits_and_beyond_it_misses() {
+        let l2 = 1 << 20;
+        let lines = |bytes: u64| bytes / LINE_BYTES;
+        for (span, hits) in [(l2 / 2, true), (4 * l2, false)] {
+            let mut t = Trace::new();
+            t.set_wave(1, 1);
+            t.at_warp(0, 0);
+            for _ in 0..4 {
+                for line in 0..lines(span) {
+                    t.record(l2, [(4 * line, Op::Read)]);
+                }
+            }
+            let (read, _) = t.dram(l2);
+            let once = lines(span) * FETCH_BYTES;
+            let ratio = read as f64 / once as f64;
+            if hits {
+                assert!(ratio < 1.2, "span {span}: {ratio}");
+            } else {
+                assert!(ratio > 3.5, "span {span}: {ratio}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_order_is_wave_then_step_then_warp() {
+        // Two blocks a wave: block 2 (wave 1) after everything of blocks 0 and 1; inside a wave,
+        // every warp's step 0 before any step 1.
+        let order = |(block, step, warp)| key(2, block, step, warp);
+        let mut accesses = [(2, 0, 0), (1, 1, 0), (0, 1, 1), (1, 0, 1), (0, 0, 0), (0, 1, 0)];
+        accesses.sort_by_key(|&a| order(a));
+        assert_eq!(accesses, [(0, 0, 0), (1, 0, 1), (0, 1, 0), (0, 1, 1), (1, 1, 0), (2, 0, 0)]);
+    }
+}
