@@ -32,7 +32,8 @@ pub fn predict(runs: &[(&'static dyn Variant, u32)], sms: u32) -> Vec<(String, P
                 loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let Some(&(v, p)) = runs.get(i) else { break };
-                    let prediction = v.model(p, sms);
+                    let device = coalesce::model::Device { sms, ..Default::default() };
+                    let prediction = coalesce::model::on_device(device, || v.model(p, sms));
                     let row = (v.run_id(p), prediction);
                     // A poisoned lock means another worker panicked: that panic is reported by
                     // the scope, so this one just stops.

@@ -49,8 +49,11 @@
 use crate::buffer::DeviceViewMut;
 use std::collections::BTreeMap;
 
-use crate::error::{Error, Result, aligned, reserve};
+use std::cell::Cell;
+
+use crate::error::{Error, Result, aligned};
 use crate::launch::Launch;
+pub(crate) use l2::{Op, Trace};
 
 pub mod access_order;
 pub mod bank;
@@ -202,69 +205,6 @@ impl Buffer {
     }
 }
 
-/// The distinct sectors of one buffer that were touched: one bit per sector from the buffer's
-/// first sector on, grown as needed (a 2^26-float buffer takes 1 MiB of bits). Sectors are
-/// relative to the buffer's first and below `MAX_SECTORS` (the model checks offsets against
-/// [`MAX_BUFFER_BYTES`] first).
-#[derive(Debug, Clone, Default)]
-struct SectorSet {
-    bits: Vec<u64>,
-    count: u64,
-}
-
-/// Sectors a buffer's footprint may span: [`MAX_BUFFER_BYTES`] from a base anywhere in a sector.
-const MAX_SECTORS: u64 = MAX_BUFFER_BYTES / SECTOR_BYTES + 1;
-
-impl SectorSet {
-    /// Marks sector `s` (relative to the buffer's first sector, below `MAX_SECTORS`).
-    #[inline]
-    fn insert(&mut self, s: u64) -> Result<()> {
-        let (word, bit) = ((s / 64) as usize, 1u64 << (s % 64));
-        self.grow_to(word)?;
-        let w = &mut self.bits[word];
-        if *w & bit == 0 {
-            *w |= bit;
-            self.count += 1;
-        }
-        Ok(())
-    }
-
-    /// Makes room for word `word`: geometrically, so a streaming launch reallocates O(log n)
-    /// times, but never past `MAX_SECTORS`' words; [`Error::HostMemory`] where the host
-    /// cannot.
-    #[inline]
-    fn grow_to(&mut self, word: usize) -> Result<()> {
-        let len = self.bits.len();
-        if word < len {
-            return Ok(());
-        }
-        let cap = MAX_SECTORS.div_ceil(64) as usize;
-        let new_len = (word + 1).max(len * 2).min(cap.max(word + 1));
-        reserve("model DRAM footprint", &mut self.bits, new_len - len)?;
-        self.bits.resize(new_len, 0);
-        Ok(())
-    }
-
-    /// Marks sectors `first..=last` (below `MAX_SECTORS`).
-    fn insert_range(&mut self, first: u64, last: u64) -> Result<()> {
-        let mut s = first;
-        while s <= last {
-            // Whole 64-bit words at once where possible.
-            if s.is_multiple_of(64) && s + 63 <= last {
-                let word = (s / 64) as usize;
-                self.grow_to(word)?;
-                self.count += u64::from((!self.bits[word]).count_ones());
-                self.bits[word] = u64::MAX;
-                s += 64;
-            } else {
-                self.insert(s)?;
-                s += 1;
-            }
-        }
-        Ok(())
-    }
-}
-
 /// Which way a global access goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Dir {
@@ -276,9 +216,9 @@ enum Dir {
 #[derive(Debug, Default)]
 pub struct Model {
     counts: Counts,
-    /// Per buffer slot: (first sector of the buffer, sectors read, sectors written). `None` when
-    /// this model counts instructions only (a representative replayed to be multiplied).
-    dram: Option<Vec<(u64, SectorSet, SectorSet)>>,
+    /// The sectors sent past L1, in the GPU's order, for the L2 and DRAM columns (`l2`). `None`
+    /// when this model counts instructions only (a representative replayed to be multiplied).
+    dram: Option<Trace>,
     /// Buffers by base address, so the same pointer passed twice is one buffer.
     slots: BTreeMap<u64, usize>,
     /// Base address by slot: a [`Buffer`] is this model's if its slot holds its base.
@@ -288,7 +228,7 @@ pub struct Model {
 impl Model {
     /// A model that also tracks the DRAM footprint of every buffer.
     pub fn new() -> Self {
-        Model { dram: Some(Vec::new()), ..Model::default() }
+        Model { dram: Some(Trace::new()), ..Model::default() }
     }
 
     /// A model that counts instructions only, for a part of a launch replayed once and
@@ -305,9 +245,6 @@ impl Model {
         let slot = *self.slots.entry(base).or_insert(next);
         if slot == self.bases.len() {
             self.bases.push(base);
-            if let Some(dram) = &mut self.dram {
-                dram.push((base / SECTOR_BYTES, SectorSet::default(), SectorSet::default()));
-            }
         }
         Buffer { base, slot }
     }
@@ -338,14 +275,33 @@ impl Model {
         Ok(())
     }
 
-    /// The counts so far, with the DRAM bytes of the footprint.
+    /// The counts so far, with the DRAM bytes of the accesses followed through the L2 of the
+    /// device the model runs for ([`on_device`]).
     pub fn counts(&self) -> Counts {
         let mut c = self.counts;
-        if let Some(dram) = &self.dram {
-            c.dram_read_bytes = dram.iter().map(|(_, r, _)| r.count).sum::<u64>() * SECTOR_BYTES;
-            c.dram_write_bytes = dram.iter().map(|(_, _, w)| w.count).sum::<u64>() * SECTOR_BYTES;
+        if let Some(trace) = &self.dram {
+            (c.dram_read_bytes, c.dram_write_bytes) = trace.dram(device().l2_bytes);
         }
         c
+    }
+
+    /// The trace, for replays that place their accesses themselves (whole tiles), with its wave
+    /// of `per_sm` blocks a multiprocessor; `None` for an instructions-only model.
+    pub(crate) fn tile_trace(&mut self, per_sm: u32) -> Option<&mut Trace> {
+        let trace = self.dram.as_mut()?;
+        trace.set_wave(device().sms, per_sm);
+        Some(trace)
+    }
+
+    /// The trace, placed at the warp the replay is walking (`warps`, `block_warps`), its wave
+    /// sized for the launch on the device the model runs for.
+    #[inline]
+    fn trace(&mut self) -> Option<&mut Trace> {
+        let trace = self.dram.as_mut()?;
+        let (block, warp, wave) = WALK.with(Cell::get);
+        trace.set_wave(device().sms, wave);
+        trace.at_warp(block, warp);
+        Some(trace)
     }
 
     /// A global load of `width` bytes (1, 2, 4, 8 or 16, else [`Error::Unsupported`]) by the
@@ -369,11 +325,9 @@ impl Model {
     /// [`Model::buffer`] says.
     pub fn atomic(&mut self, buf: Buffer, offset: u64) -> Result<()> {
         let address = self.address(buf, offset)?;
-        if let Some(dram) = &mut self.dram {
-            let (first, reads, writes) = &mut dram[buf.slot];
-            let s = address / SECTOR_BYTES - *first;
-            reads.insert(s)?;
-            writes.insert(s)?;
+        let l2 = device().l2_bytes;
+        if let Some(trace) = self.trace() {
+            trace.record(l2, [(address / SECTOR_BYTES, Op::Atomic)]);
         }
         Ok(())
     }
@@ -397,10 +351,27 @@ impl Model {
         };
         let first_byte = self.address(buf, offset)?;
         let last_byte = self.address(buf, offset.saturating_add(len_less_one))?;
-        if let Some(dram) = &mut self.dram {
-            let (first, reads, writes) = &mut dram[buf.slot];
-            let set = if dir == Dir::Load { reads } else { writes };
-            set.insert_range(first_byte / SECTOR_BYTES - *first, last_byte / SECTOR_BYTES - *first)?;
+        let l2 = device().l2_bytes;
+        if let Some(trace) = &mut self.dram {
+            // Whole sectors inside the range, partial ones at its ends.
+            let (first, last) = (first_byte / SECTOR_BYTES, last_byte / SECTOR_BYTES);
+            let op = |s: u64| match dir {
+                Dir::Load => Op::Read,
+                Dir::Store => {
+                    let lo = if s == first { first_byte % SECTOR_BYTES } else { 0 };
+                    let hi = if s == last { last_byte % SECTOR_BYTES } else { SECTOR_BYTES - 1 };
+                    Op::Write(byte_mask(lo, hi - lo + 1))
+                }
+            };
+            if first == last {
+                trace.record_range(l2, first, last, op(first));
+            } else {
+                trace.record_range(l2, first, first, op(first));
+                if last > first + 1 {
+                    trace.record_range(l2, first + 1, last - 1, op(first + 1));
+                }
+                trace.record_range(l2, last, last, op(last));
+            }
         }
         Ok(())
     }
@@ -414,7 +385,8 @@ impl Model {
             // A warp instruction whose lanes are all predicated off sends no request.
             return Ok(());
         }
-        let mut sectors = [0u64; 32];
+        // Each lane's address, as its sector and the bytes it covers there.
+        let mut sectors = [(0u64, 0u32); 32];
         let mut n = 0;
         let mut sorted = true;
         let mut lanes = active;
@@ -424,29 +396,32 @@ impl Model {
             let address = self.address(buf, offset(l))?;
             aligned("model global access", address, u64::from(width))?;
             let s = address / SECTOR_BYTES;
-            if n > 0 && s < sectors[n - 1] {
+            if n > 0 && s < sectors[n - 1].0 {
                 sorted = false;
             }
-            sectors[n] = s;
+            sectors[n] = (s, byte_mask(address % SECTOR_BYTES, u64::from(width)));
             n += 1;
         }
         let sectors = &mut sectors[..n];
         if !sorted {
-            sectors.sort_unstable();
+            sectors.sort_unstable_by_key(|&(s, _)| s);
         }
-        let mut distinct = 0u64;
-        let mut last = u64::MAX;
-        let dram = self.dram.as_mut().map(|d| &mut d[buf.slot]);
-        let mut set = dram.map(|(first, r, w)| (*first, if dir == Dir::Load { r } else { w }));
-        for &s in sectors.iter() {
-            if s != last {
+        // The distinct sectors with their lanes' bytes merged, in place.
+        let mut distinct = 0usize;
+        for i in 0..n {
+            if distinct > 0 && sectors[distinct - 1].0 == sectors[i].0 {
+                sectors[distinct - 1].1 |= sectors[i].1;
+            } else {
+                sectors[distinct] = sectors[i];
                 distinct += 1;
-                last = s;
-                if let Some((first, set)) = &mut set {
-                    set.insert(s - *first)?;
-                }
             }
         }
+        let l2 = device().l2_bytes;
+        if let Some(trace) = self.trace() {
+            let op = |mask| if dir == Dir::Load { Op::Read } else { Op::Write(mask) };
+            trace.record(l2, sectors[..distinct].iter().map(|&(s, mask)| (s, op(mask))));
+        }
+        let distinct = distinct as u64;
         // One request and at most 32 sectors an instruction: 2^59 instructions before a wrap.
         match dir {
             Dir::Load => {
@@ -717,12 +692,71 @@ impl Warp {
 pub fn block_warps(launch: &Launch, block: (u32, u32)) -> impl Iterator<Item = Warp> {
     let threads = u32::try_from(launch.block_threads()).unwrap_or(u32::MAX);
     let block_dim = launch.block;
-    (0..threads.div_ceil(32)).map(move |index| Warp {
-        block,
-        index,
-        block_dim,
-        lanes: lanes_below(threads - index * 32),
+    let linear = u64::from(block.1) * u64::from(launch.grid.0) + u64::from(block.0);
+    let per_sm = blocks_per_sm(launch);
+    (0..threads.div_ceil(32)).map(move |index| {
+        // The L2 trace places the accesses that follow at this warp (`Model::trace`).
+        WALK.with(|w| w.set((linear, index, per_sm)));
+        Warp { block, index, block_dim, lanes: lanes_below(threads - index * 32) }
     })
+}
+
+// The warp a replay is walking, `(linear block id, warp in the block, blocks of its launch
+// resident on one multiprocessor)`, as the warp iterators last handed it out: what the L2 trace
+// orders accesses by, without every replay passing it along.
+thread_local! {
+    static WALK: Cell<(u64, u32, u32)> = const { Cell::new((0, 0, 1)) };
+}
+
+/// Blocks of `launch` one multiprocessor holds at once, by the limits the launch shows: 32 blocks,
+/// 2048 threads and 228 KiB of shared memory (Hopper; the registers a kernel takes are not known
+/// here, so a kernel limited by them is taken as fuller than it is).
+pub fn blocks_per_sm(launch: &Launch) -> u32 {
+    let threads = launch.block_threads().max(1);
+    let by_threads = (2048 / threads).max(1);
+    let by_shared = if launch.shared_bytes == 0 { 32 } else { (228 * 1024 / u64::from(launch.shared_bytes)).max(1) };
+    by_threads.min(by_shared).min(32) as u32
+}
+
+/// The device the model follows memory on: its multiprocessors (the waves) and its L2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Device {
+    /// Streaming multiprocessors.
+    pub sms: u32,
+    /// L2 bytes (`CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE`).
+    pub l2_bytes: u64,
+}
+
+impl Default for Device {
+    /// An H100 SXM5 (or an H200): 132 SMs, 50 MiB of L2.
+    fn default() -> Self {
+        Device { sms: DEFAULT_SMS, l2_bytes: l2::DEFAULT_L2_BYTES }
+    }
+}
+
+thread_local! {
+    static DEVICE: Cell<Device> = Cell::new(Device::default());
+}
+
+/// The device the model runs for on this thread ([`on_device`]; an H100 otherwise).
+pub fn device() -> Device {
+    DEVICE.with(Cell::get)
+}
+
+/// Runs `f` with the model following memory on `device` (this thread only), then restores the
+/// one before.
+pub fn on_device<R>(device: Device, f: impl FnOnce() -> R) -> R {
+    let before = DEVICE.with(|d| d.replace(device));
+    let result = f();
+    DEVICE.with(|d| d.set(before));
+    result
+}
+
+/// Bit `b` set for bytes `offset..offset + width` of a sector (bit 0 = its first byte).
+#[inline]
+pub(crate) fn byte_mask(offset: u64, width: u64) -> u32 {
+    let bits = if width >= 32 { u32::MAX } else { (1u32 << width) - 1 };
+    bits << (offset % SECTOR_BYTES)
 }
 
 /// Every block of `launch`, x fastest.
@@ -779,7 +813,8 @@ mod tests {
         assert_eq!(global(4, u32::MAX, |l| 4 * u64::from(31 - l)).ld_sectors, 4);
         let none = global(4, 0, |l| 4 * u64::from(l));
         assert_eq!((none.ld_requests, none.ld_sectors), (0, 0));
-        assert_eq!(global(4, 0b1, |l| 4 * u64::from(l)).dram_read_bytes, 32);
+        // One lane's sector: its aligned pair comes from DRAM (the L2's 64-byte fetch).
+        assert_eq!(global(4, 0b1, |l| 4 * u64::from(l)).dram_read_bytes, 64);
     }
 
     #[test]
@@ -819,17 +854,16 @@ mod tests {
     }
 
     #[test]
-    fn footprints_count_each_sector_once() {
+    fn footprints_read_each_sector_once_and_writes_stay_in_l2() {
         let mut m = Model::new();
         let b = m.buffer(1 << 21);
         m.footprint_read(b, 0, 4096).unwrap();
         m.footprint_read(b, 4, 8).unwrap();
         m.footprint_write(b, 30, 4).unwrap();
-        assert_eq!((m.counts().dram_read_bytes, m.counts().dram_write_bytes), (4096, 64));
-        let mut set = SectorSet::default();
-        set.insert_range(3, 200).unwrap();
-        set.insert_range(0, 70).unwrap();
-        assert_eq!(set.count, 201);
+        // 4 KiB read once (the second range hits), and one sector written back? No: the launch
+        // ends with it dirty in L2, so no DRAM write; the two sectors of bytes 30..34 are
+        // partly written and stay there too.
+        assert_eq!((m.counts().dram_read_bytes, m.counts().dram_write_bytes), (4096, 0));
     }
 
     #[test]

@@ -33,8 +33,9 @@ fn offset_0_and_32_take_4_sectors_a_warp_every_other_offset_5() {
     // Offset 1..7 shifts every warp across one more sector boundary: 5 for 4 useful.
     let c = model::coalescing::offset_copy(Load::Cached, N, 1, 32).unwrap();
     assert_eq!(c.ld_sectors, 5 * WARPS);
-    // DRAM: the distinct sectors of elements 1..N + 1 of each buffer.
-    assert_eq!(c.dram_read_bytes, (N as u64 / 8 + 1) * 32);
+    // DRAM: the 64-byte pairs holding elements 1..N + 1 (the L2 fetches a sector's pair); the
+    // 32 KiB written stay in the 50 MB L2 when the launch ends.
+    assert_eq!((c.dram_read_bytes, c.dram_write_bytes), ((N as u64 / 16 + 1) * 64, 0));
 }
 
 #[test]
@@ -53,7 +54,8 @@ fn the_16_byte_copy_moves_16_full_sectors_a_request() {
         assert_eq!(per_request(&c), (16.0, 16.0));
         // 2^16 floats are 2^14 vectors: 512 warp requests of 32 each way.
         assert_eq!((c.ld_requests, c.st_requests), (512, 512));
-        assert_eq!((c.dram_read_bytes, c.dram_write_bytes), (1 << 18, 1 << 18));
+        // Read once; the 256 KiB written stay in L2 when the launch ends.
+        assert_eq!((c.dram_read_bytes, c.dram_write_bytes), (1 << 18, 0));
     }
     // A tail of 3 floats: one more 4-byte request each way, one sector.
     let c = model::coalescing::vec4_copy((1 << 16) + 3, 132, 0, true).unwrap();
@@ -72,8 +74,9 @@ fn the_any_offset_copy_keeps_16_byte_stores_and_pays_up_to_two_sectors_a_warp_st
             assert!(c.st_requests <= aligned.st_requests + 2, "{src} {dst}: {c:?}");
             assert!(c.st_sectors <= aligned.st_sectors + 4, "{src} {dst}: {c:?}");
             // The DRAM footprint is the copy's bytes, whichever the alignment (to a sector each end).
-            assert!(c.dram_read_bytes.abs_diff(4 * n as u64) <= 64, "{src} {dst}: {c:?}");
-            assert!(c.dram_write_bytes.abs_diff(4 * n as u64) <= 64, "{src} {dst}: {c:?}");
+            // The view's bytes in whole 64-byte pairs; the output stays in L2.
+            assert!(c.dram_read_bytes.abs_diff(4 * n as u64) <= 128, "{src} {dst}: {c:?}");
+            assert_eq!(c.dram_write_bytes, 0, "{src} {dst}: {c:?}");
             if (4 + src - dst) % 4 == 0 {
                 // The same alignment once the head is peeled: the aligned copy's loads.
                 assert!(c.ld_requests <= aligned.ld_requests + 2, "{src} {dst}: {c:?}");
@@ -109,7 +112,7 @@ fn float3_aos_costs_12_sectors_a_request_staged_soa_4_aligned_16() {
     assert_eq!((aligned.ld_requests, per_request(&aligned)), (warps, (16.0, 16.0)));
     // Every variant reads the same 12 useful bytes an element; the aligned one a third more.
     for c in [&aos, &staged, &soa] {
-        assert_eq!((c.dram_read_bytes, c.dram_write_bytes), (12 * N as u64, 12 * N as u64));
+        assert_eq!((c.dram_read_bytes, c.dram_write_bytes), (12 * N as u64, 0));
     }
     assert_eq!(aligned.dram_read_bytes, 16 * N as u64);
 }
@@ -157,7 +160,7 @@ fn transposes_naive_strided_stores_shared_32_way_padded_none() {
     assert_eq!((padded.shared_ld_wavefronts, padded.shared_ld_bank_conflicts), (requests, 0));
     assert_eq!((padded.shared_st_wavefronts, padded.shared_st_bank_conflicts), (requests, 0));
     for c in [&copy, &naive, &shared, &padded] {
-        assert_eq!((c.dram_read_bytes, c.dram_write_bytes), (4 * (rows * cols) as u64, 4 * (rows * cols) as u64));
+        assert_eq!((c.dram_read_bytes, c.dram_write_bytes), (4 * (rows * cols) as u64, 0));
     }
 }
 
@@ -174,7 +177,7 @@ fn the_wide_tile_halves_the_requests_and_pays_a_2_way_conflict() {
     let (lds, sts) = (n / 32, n / 32);
     assert_eq!((wide.shared_ld_wavefronts, wide.shared_ld_bank_conflicts), (2 * lds, lds));
     assert_eq!((wide.shared_st_wavefronts, wide.shared_st_bank_conflicts), (2 * sts, sts));
-    assert_eq!((wide.dram_read_bytes, wide.dram_write_bytes), (4 * n, 4 * n));
+    assert_eq!((wide.dram_read_bytes, wide.dram_write_bytes), (4 * n, 0));
 }
 
 #[test]
@@ -190,7 +193,7 @@ fn the_wide_copies_make_the_same_transactions_in_either_order() {
     let wide = model::transpose::run(Transpose::Wide, rows, cols).unwrap();
     assert_eq!(per_request(&along), (8.0, 8.0));
     assert_eq!((along.ld_requests, along.st_requests), (wide.ld_requests, wide.st_requests));
-    assert_eq!((along.dram_read_bytes, along.dram_write_bytes), (4 * n, 4 * n));
+    assert_eq!((along.dram_read_bytes, along.dram_write_bytes), (4 * n, 0));
     assert_eq!((along.shared_ld_wavefronts, along.shared_st_wavefronts), (0, 0));
 }
 
@@ -199,7 +202,7 @@ fn edge_tiles_only_count_the_elements_inside() {
     // 33 x 31: two row tiles of one column tile. Every element is read and written once.
     let c = model::transpose::run(Transpose::Padded, 33, 31).unwrap();
     let bytes = (33u64 * 31 * 4).div_ceil(32) * 32;
-    assert_eq!((c.dram_read_bytes, c.dram_write_bytes), (bytes, bytes));
+    assert_eq!((c.dram_read_bytes, c.dram_write_bytes), (bytes, 0));
     // Loads: a request per input row inside (32 in the first tile, 1 in the second).
     assert_eq!(c.ld_requests, 33);
     // Stores: each tile writes its part of all 31 output rows (the second tile, one lane each).
@@ -271,8 +274,9 @@ fn reduction_loads_stay_coalesced_and_the_shuffle_kernel_reads_16_byte_vectors()
         let c = model::reduce::first_launch(method, n, 132).unwrap();
         let want = if method == Reduce::ShuffleVec4 { 16.0 } else { 4.0 };
         assert_eq!(c.ld_sectors_per_request(), want, "{method:?}");
-        // The atomic kernels also read (and write) the sector of their one output.
-        let atomic = if method.atomic() { 32 } else { 0 };
+        // The atomic kernels also read the sector pair of their one output (its write stays in
+        // L2).
+        let atomic = if method.atomic() { 64 } else { 0 };
         assert_eq!(c.dram_read_bytes, 4 * n as u64 + atomic, "{method:?}");
     }
 }
@@ -286,8 +290,9 @@ fn gathers_aos_one_sector_a_point_soa_three() {
     let aos = model::distance::gather(false, n, &indices).unwrap();
     let soa = model::distance::gather(true, n, &indices).unwrap();
     let index_bytes = 4 * indices.len() as u64;
-    assert_eq!(aos.dram_read_bytes, index_bytes + 32 * 1024);
-    assert_eq!(soa.dram_read_bytes, index_bytes + 3 * 32 * 1024);
+    // Each point's sector comes with its pair (64 bytes), no two points in one pair here.
+    assert_eq!(aos.dram_read_bytes, index_bytes + 64 * 1024);
+    assert_eq!(soa.dram_read_bytes, index_bytes + 3 * 64 * 1024);
     // Per warp: the index load (4 sectors) and three loads of 32 scattered sectors each.
     for c in [&aos, &soa] {
         assert_eq!((c.ld_requests, c.ld_sectors), (4 * 32, (4 + 3 * 32) * 32));
@@ -323,13 +328,14 @@ fn matmul_global_traffic() {
     // Aᵀ's scalar stores: lanes 2i and 2i+1 share a bank 128 words apart, a 2-way conflict.
     assert!(rb.shared_st_bank_conflicts > 0 && rb.shared_ld_bank_conflicts == 0);
     for c in [&naive, &tiled, &rb] {
-        assert_eq!((c.dram_read_bytes, c.dram_write_bytes), (2 * 4 * (s * s) as u64, 4 * (s * s) as u64));
+        assert_eq!((c.dram_read_bytes, c.dram_write_bytes), (2 * 4 * (s * s) as u64, 0));
     }
     // Partial tiles: the classes of edge blocks, exactly as a full replay would count them.
     let odd = model::matmul::run(coalesce::matmul::Method::Tiled, (33, 65, 7), 132).unwrap();
     assert_eq!(odd.st_requests, 33 * 3, "a request per row per 32 columns (3 blocks across)");
-    let sectors = |floats: u64| (4 * floats).div_ceil(32) * 32;
-    assert_eq!((odd.dram_read_bytes, odd.dram_write_bytes), (sectors(33 * 7) + sectors(7 * 65), sectors(33 * 65)));
+    // Whole 64-byte pairs of A and B (each starts on a 2 MiB boundary); C stays in L2.
+    let pairs = |floats: u64| (4 * floats).div_ceil(64) * 64;
+    assert_eq!((odd.dram_read_bytes, odd.dram_write_bytes), (pairs(33 * 7) + pairs(7 * 65), 0));
 }
 
 #[test]
@@ -351,10 +357,7 @@ fn hardware_copies_leave_the_load_store_pipe() {
     assert_eq!((bulk.ld_requests, bulk.ld_sectors, bulk.st_requests, bulk.st_sectors), (1, 1, 1, 1));
     assert_eq!(bulk.shared_ld_wavefronts + bulk.shared_st_wavefronts, 0);
     for c in [&cp, &bulk] {
-        assert_eq!(
-            (c.dram_read_bytes, c.dram_write_bytes),
-            (4 * 4003_u64.div_ceil(8) * 8, 4 * 4003_u64.div_ceil(8) * 8)
-        );
+        assert_eq!((c.dram_read_bytes, c.dram_write_bytes), (4 * 4003_u64.div_ceil(16) * 16, 0));
     }
     // TMA transpose: per 64 × 64 tile, each warp's 16 steps are one conflict-free LDS and one STS
     // of the swizzled boxes (8 warps · 16 steps), nothing global through the pipe. 96 × 64: two
@@ -364,7 +367,7 @@ fn hardware_copies_leave_the_load_store_pipe() {
     assert_eq!((tma.shared_ld_wavefronts, tma.shared_ld_bank_conflicts), (tiles * 128, 0));
     assert_eq!((tma.shared_st_wavefronts, tma.shared_st_bank_conflicts), (tiles * 128, 0));
     assert_eq!(tma.ld_requests + tma.st_requests, 0);
-    assert_eq!((tma.dram_read_bytes, tma.dram_write_bytes), (4 * 96 * 64, 4 * 96 * 64));
+    assert_eq!((tma.dram_read_bytes, tma.dram_write_bytes), (4 * 96 * 64, 0));
     assert!(model::transpose::tma(96, 62).is_err(), "columns not a multiple of 4");
 }
 
@@ -395,12 +398,12 @@ fn histogram_loads_16_sectors_a_request_and_only_the_bins_depend_on_the_data() {
         };
         assert_eq!((c.shared_ld_wavefronts, c.shared_st_wavefronts), (ld, st), "{method:?}");
         assert_eq!((c.shared_ld_bank_conflicts, c.shared_st_bank_conflicts), (0, 0), "{method:?}");
-        // DRAM: the input's 12293 · 4 bytes are 1537 sectors; bin 40's sector, read and written
-        // by its atomics.
-        assert_eq!((c.dram_read_bytes, c.dram_write_bytes), (1537 * 32 + 32, 32), "{method:?}");
-        // Every bin hit: the 256 bins' 32 sectors; nothing else changes.
+        // DRAM: the input's 12293 · 4 bytes in 769 sector pairs; bin 40's pair, read by its
+        // atomics (their writes stay in L2).
+        assert_eq!((c.dram_read_bytes, c.dram_write_bytes), (769 * 64 + 64, 0), "{method:?}");
+        // Every bin hit: the 256 bins' 16 pairs; nothing else changes.
         let all = model::histogram::run(method, &every_bin).unwrap();
-        assert_eq!((all.dram_read_bytes, all.dram_write_bytes), (1537 * 32 + 1024, 1024), "{method:?}");
+        assert_eq!((all.dram_read_bytes, all.dram_write_bytes), (769 * 64 + 1024, 0), "{method:?}");
         assert_eq!(
             Counts { dram_read_bytes: 0, dram_write_bytes: 0, ..all },
             Counts { dram_read_bytes: 0, dram_write_bytes: 0, ..c }
@@ -418,7 +421,7 @@ fn warp_tiled_and_cp_async_matmuls_count_what_their_sass_does() {
     let s = 256u64;
     let run = |method, shape| model::matmul::run(method, shape, 132).unwrap();
     let dram = |c: &Counts| (c.dram_read_bytes, c.dram_write_bytes);
-    let whole = (2 * 4 * s * s, 4 * s * s);
+    let whole = (2 * 4 * s * s, 0);
     // matmul_warptile at 256³: 2 × 2 blocks of 8 warps, 16 k tiles; matmul_warptile_small:
     // 2 × 4 blocks of 4 warps. Per warp: the first tile's loads and stores before the loop and
     // the next tile's in each of the 16 trips (17 in all; the last trip loads itself again).
@@ -481,8 +484,8 @@ fn warp_tiled_and_cp_async_matmuls_count_what_their_sass_does() {
     assert_eq!(odd.st_requests, 8 * 64 + 2 * 8 + 4 * 8 + 1);
     assert_eq!((odd.shared_ld_wavefronts, odd.shared_ld_bank_conflicts), (32 * 2 * 16 * 12, 0));
     assert_eq!((odd.shared_st_wavefronts, odd.shared_st_bank_conflicts), (32 * 3 * 16, 0));
-    let sectors = |floats: u64| (4 * floats).div_ceil(32) * 32;
-    assert_eq!(dram(&odd), (2 * sectors(129 * 17), sectors(129 * 129)));
+    let pairs = |floats: u64| (4 * floats).div_ceil(64) * 64;
+    assert_eq!(dram(&odd), (2 * pairs(129 * 17), 0));
     // Whole-tile kernels refuse what they cannot run.
     assert!(model::matmul::run(Method::WarpTile, (129, 129, 17), 132).is_err());
 
@@ -510,5 +513,5 @@ fn warp_tiled_and_cp_async_matmuls_count_what_their_sass_does() {
     // Each row of A is read by the 8 column blocks.
     assert_eq!(cp4.ld_sectors, 8 * a_sectors + 4 * blocks * (32 * tiles - 1));
     assert_eq!(cp4.shared_ld_wavefronts, cp.shared_ld_wavefronts);
-    assert_eq!(dram(&cp4), (sectors(256 * 255) + sectors(255 * 256), 4 * s * s));
+    assert_eq!(dram(&cp4), (pairs(256 * 255) + pairs(255 * 256), 0));
 }

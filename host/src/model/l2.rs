@@ -30,10 +30,12 @@
 //! - **Atomics** (`RED`, `ATOM`) are done in L2: a read of the sector (fetched on a miss) and a
 //!   write of it.
 //!
-//! **Set sampling.** Only the sets whose index is a multiple of [`SAMPLE`] are simulated, and
-//! their DRAM bytes are multiplied by it: the hash spreads lines over sets evenly, so a sample of
-//! sets sees a sample of the lines with the reuse distances of all of them, at 1/[`SAMPLE`] of the
-//! work and memory (the standard set-sampling of cache simulators).
+//! **Set sampling.** A trace keeps every access until it holds [`MAX_EVENTS`]; past that it keeps
+//! only the sets whose index is a multiple of its sample (4, then 16, ...), drops the rest, and
+//! multiplies their DRAM bytes by the sample: the hash spreads lines over sets evenly, so a sample
+//! of sets sees a sample of the lines with the reuse distances of all of them (the set sampling
+//! of cache simulators). Small launches are followed exactly; a 4096³ multiply's 2 × 10^9
+//! sectors in a few million.
 //!
 //! What this does not follow: the L1 (every access is taken to reach L2, as for `.cg` loads and
 //! for stores; cached loads that would hit in L1 are counted as L2 hits, which changes no DRAM
@@ -45,8 +47,8 @@ pub const LINE_BYTES: u64 = 128;
 pub const FETCH_BYTES: u64 = 64;
 /// Ways of each set.
 pub const WAYS: usize = 16;
-/// One set in `SAMPLE` is simulated.
-pub const SAMPLE: u64 = 16;
+/// Accesses a trace holds before it samples sets (module docs).
+pub const MAX_EVENTS: usize = 1 << 22;
 /// The L2 of an H100 SXM5 or an H200 (`CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE`: 52,428,800 bytes).
 pub const DEFAULT_L2_BYTES: u64 = 50 << 20;
 
@@ -73,9 +75,11 @@ struct Event {
 }
 
 /// The sector accesses of one launch, with where each falls in the GPU's order.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Trace {
     events: Vec<Event>,
+    /// One set in `sample` is simulated.
+    sample: u64,
     /// Blocks resident at once (the wave), from [`Trace::set_wave`]; 0 until set.
     wave: u64,
     /// The warp whose accesses are being recorded, and its next step.
@@ -99,24 +103,47 @@ fn hash(line: u64) -> u64 {
 #[inline]
 fn key(wave: u64, block: u64, step: u32, warp: u32) -> u128 {
     let wave = wave.max(1);
-    (u128::from(block / wave) << 96) | (u128::from(step) << 64) | (u128::from(block % wave) << 16) | u128::from(warp & 0xffff)
+    (u128::from(block / wave) << 96)
+        | (u128::from(step) << 64)
+        | (u128::from(block % wave) << 16)
+        | u128::from(warp & 0xffff)
 }
 
-/// Whether `line` falls in a simulated set of an L2 of `sets` sets.
+/// Whether `line` falls in a simulated set of an L2 of `sets` sets, one in `sample` simulated.
 #[inline]
-fn sampled(line: u64, sets: u64) -> bool {
-    (hash(line) % sets).is_multiple_of(SAMPLE)
+fn sampled(line: u64, sets: u64, sample: u64) -> bool {
+    (hash(line) % sets).is_multiple_of(sample)
 }
 
-/// Sets of an L2 of `bytes` (at least one simulated).
+/// Sets of an L2 of `bytes`.
 fn sets_of(bytes: u64) -> u64 {
-    (bytes / LINE_BYTES / WAYS as u64).max(SAMPLE)
+    (bytes / LINE_BYTES / WAYS as u64).max(1)
+}
+
+impl Default for Trace {
+    fn default() -> Self {
+        Trace { events: Vec::new(), sample: 1, wave: 0, warp: (0, 0), step: 0, left: std::collections::HashMap::new() }
+    }
 }
 
 impl Trace {
     /// An empty trace.
     pub fn new() -> Self {
         Trace::default()
+    }
+
+    /// Keeps an access to `sector` if its set is sampled, then samples more sparsely if the
+    /// trace is full.
+    #[inline]
+    fn keep(&mut self, sets: u64, event: Event) {
+        if sampled(event.sector * SECTOR_BYTES / LINE_BYTES, sets, self.sample) {
+            self.events.push(event);
+            if self.events.len() > MAX_EVENTS {
+                self.sample *= 4;
+                let sample = self.sample;
+                self.events.retain(|e| sampled(e.sector * SECTOR_BYTES / LINE_BYTES, sets, sample));
+            }
+        }
     }
 
     /// The blocks resident at once: `blocks_per_sm` on each of `sms` multiprocessors.
@@ -144,11 +171,25 @@ impl Trace {
         let (block, warp) = self.warp;
         let key = key(self.wave, block, self.step, warp);
         for (sector, op) in accesses {
-            if sampled(sector * SECTOR_BYTES / LINE_BYTES, sets) {
-                self.events.push(Event { key, sector, op });
-            }
+            self.keep(sets, Event { key, sector, op });
         }
         self.step = self.step.saturating_add(1);
+    }
+
+    /// Whether accesses to `line` (a 128-byte line index) are recorded now: the generators that
+    /// emit whole tiles ([`Trace::push`]) skip the others before working out their sectors (a
+    /// sector pushed that is no longer sampled is dropped).
+    #[inline]
+    pub fn samples(&self, l2_bytes: u64, line: u64) -> bool {
+        sampled(line, sets_of(l2_bytes), self.sample)
+    }
+
+    /// Records `op` on `sector` (of a line [`Trace::samples`] accepts) at step `step` of warp
+    /// `warp` of block `block`, for generators that place accesses themselves.
+    #[inline]
+    pub fn push(&mut self, l2_bytes: u64, (block, step, warp): (u64, u32, u32), sector: u64, op: Op) {
+        let key = key(self.wave, block, step, warp);
+        self.keep(sets_of(l2_bytes), Event { key, sector, op });
     }
 
     /// Records accesses outside any warp's order (a footprint worked out apart from a replay):
@@ -158,10 +199,10 @@ impl Trace {
         let per_line = LINE_BYTES / SECTOR_BYTES;
         let mut line = first / per_line;
         while line * per_line <= last {
-            if sampled(line, sets) {
+            if sampled(line, sets, self.sample) {
                 let key = u128::from(line - first / per_line) << 64;
                 for s in (line * per_line).max(first)..=(line * per_line + per_line - 1).min(last) {
-                    self.events.push(Event { key, sector: s, op });
+                    self.keep(sets, Event { key, sector: s, op });
                 }
             }
             line += 1;
@@ -169,14 +210,16 @@ impl Trace {
     }
 
     /// The DRAM bytes `(read, written)` of the trace through an L2 of `l2_bytes`.
-    pub fn dram(mut self, l2_bytes: u64) -> (u64, u64) {
+    pub fn dram(&self, l2_bytes: u64) -> (u64, u64) {
         // A stable sort keeps a warp's accesses of one step in program order.
-        self.events.sort_by_key(|e| e.key);
-        let mut l2 = L2::new(l2_bytes);
-        for e in &self.events {
+        let mut order: Vec<u32> = (0..self.events.len() as u32).collect();
+        order.sort_by_key(|&i| self.events[i as usize].key);
+        let mut l2 = L2::new(l2_bytes, self.sample);
+        for &i in &order {
+            let e = &self.events[i as usize];
             l2.access(e.sector, e.op);
         }
-        (l2.read_bytes * SAMPLE, l2.write_bytes * SAMPLE)
+        (l2.read_bytes * self.sample, l2.write_bytes * self.sample)
     }
 }
 
@@ -196,7 +239,10 @@ struct Line {
 #[derive(Debug)]
 pub struct L2 {
     sets: u64,
-    lines: Vec<Line>,
+    sample: u64,
+    /// The simulated sets that have been touched (a launch of a few sectors touches a few of the
+    /// thousands).
+    lines: std::collections::HashMap<u64, [Line; WAYS]>,
     clock: u64,
     /// DRAM bytes read and written by the simulated sets.
     pub read_bytes: u64,
@@ -204,11 +250,9 @@ pub struct L2 {
 }
 
 impl L2 {
-    /// An empty L2 of `bytes`, its sampled sets only.
-    pub fn new(bytes: u64) -> Self {
-        let sets = sets_of(bytes);
-        let simulated = sets.div_ceil(SAMPLE) as usize;
-        L2 { sets, lines: vec![Line::default(); simulated * WAYS], clock: 0, read_bytes: 0, write_bytes: 0 }
+    /// An empty L2 of `bytes`, one set in `sample` simulated.
+    pub fn new(bytes: u64, sample: u64) -> Self {
+        L2 { sets: sets_of(bytes), sample, lines: Default::default(), clock: 0, read_bytes: 0, write_bytes: 0 }
     }
 
     /// Writes back a line's dirty sectors (reading first the ones only partly written and never
@@ -230,14 +274,15 @@ impl L2 {
         let per_line = LINE_BYTES / SECTOR_BYTES;
         let tag = sector / per_line;
         let s = (sector % per_line) as usize;
-        let set = (hash(tag) % self.sets / SAMPLE) as usize;
+        debug_assert!(sampled(tag, self.sets, self.sample));
+        let set = hash(tag) % self.sets;
         self.clock += 1;
-        let ways = &mut self.lines[set * WAYS..(set + 1) * WAYS];
+        let ways = self.lines.entry(set).or_insert([Line::default(); WAYS]);
         let found = ways.iter().position(|l| l.used != 0 && l.tag == tag);
         let i = match found {
             Some(i) => i,
             None => {
-                // The empty way, else the least recently used.
+                // The empty way, else a pseudo-random one (module docs: why not LRU).
                 let victim = (0..WAYS).min_by_key(|&i| ways[i].used).unwrap_or(0);
                 let old = ways[victim];
                 ways[victim] = Line { tag, used: self.clock, valid: 0, dirty: [0; 4] };
@@ -247,8 +292,7 @@ impl L2 {
                 victim
             }
         };
-        let ways = &mut self.lines[set * WAYS..(set + 1) * WAYS];
-        let line = &mut ways[i];
+        let line = &mut self.lines.get_mut(&set).expect("the set was just touched")[i];
         line.used = self.clock;
         let fetch = |line: &mut Line, read_bytes: &mut u64| {
             // The aligned pair of sectors, whichever are not valid yet (a written byte is newer

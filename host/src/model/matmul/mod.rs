@@ -21,14 +21,16 @@
 use crate::buffer::DeviceViewMut;
 use std::collections::BTreeMap;
 
-use super::{Buffer, Counts, Model, Warp, block_warps, blocks, fake_slice, lanes_where, no_replay};
-use crate::error::{Error, Result, host_vec, product};
+use super::{
+    Buffer, Counts, Model, Op, Trace, Warp, block_warps, blocks, blocks_per_sm, byte_mask, fake_slice, lanes_where,
+    no_replay,
+};
+use crate::error::{Error, Result, product};
 use crate::launch::{Call, Launch};
 use crate::matmul::{MatmulSig, Method, plan};
 use coalesce_kernels::matmul::{
-    BM, BN, NAIVE_BLOCK, StreamK, TILE, WARPTILE_ASYNC, WTA_STAGES, WarpTile, matmul_spread_edge_waves,
-    matmul_spread_streamk_waves, matmul_warptile_streamk_waves, mm_vectors, naive_coords, rb_block_origin, row_major,
-    tiled_coords,
+    BM, BN, NAIVE_BLOCK, StreamK, TILE, WTA_STAGES, WarpTile, matmul_spread_edge_waves, matmul_spread_streamk_waves,
+    matmul_warptile_streamk_waves, mm_vectors, naive_coords, rb_block_origin, row_major, tiled_coords,
 };
 
 // One file a stage (teaching order in the module docs).
@@ -45,6 +47,9 @@ mod warptile;
 
 /// Floats in a sector.
 const SECTOR_FLOATS: u64 = super::SECTOR_BYTES / 4;
+/// Bytes in a sector and in an L2 line, for the tile streams.
+const SECTOR: u64 = super::SECTOR_BYTES;
+const LINE: u64 = super::l2::LINE_BYTES;
 
 /// The buffers and sizes of one launch.
 struct Launched {
@@ -85,9 +90,7 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Result<Counts> {
         } else {
             stream_k::stream_k_counts(&mut model, &l, &launch, sk, method == Method::WarpTileSpreadStreamK)?;
         }
-        // The row covers the shared tiles (fewer than its blocks).
-        let origin = |(x, _): (u32, u32)| tile_origin(sk, sk.waves * sk.wave + x % sk.sk_tiles().max(1));
-        footprint(&mut model, &l, &launch, origin, (WARPTILE_ASYNC.bm, WARPTILE_ASYNC.bn))?;
+        // The row's loads and stores are its replay's, in the trace already.
         return Ok(model.counts());
     }
     // Origin `(row, col)` of a block and how many of its rows and columns are inside C.
@@ -177,7 +180,17 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Result<Counts> {
         }
         model.add(&one.counts().repeated(count)?)?;
     }
-    footprint(&mut model, &l, &launch, origin, (block_rows, block_cols))?;
+    // Blocks a multiprocessor holds: the kernel's declared minimum where it has one (its
+    // registers are what limit it), else what its threads and shared memory allow.
+    let per_sm = kernel.launch_bounds().map_or_else(|| blocks_per_sm(&launch), |(_, blocks)| blocks);
+    let bk = match method {
+        // A thread walks k a float at a time; a sector of A's row holds 8 of them.
+        Method::Naive => SECTOR_FLOATS as u32,
+        Method::RegisterBlocked => coalesce_kernels::matmul::BK,
+        Method::Tiled | Method::Prefetch | Method::CpAsync => TILE,
+        _ => warp_tile(method).bk,
+    };
+    tile_stream(&mut model, &l, &launch, per_sm, origin, (block_rows, block_cols), bk)?;
     Ok(model.counts())
 }
 
@@ -198,56 +211,88 @@ fn warp_tile(method: Method) -> WarpTile {
     method.warp_tile().expect("a warp-tiled method")
 }
 
-/// Marks the DRAM footprint (see the module docs): covered rows and columns, from the blocks'
-/// origins and sizes clipped to C.
-fn footprint(
+/// The L2 stream of a tiled launch (module docs): every block in dispatch order, with `per_sm`
+/// of them on each multiprocessor at once, reads at k step `kt` (of `bk` columns of A, rows of
+/// B) the rows of A and the columns of B of its tile inside the multiply, and at the end writes
+/// its tile of C. The sectors are the tile's: the L1 and the kernel's own load widths are the
+/// instruction counts' business, and every stage reads each tile sector at least once a step.
+fn tile_stream(
     model: &mut Model,
     l: &Launched,
     launch: &Launch,
+    per_sm: u32,
     origin: impl Fn((u32, u32)) -> Result<(u32, u32)>,
     (block_rows, block_cols): (u32, u32),
+    bk: u32,
 ) -> Result<()> {
-    let (n, k) = (u64::from(l.n), u64::from(l.k));
-    // Up to 4 GiB each for m or n near 2^32: refused if the host cannot, not an abort.
-    let mut rows = host_vec("matmul model rows", l.m as usize, false)?;
-    let mut cols = host_vec("matmul model columns", l.n as usize, false)?;
-    for block in blocks(launch) {
-        let (r0, c0) = origin(block)?;
-        for r in r0..l.m.min(r0.saturating_add(block_rows)) {
-            rows[r as usize] = true;
-        }
-        for c in c0..l.n.min(c0.saturating_add(block_cols)) {
-            cols[c as usize] = true;
-        }
-    }
-    let runs = |covered: &[bool]| {
-        let mut out = Vec::new();
-        let mut start = None;
-        for (i, &on) in covered.iter().chain([false].iter()).enumerate() {
-            match (on, start) {
-                (true, None) => start = Some(i as u64),
-                (false, Some(s)) => {
-                    out.push((s, i as u64 - s));
-                    start = None;
+    let l2 = super::device().l2_bytes;
+    let (m, n, k) = (u64::from(l.m), u64::from(l.n), u64::from(l.k));
+    let (a, b, c) = (l.a.base(), l.b.base(), l.c.base());
+    let bk = u64::from(bk.max(1));
+    let steps = u32::try_from(k.div_ceil(bk)).unwrap_or(u32::MAX);
+    let Some(trace) = model.tile_trace(per_sm) else { return Ok(()) };
+    // The sampled sectors of bytes `start..end`, each with the mask of its bytes inside.
+    let sectors = |trace: &Trace, start: u64, end: u64, out: &mut Vec<(u64, u32)>| {
+        let mut line = start / LINE;
+        while line * LINE < end {
+            if trace.samples(l2, line) {
+                for s in (line * LINE).max(start) / SECTOR..((line + 1) * LINE).min(end).div_ceil(SECTOR) {
+                    let lo = (s * SECTOR).max(start);
+                    let hi = ((s + 1) * SECTOR).min(end);
+                    out.push((s, byte_mask(lo % SECTOR, hi - lo)));
                 }
-                _ => {}
             }
+            line += 1;
         }
-        out
     };
-    let (row_runs, col_runs) = (runs(&rows), runs(&cols));
-    for &(r, len) in &row_runs {
-        model.footprint_read(l.a, 4 * row_major(r, 0, k), 4 * len * k)?;
-        for rr in r..r + len {
-            for &(c, width) in &col_runs {
-                model.footprint_write(l.c, 4 * row_major(rr, c, n), 4 * width)?;
-            }
+    // A's rows of one block's tile and B's columns, by step, kept for the blocks that share them.
+    let mut rows_of_a: BTreeMap<u64, Vec<(u32, u64)>> = BTreeMap::new();
+    let mut cols_of_b: BTreeMap<(u64, u64), Vec<(u32, u64)>> = BTreeMap::new();
+    let mut buf = Vec::new();
+    for (linear, block) in blocks(launch).enumerate() {
+        let linear = linear as u64;
+        let (r0, c0) = origin(block)?;
+        let (r0, c0) = (u64::from(r0), u64::from(c0));
+        let rows = m.min(r0 + u64::from(block_rows)).saturating_sub(r0);
+        let cols = n.min(c0 + u64::from(block_cols)).saturating_sub(c0);
+        if rows == 0 || cols == 0 {
+            continue;
         }
-    }
-    if !row_runs.is_empty() {
-        for i in 0..k {
-            for &(c, width) in &col_runs {
-                model.footprint_read(l.b, 4 * row_major(i, c, n), 4 * width)?;
+        let from_a = rows_of_a.entry(r0).or_insert_with(|| {
+            let mut out = Vec::new();
+            for r in r0..r0 + rows {
+                let row = a + 4 * row_major(r, 0, k);
+                buf.clear();
+                sectors(trace, row, row + 4 * k, &mut buf);
+                for &(s, _) in &buf {
+                    let first = (s * SECTOR).max(row);
+                    out.push((((first - row) / 4 / bk) as u32, s));
+                }
+            }
+            out
+        });
+        for &(step, s) in from_a.iter() {
+            trace.push(l2, (linear, step, 0), s, Op::Read);
+        }
+        let from_b = cols_of_b.entry((c0, cols)).or_insert_with(|| {
+            let mut out = Vec::new();
+            for i in 0..k {
+                let row = b + 4 * row_major(i, c0, n);
+                buf.clear();
+                sectors(trace, row, row + 4 * cols, &mut buf);
+                out.extend(buf.iter().map(|&(s, _)| ((i / bk) as u32, s)));
+            }
+            out
+        });
+        for &(step, s) in from_b.iter() {
+            trace.push(l2, (linear, step, 1), s, Op::Read);
+        }
+        for r in r0..r0 + rows {
+            let row = c + 4 * row_major(r, c0, n);
+            buf.clear();
+            sectors(trace, row, row + 4 * cols, &mut buf);
+            for &(s, mask) in &buf {
+                trace.push(l2, (linear, steps, 0), s, Op::Write(mask));
             }
         }
     }
