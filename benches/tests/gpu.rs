@@ -93,9 +93,6 @@ fn main() -> ExitCode {
 }
 
 /// Launches run `id`'s workload once (after preparing it), for a profiler to catch.
-/// Bytes `gpu --once` reads between preparing a run and launching it (see there).
-const L2_CLEAN_BYTES: usize = 128 << 20;
-
 fn once(id: &str) -> ExitCode {
     let found = registry::all().find_map(|v| v.sweep_values().iter().find(|&&p| v.run_id(p) == id).map(|&p| (v, p)));
     let Some((variant, value)) = found else {
@@ -104,26 +101,7 @@ fn once(id: &str) -> ExitCode {
     };
     let run = || -> coalesce::Result<()> {
         let gpu = open_gpu()?;
-        let mut workload;
-        // The profiled launch starts with no dirty line in L2 but its own: the workload's fills
-        // would otherwise be written back inside its DRAM counts (about 2.4 MB of writes under a
-        // 2^28-element sum that writes 4 bytes, H200, ncu's own cache flush notwithstanding).
-        // Scratch of 2 × L2_CLEAN_BYTES is set first (its first half written back by its
-        // second's), the workload prepared, then the first half read by a kernel that writes
-        // (almost) nothing, evicting every dirty line. The reader is one ncu's `--kernel-name`
-        // filter for this run does not catch: the sum, or for the runs whose kernels are the
-        // sum's, a histogram (1 KiB of bins written).
-        let words = L2_CLEAN_BYTES / 4;
-        if variant.ncu_filter().is_some_and(|f| f.contains("reduce")) {
-            let scratch = gpu.poisoned::<u32>(2 * words, 0)?;
-            let mut bins = gpu.poisoned::<u32>(coalesce::histogram::BINS as usize, 0)?;
-            workload = variant.bench(&gpu, value)?;
-            coalesce::histogram::run(&gpu, coalesce::histogram::Method::Shared, &scratch.slice(..words)?, &mut bins)?;
-        } else {
-            let scratch = gpu.poisoned::<i32>(2 * words, 0)?;
-            workload = variant.bench(&gpu, value)?;
-            coalesce::reduce::sum(&gpu, &scratch.slice(..words)?)?;
-        }
+        let mut workload = variant.bench(&gpu, value)?;
         gpu.synchronize()?;
         workload.launch(&gpu)?;
         gpu.synchronize()
