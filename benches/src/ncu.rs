@@ -9,7 +9,7 @@ use coalesce::model::Counts;
 use crate::predict::thousands;
 
 /// How far a counter may be from the model before its row is marked: 5 %, and 10 % for DRAM
-/// bytes (the model's DRAM figure is a lower bound that ignores what L2 keeps or evicts).
+/// bytes (the model's L2 keeps and evicts lines by rules of its own, not the hardware's).
 pub const TOLERANCE: f64 = 0.05;
 /// See [`TOLERANCE`].
 pub const DRAM_TOLERANCE: f64 = 0.10;

@@ -33,16 +33,18 @@
 //!   "4 requests per instruction ... reduce from 4 to 2", stated there for CC 7.0-7.5; the H100's
 //!   SASS-attributed wavefronts of `matmul/tiled` and `matmul/regblock` follow it too, see
 //!   BENCHMARKS.md). Stores are not paired.
-//! - **DRAM** ([`Counts::dram_read_bytes`], [`Counts::dram_write_bytes`]): a lower bound, the
-//!   distinct sectors each buffer has read from it and written to it (each sector crosses the DRAM
-//!   interface at least once), tracked in bitsets per buffer. It assumes nothing was in L2 before
-//!   the launch and counts every written sector as written back.
+//! - **DRAM** ([`Counts::dram_read_bytes`], [`Counts::dram_write_bytes`]): every sector the
+//!   replay sends past L1 (loads, stores with the bytes they write, atomics) is recorded with the
+//!   warp and the step it belongs to, and followed through an L2 of the device's size in the order
+//!   the GPU runs it ([`l2`]: waves of resident blocks, every warp's step before the next): read
+//!   misses fetch 64-byte pairs, dirty lines are written back when evicted (a sector only partly
+//!   written is read first), and what is dirty at the end stays in L2. Nothing is in L2 before
+//!   the launch. The matmul family streams its tiles instead of replaying every warp.
 //!
-//! What the model does not know: which accesses hit in L1 or L2 (so DRAM can exceed the bound
-//! when lines are evicted and fetched again, or fall short of it when the data was already in L2
-//! or written lines stay there when the kernel ends), atomics (`RED`/`ATOM` are neither loads nor
-//! stores for these counters; their sector is counted in DRAM only), and arbitration with other
-//! traffic in the L1 data banks, which the hardware bank-conflict counters also include.
+//! What the model does not know: which accesses hit in L1 (every access is taken to reach L2,
+//! which changes no DRAM byte), atomics in the request counters (`RED`/`ATOM` are neither loads
+//! nor stores for them; they reach the L2 model), and arbitration with other traffic in the L1
+//! data banks, which the hardware bank-conflict counters also include.
 //!
 //! The replays are in this module's children, one per family. Where the launch is uniform they
 //! replay a representative and multiply (each says so and why the result is exact).
@@ -74,9 +76,8 @@ pub const BANKS: u32 = 32;
 /// Bytes of one shared-memory bank word.
 pub const BANK_BYTES: u32 = 4;
 /// Most bytes past its base that an access of a [`Model`] buffer may reach: [`FAKE_SPACING`]
-/// (64 GiB), the room each fake buffer is given, more than any lesson buffer spans. The DRAM
-/// footprint keeps a bit per sector up to there (256 MiB of bits at most): an offset past it is
-/// [`Error::OutOfRange`] instead of an allocation no host can make.
+/// (64 GiB), the room each fake buffer is given, more than any lesson buffer spans: an offset past
+/// it is [`Error::OutOfRange`].
 pub const MAX_BUFFER_BYTES: u64 = FAKE_SPACING;
 /// The SM count the model assumes when none is given: an H100 SXM5 (132 SMs), the GPU
 /// BENCHMARKS.md is measured on. Only grid-stride launches sized to the GPU depend on it.
@@ -101,9 +102,9 @@ pub struct Counts {
     pub shared_st_wavefronts: u64,
     /// Shared-memory store wavefronts beyond the ideal.
     pub shared_st_bank_conflicts: u64,
-    /// Lower bound on DRAM bytes read: distinct sectors loaded, × 32.
+    /// DRAM bytes read: L2 misses (64-byte pairs) and partial sectors merged at write-back.
     pub dram_read_bytes: u64,
-    /// Lower bound on DRAM bytes written: distinct sectors stored, × 32.
+    /// DRAM bytes written: dirty sectors the L2 evicts during the launch.
     pub dram_write_bytes: u64,
 }
 
@@ -191,7 +192,7 @@ fn ratio(a: u64, b: u64) -> f64 {
 }
 
 /// A global buffer of the launch: the device address its pointer argument carries, and its slot
-/// in the model's DRAM footprint.
+/// among the model's buffers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Buffer {
     base: u64,
@@ -226,7 +227,7 @@ pub struct Model {
 }
 
 impl Model {
-    /// A model that also tracks the DRAM footprint of every buffer.
+    /// A model that also follows its accesses through L2 to DRAM.
     pub fn new() -> Self {
         Model { dram: Some(Trace::new()), ..Model::default() }
     }
@@ -321,7 +322,7 @@ impl Model {
     }
 
     /// An atomic (`RED`/`ATOM`) on one address by one lane: no load or store request in the
-    /// counters above, but the sector is read from and written back to DRAM. Errors as
+    /// counters above; in L2, a read (fetched on a miss) and a write of its sector. Errors as
     /// [`Model::buffer`] says.
     pub fn atomic(&mut self, buf: Buffer, offset: u64) -> Result<()> {
         let address = self.address(buf, offset)?;
@@ -332,9 +333,9 @@ impl Model {
         Ok(())
     }
 
-    /// Marks bytes `offset..offset + len` of `buf` as read from DRAM, without counting any
-    /// instruction: for a footprint worked out apart from a replay that was multiplied. Errors
-    /// as [`Model::buffer`] says, for the last byte's offset.
+    /// Sends bytes `offset..offset + len` of `buf` to the L2 model as read, in address order,
+    /// without counting any instruction: for a footprint worked out apart from a replay that was
+    /// multiplied. Errors as [`Model::buffer`] says, for the last byte's offset.
     pub fn footprint_read(&mut self, buf: Buffer, offset: u64, len: u64) -> Result<()> {
         self.footprint(buf, offset, len, Dir::Load)
     }

@@ -39,7 +39,7 @@
 //!   are exactly one a block, BENCHMARKS.md);
 //! - the `REDG`s as requests (they are neither `op_ld` nor `op_st`);
 //! - the launcher's clearing of `bins` before the kernel: another launch (a memset), which the
-//!   profiled kernel's counters do not include; the DRAM bound still takes `bins` as not in L2.
+//!   profiled kernel's counters do not include; the L2 model still takes `bins` as not in L2.
 //!
 //! Data: the requests, sectors and wavefronts do not depend on the values (every guard reads
 //! only `n`, the block and the thread; the only data-dependent instructions are atomics, which
