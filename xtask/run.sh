@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The bundle's driver, for a GPU host that has the NVIDIA driver but no Rust toolchain.
-#   run.sh [all|checks|report|cublas|peers|bench|ptxas|ncu|sanitize|hopper|devices] [args for that step]
+#   run.sh [all|checks|report|cublas|peers|bench|ptxas|ncu|sanitize|hopper|devices|base] [args for that step]
 # (`ncu [FILTER...]` profiles every registered run, or those whose id contains any FILTER.)
 # Logs go to $OUT when set (the device tool's folder), else to ./logs beside this script.
 set -uo pipefail
@@ -192,8 +192,19 @@ devices() {
   done
 }
 
+# The GPU as a pre-Hopper one would run the suite: the base module only (the Hopper variants
+# SKIPPED with their reason), every check and the whole report; logs and report suffixed -base.
+base() {
+  export COALESCE_BASE_MODULE_ONLY=1
+  "$here/bin/gpu" "$@" 2>&1 | tee "$logs/checks-base.log" | tail -n 2 || status=1
+  "$here/bin/report" --out "$logs/report-base" "$@" > "$logs/report-base.log" 2>&1 || status=1
+  tail -n 2 "$logs/report-base.log"
+  unset COALESCE_BASE_MODULE_ONLY
+}
+
 case "$step" in
   all) info; ptxas_report; checks; report; cublas; peers; ncu_counters; bench ;;
+  base) info; base "$@" ;;
   sanitize) sanitize "$@" ;;
   checks) info; checks "$@" ;;
   report) info; report "$@" ;;
@@ -204,6 +215,6 @@ case "$step" in
   ncu) ncu_counters "$@" ;;
   hopper) hopper ;;
   devices) info; devices "$@" ;;
-  *) echo "unknown step $step (all|checks|report|cublas|peers|bench|ptxas|ncu|sanitize|hopper|devices)"; exit 2 ;;
+  *) echo "unknown step $step (all|checks|report|cublas|peers|bench|ptxas|ncu|sanitize|hopper|devices|base)"; exit 2 ;;
 esac
 exit $status

@@ -32,7 +32,8 @@ pub mod transpose;
 
 use coalesce::{Gpu, Result};
 
-/// Opens the GPU the harness runs on: device `COALESCE_DEVICE` (default 0).
+/// Opens the GPU the harness runs on: device `COALESCE_DEVICE` (default 0), with the base module
+/// only where `COALESCE_BASE_MODULE_ONLY=1` ([`Gpu::base_module_only`]).
 pub fn open_gpu() -> Result<Gpu> {
     let ordinal = match std::env::var("COALESCE_DEVICE") {
         Ok(v) => v.trim().parse().map_err(|_| {
@@ -40,5 +41,7 @@ pub fn open_gpu() -> Result<Gpu> {
         })?,
         Err(_) => 0,
     };
-    Gpu::with_device(ordinal)
+    let gpu = Gpu::with_device(ordinal)?;
+    // A pre-Hopper GPU's view of this one: the Hopper variants SKIPPED, every other run as usual.
+    Ok(if std::env::var("COALESCE_BASE_MODULE_ONLY").is_ok_and(|v| v == "1") { gpu.base_module_only() } else { gpu })
 }

@@ -30,6 +30,7 @@ pub const CHECKS: &[LibraryCheck] = &[
     LibraryCheck { id: "library/handles/buffer_after_gpu", run: buffer_after_gpu },
     LibraryCheck { id: "library/handles/ordered", run: ordered_handles },
     LibraryCheck { id: "library/handles/ordered_threads", run: ordered_threads },
+    LibraryCheck { id: "library/handles/base_module_only", run: base_module_only },
     LibraryCheck { id: "library/devices/each", run: each_device },
     LibraryCheck { id: "library/devices/cross", run: cross_device },
     LibraryCheck { id: "library/devices/refused", run: refused_entry_points },
@@ -609,5 +610,37 @@ fn refused_entry_points(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
     }
     Ok(format!(
         "{calls} calls refused with WrongDevice (inputs, then outputs on device {there}), every output still poison"
+    ))
+}
+
+/// A handle that loads the base module only: every Hopper kernel refused as on an older GPU
+/// (`ModuleUnavailable`), and `matmul::matmul` still right, through a base-module kernel.
+fn base_module_only(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
+    let base = Gpu::with_device(gpu.info().ordinal)?.base_module_only();
+    for (what, refused) in [
+        ("the sm_90 warp-tiled matmul", base.supports(coalesce::kernels::matmul::matmul_warptile_sm90)),
+        ("the bulk copy", base.supports(coalesce::kernels::coalescing::coalescing_bulk)),
+        ("the cluster histogram", base.supports(coalesce::kernels::histogram::histogram_cluster)),
+    ] {
+        if !matches!(refused, Err(Error::ModuleUnavailable { .. })) {
+            return Err(CheckError::Unexpected {
+                what: format!("{what} on a base-module-only handle"),
+                expected: "ModuleUnavailable".into(),
+                got: format!("{refused:?}"),
+            });
+        }
+    }
+    let (m, n, k) = (256, 512, 64);
+    let (a, b) = (rng.f32s(m * k), rng.f32s(k * n));
+    let mut c = base.poisoned::<f32>(m * n, POISON_BITS)?;
+    matmul::matmul(&base, &base.upload(&a)?, &base.upload(&b)?, &mut c, (m, n, k))?;
+    let err = close(
+        "matmul on the base module",
+        &c.to_vec()?,
+        &matmul::matmul_cpu(&a, &b, (m, n, k))?,
+        crate::matmul::TOLERANCE,
+    )?;
+    Ok(format!(
+        "Hopper kernels refused as on an older GPU; matmul {m}x{n}x{k} through the base module, relative error {err:.1e}"
     ))
 }

@@ -6,7 +6,8 @@
 //! Without a GPU each check prints `SKIPPED` with the reason and counts as skipped, not passed.
 //! `COALESCE_REQUIRE_GPU=1` (set by the bundle's run script) turns a missing GPU into a failure.
 //! Non-flag arguments filter checks by substring, as with libtest (a check runs if any
-//! matches). `COALESCE_DEVICE` picks the GPU;
+//! matches). `COALESCE_DEVICE` picks the GPU; `COALESCE_BASE_MODULE_ONLY=1` runs it as a pre-Hopper
+//! GPU would (the Hopper variants SKIPPED);
 //! `COALESCE_SKIP_LARGE=1` leaves out the `library/` checks past 2^31 elements.
 //!
 //! Two more modes serve the bundle's Nsight Compute step, so it keeps no list of its own:

@@ -49,6 +49,8 @@ pub struct Gpu {
     /// The Hopper module's own entry points, once loaded (a failed load is tried again on the
     /// next use).
     hopper: OnceLock<Loaded>,
+    /// Whether the Hopper module is never loaded ([`Gpu::base_module_only`]).
+    base_only: bool,
     /// One i32 of device memory that calls returning a device result to the host (`reduce::sum`)
     /// reuse instead of allocating one a call; held by one call at a time.
     result_slot: Mutex<Option<DeviceBuffer<i32>>>,
@@ -201,6 +203,7 @@ impl Gpu {
         Ok(Gpu {
             functions,
             hopper: OnceLock::new(),
+            base_only: false,
             result_slot: Mutex::new(None),
             peers: Mutex::new(Vec::new()),
             stream,
@@ -208,6 +211,15 @@ impl Gpu {
             _module: module,
             context,
         })
+    }
+
+    /// The same handle, never loading the Hopper module: every kernel of it is refused with
+    /// [`Error::ModuleUnavailable`] as on a GPU older than compute capability 9.0, and
+    /// [`crate::matmul::matmul`] picks base-module kernels. What a pre-Hopper GPU runs, on a
+    /// Hopper one (the harness sets it for `COALESCE_BASE_MODULE_ONLY=1`).
+    pub fn base_module_only(mut self) -> Self {
+        self.base_only = true;
+        self
     }
 
     /// Whether the kernels of `module` can run here: `Ok` for the base module; for the Hopper
@@ -240,6 +252,9 @@ impl Gpu {
             needs: format!("compute capability {}.{} (sm_90 PTX, ISA 8.3)", needs.0, needs.1),
             why,
         };
+        if self.base_only {
+            return Err(unavailable("this handle loads the base module only (Gpu::base_module_only)".into()));
+        }
         let have = self.info.compute_capability;
         if have < needs {
             return Err(unavailable(format!("{} has compute capability {}.{}", self.info.name, have.0, have.1)));

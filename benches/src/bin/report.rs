@@ -23,7 +23,7 @@ use coalesce_benches::family::Variant;
 use coalesce_benches::measure::{Measured, measure_memcpy, measure_variant};
 use coalesce_benches::open_gpu;
 use coalesce_benches::predict::predict;
-use coalesce_benches::report::{Device, Measurement, Model, Param, Report, Skipped, render};
+use coalesce_benches::report::{Device, Measurement, Param, Report, Skipped, attach_models, render};
 
 fn measurement(m: &Measured, v: Option<(&dyn Variant, u32)>) -> Measurement {
     let (family, variant, param, summary) = match v {
@@ -75,12 +75,9 @@ fn measure(filter: &str, with_sweep: bool) -> Result<Report, String> {
     eprintln!("\r\x1b[K{} runs in {:.0} s", runs.len(), start.elapsed().as_secs_f64());
     // The model beside every timing: what Nsight Compute should count for the run's profiled
     // launch on this GPU's SM count (CPU, a few seconds for every run on a many-core host).
-    for ((run, prediction), m) in predict(&runs, gpu.multiprocessors()).into_iter().zip(&mut measured) {
-        debug_assert_eq!(run, m.run);
-        match prediction {
-            Ok(counts) => m.model = counts.as_ref().map(Model::from_counts),
-            Err(e) => eprintln!("{run}: no model ({e})"),
-        }
+    // Joined by run id: a skipped run (the Hopper module on an older GPU) shifts no other run's.
+    for (run, e) in attach_models(&mut measured, predict(&runs, gpu.multiprocessors())) {
+        eprintln!("{run}: no model ({e})");
     }
     let sweep = if with_sweep {
         let start = Instant::now();

@@ -23,7 +23,9 @@ mod warp;
 
 pub use html::html;
 pub use markdown::markdown;
-pub use model::{Device, Measurement, Model, Param, PeerRow, Peers, PeersInfo, Report, Skipped, SweepRow};
+pub use model::{
+    Device, Measurement, Model, Param, PeerRow, Peers, PeersInfo, Report, Skipped, SweepRow, attach_models,
+};
 pub use plots::{PLOT_FILES, Plot, SWEEP_PLOT_FILES, plots};
 pub use readings::readings;
 pub use summary::{SummaryRow, summary};

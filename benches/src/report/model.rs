@@ -170,6 +170,26 @@ impl Model {
     }
 }
 
+/// Puts each prediction beside the measurement of the same run id; runs with no measurement (a
+/// variant this GPU skipped) and measurements with no prediction are left as they are. Returns
+/// the runs whose prediction the model refused, with why.
+pub fn attach_models(
+    measured: &mut [Measurement],
+    predictions: impl IntoIterator<Item = (String, coalesce::Result<Option<coalesce::model::Counts>>)>,
+) -> Vec<(String, coalesce::Error)> {
+    let mut refused = Vec::new();
+    let mut by_run: std::collections::HashMap<String, coalesce::Result<Option<coalesce::model::Counts>>> =
+        predictions.into_iter().collect();
+    for m in measured.iter_mut() {
+        match by_run.remove(&m.run) {
+            Some(Ok(counts)) => m.model = counts.as_ref().map(Model::from_counts),
+            Some(Err(e)) => refused.push((m.run.clone(), e)),
+            None => {}
+        }
+    }
+    refused
+}
+
 impl Measurement {
     /// Effective bandwidth in GB/s (10^9 bytes per second) of the bytes the run must move.
     pub fn gbps(&self) -> f64 {
@@ -246,5 +266,45 @@ impl Report {
     /// The swept runs of `family/variant` as (parameter value, run), in registry order.
     pub fn sweep(&self, family: &str, variant: &str) -> Vec<(u32, &Measurement)> {
         self.family(family).filter(|m| m.variant == variant).filter_map(|m| Some((m.param_value()?, m))).collect()
+    }
+}
+
+#[cfg(test)]
+mod join_tests {
+    use super::*;
+    use coalesce::model::Counts;
+
+    fn measured(run: &str) -> Measurement {
+        Measurement {
+            run: run.into(),
+            family: "f".into(),
+            variant: "v".into(),
+            param: None,
+            summary: String::new(),
+            median_us: 1.0,
+            bytes: 0,
+            flops: 0,
+            on_cpu: false,
+            model: None,
+        }
+    }
+
+    #[test]
+    fn predictions_join_measurements_by_run_id_across_skipped_runs() {
+        // Runs a, b, c, d predicted; b was skipped on this GPU, so three were measured. By
+        // position, c would get b's counts and d c's.
+        let counts = |sectors| Some(Counts { ld_sectors: sectors, ld_requests: 1, ..Counts::default() });
+        let predictions = [("a", 4), ("b", 8), ("c", 16), ("d", 32)].map(|(r, s)| (r.to_string(), Ok(counts(s))));
+        let mut runs = vec![measured("a"), measured("c"), measured("d")];
+        let refused = attach_models(&mut runs, predictions);
+        assert!(refused.is_empty());
+        let got: Vec<f64> = runs.iter().map(|m| m.model.as_ref().unwrap().ld_sectors_per_request).collect();
+        assert_eq!(got, [4.0, 16.0, 32.0]);
+        // A measurement the model has nothing for keeps no model; a refused one is reported.
+        let mut runs = vec![measured("x"), measured("a")];
+        let refused = attach_models(&mut runs, [("a".to_string(), Err(coalesce::Error::Empty("n")))]);
+        assert!(runs[0].model.is_none() && runs[1].model.is_none());
+        assert_eq!(refused.len(), 1);
+        assert_eq!(refused[0].0, "a");
     }
 }
