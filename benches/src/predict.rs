@@ -22,6 +22,17 @@ pub fn runs(filter: &str) -> Vec<(&'static dyn Variant, u32)> {
 
 /// The predictions of `runs` on a GPU of `sms` SMs, in the same order, on every core.
 pub fn predict(runs: &[(&'static dyn Variant, u32)], sms: u32) -> Vec<(String, Prediction)> {
+    predict_with_progress(runs, sms, |_, _| {})
+}
+
+/// [`predict`], calling `done(finished, run id)` as each run's prediction is made (from the
+/// worker threads, in the order they finish).
+pub fn predict_with_progress(
+    runs: &[(&'static dyn Variant, u32)],
+    sms: u32,
+    done: impl Fn(usize, &str) + Sync,
+) -> Vec<(String, Prediction)> {
+    let finished = std::sync::atomic::AtomicUsize::new(0);
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(runs.len().max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);
     let mut out: Vec<Option<(String, Prediction)>> = (0..runs.len()).map(|_| None).collect();
@@ -35,6 +46,7 @@ pub fn predict(runs: &[(&'static dyn Variant, u32)], sms: u32) -> Vec<(String, P
                     let device = coalesce::model::Device { sms, ..Default::default() };
                     let prediction = coalesce::model::on_device(device, || v.model(p, sms));
                     let row = (v.run_id(p), prediction);
+                    done(finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, &row.0);
                     // A poisoned lock means another worker panicked: that panic is reported by
                     // the scope, so this one just stops.
                     let Ok(mut results) = results.lock() else { break };

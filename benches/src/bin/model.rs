@@ -5,13 +5,14 @@
 //! One row per run at the size the ncu step profiles (the benchmark workload's first launch of
 //! the variant's first kernel). `--json` prints one JSON object per line instead of a table;
 //! `--sms` sets the SM count that GPU-sized grids are planned for (default 132, an H100 SXM).
-//! FILTER is a substring of `family/variant/param=value`. `--help` says the same.
+//! FILTER is a substring of `family/variant/param=value`. Progress (run k of n) goes to stderr.
+//! `--help` says the same.
 use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
 use coalesce_benches::cli::{Failure, ModelArgs, exit};
-use coalesce_benches::predict::{json_line, predict, runs, table};
+use coalesce_benches::predict::{json_line, predict_with_progress, runs, table};
 
 fn main() -> ExitCode {
     exit(run(ModelArgs::parse()))
@@ -22,7 +23,13 @@ fn run(args: ModelArgs) -> Result<(), Failure> {
     if selected.is_empty() {
         return Err(format!("no registered run matches {:?} (see `cargo xtask list`)", args.filter).into());
     }
-    let rows = predict(&selected, args.sms);
+    // Progress on stderr, one line rewritten (the whole registry takes minutes on two cores).
+    let start = std::time::Instant::now();
+    let total = selected.len();
+    let rows = predict_with_progress(&selected, args.sms, |k, run| {
+        eprint!("\r\x1b[K[{k}/{total}] {run} ({:.0} s)", start.elapsed().as_secs_f64());
+    });
+    eprintln!("\r\x1b[K{total} runs modelled in {:.0} s", start.elapsed().as_secs_f64());
     let mut out = std::io::stdout().lock();
     let mut failed = 0;
     if args.json {
