@@ -23,6 +23,9 @@ pub struct ReportArgs {
     /// A bundle's peers.json (PyTorch, CuPy, cuBLAS timings) to put beside the cost curve.
     #[arg(long, value_name = "PEERS.json")]
     pub peers: Option<PathBuf>,
+    /// A bundle's ncu.csv (`run.sh ncu`, the same GPU): its DRAM counters beside the model's.
+    #[arg(long, value_name = "NCU.csv")]
+    pub ncu: Option<PathBuf>,
     /// Leave the cost curve out of the measurement.
     #[arg(long)]
     pub no_sweep: bool,

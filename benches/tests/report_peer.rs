@@ -28,6 +28,7 @@ fn peer(variant: &str, param: Option<(&str, u32)>, median_us: f64, sectors: Opti
             dram_read_bytes: 0,
             dram_write_bytes: 0,
         }),
+        ncu: None,
     }
 }
 

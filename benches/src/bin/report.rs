@@ -4,14 +4,16 @@
 //!
 //!   report [--out DIR] [--no-sweep] [--peers PEERS.json] [FILTER]
 //!                                        measure (needs a GPU), then render (default DIR: target/report)
-//!   report --from FILE.json [--out DIR] [--peers PEERS.json]
+//!   report --from FILE.json [--out DIR] [--peers PEERS.json] [--ncu NCU.csv]
 //!                                        re-render a saved run, no GPU needed
 //!
 //! FILTER is a substring of `family/variant/param=value`, or of `sweep/ENTRY` for the cost curve
 //! (the library's entry points over sizes, `coalesce_benches::sweep`), which `--no-sweep` leaves
 //! out. `--peers` puts `peers.py`'s timings (PyTorch, CuPy, cuBLAS on the same GPU) beside the
 //! cost curve; re-rendering with it keeps them in the written report.json. A progress line (run k
-//! of n, time left) goes to stderr while it measures. `--help` says the same.
+//! of n, time left) goes to stderr while it measures. `--ncu` puts a bundle's Nsight Compute
+//! counters (`run.sh ncu`'s `ncu.csv`, from the same kind of GPU) beside the model's DRAM bytes,
+//! run by run; they are kept in the written report.json. `--help` says the same.
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -23,7 +25,7 @@ use coalesce_benches::family::Variant;
 use coalesce_benches::measure::{Measured, measure_memcpy, measure_variant};
 use coalesce_benches::open_gpu;
 use coalesce_benches::predict::predict;
-use coalesce_benches::report::{Device, Measurement, Param, Report, Skipped, attach_models, render};
+use coalesce_benches::report::{Device, Measurement, Param, Report, Skipped, attach_counters, attach_models, render};
 
 fn measurement(m: &Measured, v: Option<(&dyn Variant, u32)>) -> Measurement {
     let (family, variant, param, summary) = match v {
@@ -46,6 +48,7 @@ fn measurement(m: &Measured, v: Option<(&dyn Variant, u32)>) -> Measurement {
         flops: m.flops,
         on_cpu: m.on_cpu,
         model: None,
+        ncu: None,
     }
 }
 
@@ -136,6 +139,12 @@ fn run(args: ReportArgs) -> Result<(), Failure> {
         }
         None => measure(&args.filter, !args.no_sweep)?,
     };
+    if let Some(file) = &args.ncu {
+        let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let profiled = coalesce_benches::ncu::parse_checked(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+        let found = attach_counters(&mut report.runs, &profiled);
+        eprintln!("{}: counters of {found} of the report's {} runs", file.display(), report.runs.len());
+    }
     if let Some(file) = &args.peers {
         let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
         report.peers = Some(serde_json::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?);

@@ -127,12 +127,19 @@ fn section(md: &mut String, r: &Report, family: &str, plots: &[Plot]) {
             }
         }
     }
+    let with_ncu = runs.iter().any(|m| m.ncu.is_some());
     if with_model {
         if units != Units::Shared {
             column("ld sectors/req");
             column("st sectors/req");
         }
         column("bank conflicts");
+        if units != Units::Shared {
+            column("DRAM rd / wr MB (model)");
+        }
+    }
+    if with_ncu && units != Units::Shared {
+        column("DRAM rd / wr MB (ncu)");
     }
     let _ = writeln!(md, "\n{head}\n{rule}");
     for m in runs {
@@ -167,8 +174,19 @@ fn section(md: &mut String, r: &Report, family: &str, plots: &[Plot]) {
                             write!(md, " {:.2} | {:.2} |", model.ld_sectors_per_request, model.st_sectors_per_request);
                     }
                     let _ = write!(md, " {} |", thousands(conflicts));
+                    if units != Units::Shared {
+                        let _ = write!(md, " {} |", megabytes(model.dram_read_bytes, model.dram_write_bytes));
+                    }
                 }
-                None if units != Units::Shared => md.push_str("  |  |  |"),
+                None if units != Units::Shared => md.push_str("  |  |  |  |"),
+                None => md.push_str("  |"),
+            }
+        }
+        if with_ncu && units != Units::Shared {
+            match &m.ncu {
+                Some(c) => {
+                    let _ = write!(md, " {} |", megabytes(c.dram_read_bytes, c.dram_write_bytes));
+                }
                 None => md.push_str("  |"),
             }
         }
@@ -214,6 +232,11 @@ pub(crate) fn thousands(n: u64) -> String {
         out.push(c);
     }
     out
+}
+
+/// `read / written` in MB (10^6 bytes), one decimal.
+fn megabytes(read: u64, written: u64) -> String {
+    format!("{:.1} / {:.1}", read as f64 / 1e6, written as f64 / 1e6)
 }
 
 #[cfg(test)]

@@ -24,7 +24,8 @@ mod warp;
 pub use html::html;
 pub use markdown::markdown;
 pub use model::{
-    Device, Measurement, Model, Param, PeerRow, Peers, PeersInfo, Report, Skipped, SweepRow, attach_models,
+    Counted, Device, Measurement, Model, Param, PeerRow, Peers, PeersInfo, Report, Skipped, SweepRow, attach_counters,
+    attach_models,
 };
 pub use plots::{PLOT_FILES, Plot, SWEEP_PLOT_FILES, plots};
 pub use readings::readings;

@@ -128,6 +128,52 @@ pub struct Measurement {
     /// Predicted memory transactions, when the run carries them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<Model>,
+    /// What Nsight Compute counted for the run's profiled launch, when the report was given an
+    /// `ncu.csv` (`report --ncu`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ncu: Option<Counted>,
+}
+
+/// Nsight Compute's counters of one run, the ones the model predicts past L1.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Counted {
+    /// `dram__bytes_read.sum`.
+    pub dram_read_bytes: u64,
+    /// `dram__bytes_write.sum`.
+    pub dram_write_bytes: u64,
+    /// `lts__t_sectors_srcunit_tex_op_read.sum` × 32: bytes L1 asked L2 for, where collected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l2_read_bytes: Option<u64>,
+    /// `lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum` × 32: of those, bytes L2 held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l2_read_hit_bytes: Option<u64>,
+}
+
+impl Counted {
+    /// The counters of an ncu.csv run (`crate::ncu::parse`), if it has the DRAM ones.
+    pub fn from_metrics(metrics: &std::collections::BTreeMap<String, f64>) -> Option<Counted> {
+        let get = |name: &str| metrics.get(name).map(|&v| v as u64);
+        let sectors = |name: &str| get(name).map(|s| s * coalesce::model::SECTOR_BYTES);
+        Some(Counted {
+            dram_read_bytes: get("dram__bytes_read.sum")?,
+            dram_write_bytes: get("dram__bytes_write.sum")?,
+            l2_read_bytes: sectors("lts__t_sectors_srcunit_tex_op_read.sum"),
+            l2_read_hit_bytes: sectors("lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum"),
+        })
+    }
+}
+
+/// Puts each profiled run's counters beside the measurement of the same run id; returns how many
+/// found their run.
+pub fn attach_counters(measured: &mut [Measurement], profiled: &[crate::ncu::Profiled]) -> usize {
+    let mut found = 0;
+    for p in profiled {
+        if let Some(m) = measured.iter_mut().find(|m| m.run == p.run) {
+            m.ncu = Counted::from_metrics(&p.metrics);
+            found += usize::from(m.ncu.is_some());
+        }
+    }
+    found
 }
 
 /// The value of a variant's swept parameter in one run.
@@ -286,6 +332,7 @@ mod join_tests {
             flops: 0,
             on_cpu: false,
             model: None,
+            ncu: None,
         }
     }
 
@@ -306,5 +353,24 @@ mod join_tests {
         assert!(runs[0].model.is_none() && runs[1].model.is_none());
         assert_eq!(refused.len(), 1);
         assert_eq!(refused[0].0, "a");
+    }
+
+    #[test]
+    fn counters_join_by_run_id_and_need_the_dram_ones() {
+        let csv = "# b\n\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Value\"\n\
+                   \"0\",\"k\",\"dram__bytes_read.sum\",\"1,024\"\n\
+                   \"0\",\"k\",\"dram__bytes_write.sum\",\"64\"\n\
+                   \"0\",\"k\",\"lts__t_sectors_srcunit_tex_op_read.sum\",\"40\"\n\
+                   # a\n\"0\",\"k\",\"gpu__time_duration.sum\",\"5\"\n";
+        let profiled = crate::ncu::parse(csv);
+        let mut runs = vec![measured("a"), measured("b"), measured("c")];
+        assert_eq!(attach_counters(&mut runs, &profiled), 1);
+        assert_eq!(runs[0].ncu, None, "no DRAM counters for a");
+        let b = runs[1].ncu.as_ref().unwrap();
+        assert_eq!(
+            (b.dram_read_bytes, b.dram_write_bytes, b.l2_read_bytes, b.l2_read_hit_bytes),
+            (1024, 64, Some(1280), None)
+        );
+        assert_eq!(runs[2].ncu, None);
     }
 }
