@@ -8,7 +8,7 @@ use std::sync::{Mutex, mpsc};
 use coalesce::coalescing::{AsyncCopy, Load};
 use coalesce::{DeviceBuffer, DeviceRead, Error, Gpu, coalescing, histogram, matmul, reduce, transpose};
 
-use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, close, same_bits};
+use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, close, same_bits, same_values};
 
 /// One library check.
 pub struct LibraryCheck {
@@ -375,6 +375,39 @@ fn cross_device(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
         let what = format!("matmul {m}x{n}x{k} on device {here}, A and C on device {there}");
         close(&what, &far_c.to_vec()?, &matmul::matmul_cpu(&a, &b, (m, n, k))?, crate::matmul::TOLERANCE)?;
     }
+    // Sums and histograms into the other device's memory: right where the link does atomics
+    // natively, refused with nothing written where it does not.
+    let native = gpu.native_peer_atomics(&other)?;
+    let ints = rng.i32s(n);
+    let (near_ints, far_ints) = (gpu.upload(&ints)?, other.upload(&ints)?);
+    let mut far_total = other.poisoned::<i32>(1, POISON_BITS)?;
+    let into_far = reduce::sum_to(gpu, &near_ints, &mut far_total);
+    let values: Vec<u32> = ints.iter().map(|&v| v as u32).collect();
+    let mut far_bins = other.poisoned::<u32>(histogram::BINS as usize, POISON_BITS)?;
+    let bins_far = histogram::run(gpu, histogram::Method::Shared, &gpu.upload(&values)?, &mut far_bins);
+    match (native, into_far, bins_far) {
+        (true, Ok(()), Ok(())) => {
+            same_bits_i32("sum_to into the other device's total", &far_total.to_vec()?, &[reduce::sum_cpu(&ints)])?;
+            same_values(
+                "histogram into the other device's bins",
+                &far_bins.to_vec()?,
+                &histogram::histogram_cpu(&values),
+            )?;
+        }
+        (false, Err(Error::Unsupported(_)), Err(Error::Unsupported(_))) => {
+            still_poisoned("the refused total on the other device", &far_total)?;
+            still_poisoned("the refused bins on the other device", &far_bins)?;
+        }
+        (native, total, bins) => {
+            return Err(CheckError::Unexpected {
+                what: format!("atomics into device {there}'s memory from device {here}"),
+                expected: if native { "both right".into() } else { "both Unsupported".into() },
+                got: format!("sum_to {total:?}, histogram {bins:?}"),
+            });
+        }
+    }
+    // Reading the other device's input into a total here needs no peer atomics.
+    same_bits_i32("sum of the other device's input", &[reduce::sum(gpu, &far_ints)?], &[reduce::sum_cpu(&ints)])?;
     // The Hopper module's bulk copy over the other device's memory: refused, nothing written.
     let hopper = match gpu.supports(coalesce::kernels::coalescing::coalescing_bulk) {
         Ok(()) => {
@@ -399,7 +432,8 @@ fn cross_device(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
         Err(_) => "",
     };
     Ok(format!(
-        "devices {here} and {there}: unmapped launch refused, peer copies both ways, kernels reading and writing across, after the other device's queued work, matmul over both{hopper}"
+        "devices {here} and {there}: unmapped launch refused, peer copies both ways, kernels reading and writing across, after the other device's queued work, matmul over both, atomics into the other ({}){hopper}",
+        if native { "native: right" } else { "not native: refused" }
     ))
 }
 

@@ -246,8 +246,9 @@ pub(crate) unsafe fn copy_device_async(src: u64, dst: u64, bytes: usize, stream:
 /// (`cuMemsetD32Async`); with no stream, at once on the legacy stream (`cuMemsetD32`).
 ///
 /// # Safety
-/// The context that owns `dst..+4 * words` is current (and is `stream`'s), the range is live
-/// and 4-byte aligned, and nothing else uses it until the memset has run.
+/// The context that owns `dst..+4 * words`, or one that maps it (`cuCtxEnablePeerAccess`), is
+/// current (and is `stream`'s), the range is live and 4-byte aligned, and nothing else uses it
+/// until the memset has run.
 pub(crate) unsafe fn set_words(dst: u64, value: u32, words: usize, stream: Option<CUstream>) -> Result<()> {
     // SAFETY: forwarded from the caller.
     let code = unsafe {
@@ -269,6 +270,20 @@ pub(crate) fn can_access_peer(device: u32, peer: u32) -> Result<bool> {
     let code = unsafe { cust::sys::cuDeviceCanAccessPeer(&mut can, device, peer) };
     check("cuDeviceCanAccessPeer", code as u32)?;
     Ok(can == 1)
+}
+
+/// Whether atomics of device `device`'s kernels on device `peer`'s memory are done as atomics
+/// by the link (`CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED`: NVLink; over PCIe they are a
+/// read and a write apart).
+pub(crate) fn native_peer_atomics(device: u32, peer: u32) -> Result<bool> {
+    let handle = |ordinal| cust::device::Device::get_device(ordinal).map(|d| d.as_raw());
+    let (device, peer) = (handle(device)?, handle(peer)?);
+    let mut native = 0i32;
+    let attribute = cust::sys::CUdevice_P2PAttribute::CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED;
+    // SAFETY: both handles came from `cuDeviceGet`; `native` is a valid place for the answer.
+    let code = unsafe { cust::sys::cuDeviceGetP2PAttribute(&mut native, attribute, device, peer) };
+    check("cuDeviceGetP2PAttribute", code as u32)?;
+    Ok(native == 1)
 }
 
 /// Maps `peer`'s memory into the current context (`cuCtxEnablePeerAccess`), so kernels of this

@@ -57,7 +57,7 @@ pub struct Gpu {
     /// The devices whose memory this context maps ([`Gpu::enable_peer_access`]), each with a
     /// retained handle to its context: the mapping lasts as long as that context, which cannot be
     /// destroyed (and a new one made without the mapping) while this handle holds it.
-    peers: Mutex<Vec<(u32, Context)>>,
+    peers: Mutex<Vec<Peer>>,
     /// The device's one stream ([`DeviceStream::of`]), shared with every other handle on it.
     stream: Arc<DeviceStream>,
     info: DeviceInfo,
@@ -74,6 +74,15 @@ impl Drop for Gpu {
         // reports errors to the destructors, which ignore them.
         let _ = bind(&self.context);
     }
+}
+
+/// A device whose memory a handle maps ([`Gpu::enable_peer_access`]).
+struct Peer {
+    ordinal: u32,
+    /// A retained handle to its context: the mapping lasts as long as that context.
+    context: Context,
+    /// Whether the link does this device's atomics on its memory as atomics (NVLink).
+    native_atomics: bool,
 }
 
 /// The stream every handle on one device queues on: made by the first handle opened on the
@@ -324,6 +333,18 @@ impl Gpu {
         crate::driver::can_access_peer(here, there)
     }
 
+    /// Whether this device's atomics on `peer`'s memory are atomics on the link
+    /// (`CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED`, NVLink; `true` for the same device):
+    /// where not, a kernel that adds into `peer`'s memory with atomics (the sums, the
+    /// histograms) is refused with [`Error::Unsupported`] after [`Gpu::enable_peer_access`].
+    pub fn native_peer_atomics(&self, peer: &Gpu) -> Result<bool> {
+        let (here, there) = (self.info.ordinal, peer.info.ordinal);
+        if here == there {
+            return Ok(true);
+        }
+        crate::driver::native_peer_atomics(here, there)
+    }
+
     /// Maps `peer`'s memory into this device's context, so this handle's kernels may read and
     /// write `peer`'s buffers (over NVLink or PCIe) and [`Gpu::launch`] accepts them (the base
     /// module's kernels; the Hopper module's TMA, bulk-copy and cluster kernels are refused with
@@ -339,7 +360,7 @@ impl Gpu {
             return Ok(());
         }
         let mut peers = self.peers.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if peers.iter().any(|(ordinal, _)| *ordinal == there) {
+        if peers.iter().any(|p| p.ordinal == there) {
             return Ok(());
         }
         if !self.can_access_peer(peer)? {
@@ -352,7 +373,8 @@ impl Gpu {
         // SAFETY: this handle's context is current (bound above); `peer.context` is device
         // `there`'s live primary context, another device's (checked above).
         unsafe { crate::driver::enable_peer_access(&peer.context)? };
-        peers.push((there, peer.context.clone()));
+        let native_atomics = crate::driver::native_peer_atomics(self.info.ordinal, there)?;
+        peers.push(Peer { ordinal: there, context: peer.context.clone(), native_atomics });
         Ok(())
     }
 
@@ -398,7 +420,7 @@ impl Gpu {
             return Ok(());
         }
         let peers = self.peers.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        self.finish(peers.iter().filter(|(ordinal, _)| ordinals.contains(ordinal)).map(|(_, context)| context))
+        self.finish(peers.iter().filter(|p| ordinals.contains(&p.ordinal)).map(|p| &p.context))
     }
 
     /// Waits for all work queued in each of `contexts` (every stream of it), then makes this
@@ -421,7 +443,7 @@ impl Gpu {
             ArgDevice::Device(d) if d == gpu => Ok(false),
             ArgDevice::Device(buffer) => {
                 let peers = self.peers.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                if peers.iter().any(|(ordinal, _)| *ordinal == buffer) {
+                if peers.iter().any(|p| p.ordinal == buffer) {
                     Ok(true)
                 } else {
                     Err(Error::WrongDevice { what, buffer, gpu })
@@ -431,7 +453,7 @@ impl Gpu {
         }
     }
 
-    /// `Ok` where `home` is this handle's device (copies and memsets stay on one device).
+    /// `Ok` where `home` is this handle's device (the driver's copies here stay on one device).
     fn check_home(&self, what: &'static str, home: Home<'_>) -> Result<()> {
         let gpu = self.info.ordinal;
         match ArgDevice::of(home) {
@@ -474,6 +496,21 @@ impl Gpu {
                  run across devices",
                 call.kernel().name()
             )));
+        }
+        if call.atomic() {
+            let peers = self.peers.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            for device in Sig::outputs(call.args()) {
+                if let ArgDevice::Device(ordinal) = device
+                    && peers.iter().any(|p| p.ordinal == ordinal && !p.native_atomics)
+                {
+                    return Err(Error::Unsupported(format!(
+                        "{} adds into device {ordinal}'s memory with atomics, and the link from device {} \
+                         does not do them natively (PCIe): counts would be lost",
+                        call.kernel().name(),
+                        self.info.ordinal
+                    )));
+                }
+            }
         }
         self.function(call.kernel())?;
         Ok(remote)
@@ -542,20 +579,32 @@ impl Gpu {
         }
     }
 
-    /// Queues setting every element of `memory` to zero (`cuMemsetD32Async`).
+    /// Queues setting every element of `memory` to zero (`cuMemsetD32Async`): memory of this
+    /// device, or of a device it maps ([`Gpu::enable_peer_access`]), which is zeroed after the
+    /// work already queued there and waited for, as a launch over it is.
     pub fn zero<T: DeviceCopy + bytemuck::Pod>(&self, memory: &mut impl DeviceWrite<T>) -> Result<()> {
         words::<T>("zeroed buffer")?;
         let memory = memory.view_mut();
-        self.check_home("zeroed buffer", memory.home())?;
+        let device = ArgDevice::of(memory.home());
+        let remote = self.check_device("zeroed buffer", device)?;
+        if let (true, ArgDevice::Device(ordinal)) = (remote, device) {
+            self.finish_peers(&[ordinal])?;
+        }
         bind(&self.context)?;
-        // SAFETY: `memory` is live memory of this device's context (current), borrowed
-        // exclusively, 4-byte aligned (allocations are 256-byte aligned and `T` is whole
-        // words); the memset is ordered on our stream before any later work that touches it,
-        // and zero bits are a valid `Pod` value.
+        // SAFETY: `memory` is live memory of this device's context (current) or of a device
+        // this context maps (checked above), borrowed exclusively, 4-byte aligned (allocations
+        // are 256-byte aligned and `T` is whole words); the memset is ordered on our stream
+        // before any later work of this device that touches it, and waited for below where the
+        // memory is another device's (whose streams and frees do not wait for ours); zero bits
+        // are a valid `Pod` value.
         unsafe {
             let words = memory.len() * std::mem::size_of::<T>() / 4;
-            crate::driver::set_words(memory.address(), 0, words, Some(self.stream.as_inner()))
+            crate::driver::set_words(memory.address(), 0, words, Some(self.stream.as_inner()))?;
         }
+        if remote {
+            self.stream.synchronize()?;
+        }
+        Ok(())
     }
 
     /// A device buffer holding a copy of `data`.

@@ -64,7 +64,8 @@ pub fn plan<'a>(
     // bins < BINS (SHARED_BYTES launched with the BLOCK threads the kernels assume). The grid is
     // a multiple of CLUSTER, the cluster size the cluster kernel combines over (and the launch
     // it gets), so every `mapa` rank is a block of the same cluster.
-    Ok(unsafe { Call::new(method.kernel(), method.launch(grid as u32), (In::of(input), Out::of(bins), n)) })
+    Ok(unsafe { Call::new(method.kernel(), method.launch(grid as u32), (In::of(input), Out::of(bins), n)) }
+        .adding_atomically())
 }
 
 /// [`plan`]'s validation of `input` and a `bins` of `bins_len` counters: the value count and

@@ -251,6 +251,8 @@ pub trait DeviceParam<'a> {
     fn value(host: &Self::Host) -> *const c_void;
     /// Where the argument's memory lives.
     fn device(host: &Self::Host) -> ArgDevice;
+    /// Whether the kernel may write through it (an output pointer or a store map).
+    const WRITTEN: bool = false;
 }
 
 impl<'a, T: DeviceCopy + 'a> DeviceParam<'a> for *const T {
@@ -265,6 +267,7 @@ impl<'a, T: DeviceCopy + 'a> DeviceParam<'a> for *const T {
 
 impl<'a, T: DeviceCopy + 'a> DeviceParam<'a> for *mut T {
     type Host = Out<'a, T>;
+    const WRITTEN: bool = true;
     fn value(host: &Out<'a, T>) -> *const c_void {
         (&raw const host.address).cast()
     }
@@ -285,6 +288,7 @@ impl<'a> DeviceParam<'a> for LoadMap {
 
 impl<'a> DeviceParam<'a> for StoreMap {
     type Host = MapOut<'a>;
+    const WRITTEN: bool = true;
     fn value(host: &MapOut<'a>) -> *const c_void {
         (&raw const host.map).cast()
     }
@@ -332,6 +336,8 @@ pub trait Signature<'a> {
     fn arg_pointers(args: &Self::Args) -> ArgPointers;
     /// Where each argument's memory lives, in order.
     fn devices(args: &Self::Args) -> impl Iterator<Item = ArgDevice>;
+    /// Where each argument the kernel may write lives, in order.
+    fn outputs(args: &Self::Args) -> impl Iterator<Item = ArgDevice>;
 }
 
 macro_rules! signatures {
@@ -348,6 +354,11 @@ macro_rules! signatures {
             fn devices(args: &Self::Args) -> impl Iterator<Item = ArgDevice> {
                 let _ = args;
                 [$($p::device(&args.$i)),*].into_iter()
+            }
+            fn outputs(args: &Self::Args) -> impl Iterator<Item = ArgDevice> {
+                let _ = args;
+                let all: [(bool, ArgDevice); $n] = [$(($p::WRITTEN, $p::device(&args.$i))),*];
+                all.into_iter().filter(|w| w.0).map(|w| w.1)
             }
         }
     )*};
@@ -371,6 +382,8 @@ pub struct Call<'a, Sig: Signature<'a>> {
     kernel: Kernel<Sig>,
     launch: Launch,
     args: Sig::Args,
+    /// Whether the kernel adds into its outputs with atomics ([`Call::adding_atomically`]).
+    atomic: bool,
 }
 
 impl<'a, Sig: Signature<'a>> Call<'a, Sig> {
@@ -382,7 +395,21 @@ impl<'a, Sig: Signature<'a>> Call<'a, Sig> {
     /// for `launch` (16-byte alignment where it loads vectors, the block size it assumes, the
     /// shared memory it indexes). Plans establish this after validating the sizes.
     pub unsafe fn new(kernel: Kernel<Sig>, launch: Launch, args: Sig::Args) -> Self {
-        Call { kernel, launch, args }
+        Call { kernel, launch, args, atomic: false }
+    }
+
+    /// The same call, marked as one whose kernel adds into its outputs with atomics (`RED`,
+    /// `ATOM`): [`crate::Gpu::launch`] takes it over another device's memory only where the link
+    /// does atomics natively (over PCIe a peer atomic is a read and a write apart, and
+    /// concurrent ones lose counts).
+    pub(crate) fn adding_atomically(mut self) -> Self {
+        self.atomic = true;
+        self
+    }
+
+    /// Whether the kernel adds into its outputs with atomics.
+    pub fn atomic(&self) -> bool {
+        self.atomic
     }
 
     /// The kernel.
@@ -465,6 +492,9 @@ mod tests {
         }
         let devices: Vec<_> = <fn(*const f32, *mut f32, u32) as Signature>::devices(&args).collect();
         assert_eq!(devices, [ArgDevice::Modelled, ArgDevice::Modelled, ArgDevice::None]);
+        // Only the output pointer is written: what a peer-atomics check looks at.
+        let outputs: Vec<_> = <fn(*const f32, *mut f32, u32) as Signature>::outputs(&args).collect();
+        assert_eq!(outputs, [ArgDevice::Modelled]);
         // The tensor-map arguments are the maps' 128 bytes, passed by value.
         assert_eq!(std::mem::size_of::<LoadMap>(), 128);
         assert_eq!(std::mem::size_of::<StoreMap>(), 128);

@@ -133,7 +133,9 @@ pub fn plan_first<'a>(
     // `2 * BLOCK` elements; `SEED_BLOCKS * BLOCK` = 8192), so `i + step < 2^32`. The seed writes
     // `output[0]` (at least one element, checked); the trees write `partials[b]` for each block
     // `b < blocks`, and the partials hold at least `blocks` (checked).
-    Ok(unsafe { Call::new(kernel, launch, (In::of(input), Out::of(output), n)) })
+    let call = unsafe { Call::new(kernel, launch, (In::of(input), Out::of(output), n)) };
+    // The seed kernel adds into `output[0]`; the tree kernels store one partial a block.
+    Ok(if method.atomic() { call.adding_atomically() } else { call })
 }
 
 /// Validates `reduce_shuffle_vec4` over all of `input` (any length from 1, 64-bit) adding into
@@ -157,7 +159,7 @@ pub fn plan_shuffle<'a>(
     // 2^62 elements. It adds into `output[0]`
     // (at least one element, checked) and indexes `WARPS <= BLOCK` words of the `BLOCK` words
     // of shared memory; the launch has the `BLOCK` threads it assumes.
-    Ok(unsafe { Call::new(reduce_shuffle_vec4, launch, (In::of(input), Out::of(output), n)) })
+    Ok(unsafe { Call::new(reduce_shuffle_vec4, launch, (In::of(input), Out::of(output), n)) }.adding_atomically())
 }
 
 /// Validates the second pass of a tree method: `reduce_shuffle_vec4` over the first `count`
@@ -179,7 +181,7 @@ pub fn plan_second<'a>(
     // SAFETY: as in `plan_shuffle` with `n = count`: the kernel reads partials below `count`,
     // which the slice holds (checked), from any 4-byte aligned start, and adds into
     // `output[0]` (checked non-empty).
-    Ok(unsafe { Call::new(reduce_shuffle_vec4, launch, (In::of(partials), Out::of(output), n)) })
+    Ok(unsafe { Call::new(reduce_shuffle_vec4, launch, (In::of(partials), Out::of(output), n)) }.adding_atomically())
 }
 
 /// What [`passes`] does with each planned launch.
@@ -300,6 +302,28 @@ pub fn sum_cpu_threads(input: &[i32]) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_calls_that_add_with_atomics_say_so() {
+        // SAFETY: descriptors only; nothing is launched.
+        let (input, mut out, mut partials) = unsafe {
+            (
+                DeviceViewMut::<i32>::stand_in(1 << 21, 1 << 20),
+                DeviceViewMut::<i32>::stand_in(1 << 30, 1),
+                DeviceViewMut::<i32>::stand_in(1 << 31, 1 << 16),
+            )
+        };
+        assert!(plan_shuffle(&input, &mut out, 132).unwrap().atomic());
+        assert!(plan_second(&partials, 10, &mut out, 132).unwrap().atomic());
+        for method in Method::ALL.into_iter().filter(|&m| m != Method::ShuffleVec4) {
+            let call = if method.atomic() {
+                plan_first(method, &input, &mut out, 132)
+            } else {
+                plan_first(method, &input, &mut partials, 132)
+            };
+            assert_eq!(call.unwrap().atomic(), method.atomic(), "{method:?}");
+        }
+    }
     use crate::buffer::DeviceViewMut;
 
     /// Descriptors at made-up 16-byte aligned addresses (input, partials, output).
