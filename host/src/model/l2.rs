@@ -47,6 +47,9 @@ pub const LINE_BYTES: u64 = 128;
 pub const FETCH_BYTES: u64 = 64;
 /// Ways of each set.
 pub const WAYS: usize = 16;
+/// Warps whose place a trace keeps for a replay that comes back to them (`block * 32 + warp`
+/// below this): 128 MiB of steps at most.
+const MAX_WARP_SLOTS: usize = 1 << 25;
 /// Accesses a trace holds before it samples sets (module docs).
 pub const MAX_EVENTS: usize = 1 << 22;
 /// The L2 of an H100 SXM5 or an H200 (`CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE`: 52,428,800 bytes).
@@ -85,17 +88,25 @@ pub struct Trace {
     /// The warp whose accesses are being recorded, and its next step.
     warp: (u64, u32),
     step: u32,
-    /// Steps of the warps left earlier, for a replay that comes back to one.
-    left: std::collections::HashMap<(u64, u32), u32>,
+    /// Steps of the warps left earlier, for a replay that comes back to one, by
+    /// `block * 32 + warp` (a block has at most 32 warps); 0 for a warp not seen yet.
+    left: Vec<u32>,
 }
 
-/// Mixes a line address into a set index (splitmix64's finalizer).
+/// Mixes a line address (splitmix64's finalizer).
 #[inline]
 fn hash(line: u64) -> u64 {
     let mut z = line.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
+}
+
+/// The set of `line` in an L2 of `sets` sets: the hash scaled to `0..sets` by a multiply (no
+/// division on the model's hottest path).
+#[inline]
+fn set_of(line: u64, sets: u64) -> u64 {
+    ((u128::from(hash(line)) * u128::from(sets)) >> 64) as u64
 }
 
 /// The order of an access: wave (`block / wave`), then the warp's step, then the block's slot in
@@ -109,10 +120,11 @@ fn key(wave: u64, block: u64, step: u32, warp: u32) -> u128 {
         | u128::from(warp & 0xffff)
 }
 
-/// Whether `line` falls in a simulated set of an L2 of `sets` sets, one in `sample` simulated.
+/// Whether `line` falls in a simulated set of an L2 of `sets` sets, one in `sample` (a power of
+/// two) simulated.
 #[inline]
 fn sampled(line: u64, sets: u64, sample: u64) -> bool {
-    (hash(line) % sets).is_multiple_of(sample)
+    set_of(line, sets) & (sample - 1) == 0
 }
 
 /// Sets of an L2 of `bytes`.
@@ -122,7 +134,7 @@ fn sets_of(bytes: u64) -> u64 {
 
 impl Default for Trace {
     fn default() -> Self {
-        Trace { events: Vec::new(), sample: 1, wave: 0, warp: (0, 0), step: 0, left: std::collections::HashMap::new() }
+        Trace { events: Vec::new(), sample: 1, wave: 0, warp: (0, 0), step: 0, left: Vec::new() }
     }
 }
 
@@ -155,11 +167,19 @@ impl Trace {
     #[inline]
     pub fn at_warp(&mut self, block: u64, warp: u32) {
         if self.warp != (block, warp) {
-            if self.step > 0 {
-                self.left.insert(self.warp, self.step);
+            let slot =
+                |(block, warp): (u64, u32)| usize::try_from(block * 32 + u64::from(warp % 32)).unwrap_or(usize::MAX);
+            let old = slot(self.warp);
+            // A launch of more warps than this keeps no revisit's place (its steps restart:
+            // the order is rougher, nothing else) rather than a table no host can hold.
+            if self.step > 0 && old < MAX_WARP_SLOTS {
+                if old >= self.left.len() {
+                    self.left.resize(old + 1, 0);
+                }
+                self.left[old] = self.step;
             }
             self.warp = (block, warp);
-            self.step = self.left.remove(&(block, warp)).unwrap_or(0);
+            self.step = self.left.get(slot((block, warp))).copied().unwrap_or(0);
         }
     }
 
@@ -275,7 +295,7 @@ impl L2 {
         let tag = sector / per_line;
         let s = (sector % per_line) as usize;
         debug_assert!(sampled(tag, self.sets, self.sample));
-        let set = hash(tag) % self.sets;
+        let set = set_of(tag, self.sets);
         self.clock += 1;
         let ways = self.lines.entry(set).or_insert([Line::default(); WAYS]);
         let found = ways.iter().position(|l| l.used != 0 && l.tag == tag);
@@ -344,8 +364,9 @@ mod tests {
     #[test]
     fn whole_writes_stay_in_l2_until_evicted() {
         let l2 = 1 << 20;
-        // Half the L2 written: nothing reaches DRAM by the end.
-        let (read, written) = stream(l2, (l2 / 2) / SECTOR_BYTES, 0, Op::Write(u32::MAX)).dram(l2);
+        // A quarter of the L2 written: nothing reaches DRAM by the end (at half, the hashed sets
+        // already overflow here and there, as a set-associative cache's do).
+        let (read, written) = stream(l2, (l2 / 4) / SECTOR_BYTES, 0, Op::Write(u32::MAX)).dram(l2);
         assert_eq!((read, written), (0, 0));
         // Eight times the L2: all but about an L2 of it written back, nothing read.
         let n = 8 * l2 / SECTOR_BYTES;
