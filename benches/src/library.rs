@@ -21,6 +21,7 @@ pub struct LibraryCheck {
 /// The checks, in order.
 pub const CHECKS: &[LibraryCheck] = &[
     LibraryCheck { id: "library/views/copy", run: views_copy },
+    LibraryCheck { id: "library/views/copy_types", run: views_copy_types },
     LibraryCheck { id: "library/views/sum", run: views_sum },
     LibraryCheck { id: "library/views/sum_to", run: views_sum_to },
     LibraryCheck { id: "library/views/transpose", run: views_transpose },
@@ -676,5 +677,65 @@ fn base_module_only(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
     )?;
     Ok(format!(
         "Hopper kernels refused as on an older GPU; matmul {m}x{n}x{k} through the base module, relative error {err:.1e}"
+    ))
+}
+
+/// Copies of `T` (random bits) over a random view of `len` elements at element `at`, into a
+/// poisoned output at element `to`: every byte of the output compared, in the view and out.
+fn copy_of<T: cust::memory::DeviceCopy + bytemuck::Pod + PartialEq + std::fmt::Debug>(
+    gpu: &Gpu,
+    rng: &mut Rng,
+    (len, at, to): (usize, usize, usize),
+) -> CheckResult<()> {
+    let size = std::mem::size_of::<T>();
+    let bytes: Vec<u8> = (0..(at + len) * size).map(|_| rng.next_u64() as u8).collect();
+    let from_bytes = |b: &[u8]| -> Vec<T> { b.chunks_exact(size).map(bytemuck::pod_read_unaligned).collect() };
+    let data = from_bytes(&bytes);
+    let input = gpu.upload(&data)?;
+    let poison = from_bytes(&vec![0xa5u8; (to + len + 3) * size]);
+    let mut output = gpu.upload(&poison)?;
+    coalescing::copy(gpu, &input.slice(at..at + len)?, &mut output.slice_mut(to..to + len)?)?;
+    let mut want = poison.clone();
+    want[to..to + len].copy_from_slice(&data[at..at + len]);
+    let got = output.to_vec()?;
+    match got.iter().zip(&want).position(|(g, w)| g != w) {
+        None => Ok(()),
+        Some(i) => Err(CheckError::Mismatch {
+            what: format!("copy of {size}-byte elements, {len} from {at} to {to}"),
+            index: i,
+            got: format!("{:?}", got[i]),
+            want: format!("{:?}", want[i]),
+        }),
+    }
+}
+
+/// `copy` over elements of 1, 2, 4, 8 bytes: the 4- and 8-byte ones at random element offsets, the
+/// 1- and 2-byte ones on 4-byte boundaries; a 1-byte view off a word boundary refused
+/// (`Unsupported`) with its output untouched.
+fn views_copy_types(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
+    for _ in 0..TRIALS / 2 {
+        let (len, at, to) = (length(rng), rng.below(9) as usize, rng.below(9) as usize);
+        copy_of::<f64>(gpu, rng, (len, at, to))?;
+        copy_of::<u64>(gpu, rng, (len, at, to))?;
+        copy_of::<i32>(gpu, rng, (len, at, to))?;
+        let words = length(rng);
+        copy_of::<u8>(gpu, rng, (4 * words, 4 * (at / 4), 4 * (to / 4)))?;
+        copy_of::<u16>(gpu, rng, (2 * words, 2 * (at / 2), 2 * (to / 2)))?;
+    }
+    let bytes = gpu.upload(&[7u8; 64])?;
+    let mut out = gpu.poisoned::<u8>(64, POISON_BITS)?;
+    match coalescing::copy(gpu, &bytes.slice(1..33)?, &mut out.slice_mut(0..32)?) {
+        Err(Error::Unsupported(_)) => still_poisoned("the refused byte copy's output", &out)?,
+        other => {
+            return Err(CheckError::Unexpected {
+                what: "a copy of bytes from an odd offset".into(),
+                expected: "Unsupported".into(),
+                got: format!("{other:?}"),
+            });
+        }
+    }
+    Ok(format!(
+        "{} views each of f64, u64, i32 at element offsets 0-8, u8 and u16 on word boundaries; bytes off a word refused",
+        TRIALS / 2
     ))
 }

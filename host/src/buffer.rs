@@ -350,10 +350,32 @@ impl<'a, T: DeviceCopy> DeviceView<'a, T> {
     }
 }
 
+/// The 4-byte words of `len` elements of `T` at `address`: `Some(words)` where they start on a
+/// 4-byte boundary and end on one.
+fn whole_words<T>(address: u64, len: usize) -> Option<usize> {
+    let bytes = len.checked_mul(std::mem::size_of::<T>())?;
+    (address.is_multiple_of(4) && bytes.is_multiple_of(4)).then_some(bytes / 4)
+}
+
+impl<'a, T: DeviceCopy> DeviceView<'a, T> {
+    /// The same bytes as 4-byte words, for kernels that only move bits (the copy): `None` unless
+    /// they start and end on a 4-byte boundary (any view of 4-, 8- or 16-byte elements does).
+    pub(crate) fn into_words(self) -> Option<DeviceView<'a, f32>> {
+        let len = whole_words::<T>(self.address, self.len)?;
+        Some(DeviceView { address: self.address, len, home: self.home, _borrow: PhantomData })
+    }
+}
+
 impl<'a, T: DeviceCopy> DeviceViewMut<'a, T> {
     /// Where its memory lives.
     pub(crate) fn home(&self) -> Home<'a> {
         self.home
+    }
+
+    /// [`DeviceView::into_words`], exclusively.
+    pub(crate) fn into_words(self) -> Option<DeviceViewMut<'a, f32>> {
+        let len = whole_words::<T>(self.address, self.len)?;
+        Some(DeviceViewMut { address: self.address, len, home: self.home, _borrow: PhantomData })
     }
 
     /// A stand-in for `len` elements at the made-up device address `address`, for planning
@@ -504,6 +526,28 @@ mod tests {
     fn model(len: usize) -> DeviceViewMut<'static, f32> {
         // SAFETY: planned over and checked only; never dereferenced.
         unsafe { DeviceViewMut::stand_in(0x1000, len) }
+    }
+
+    #[test]
+    fn views_are_words_where_their_bytes_start_and_end_on_4_byte_boundaries() {
+        // SAFETY: stand-ins: nothing is dereferenced.
+        let (d, b, h) = unsafe {
+            (
+                DeviceViewMut::<f64>::stand_in(0x1000, 10),
+                DeviceViewMut::<u8>::stand_in(0x1000, 12),
+                DeviceViewMut::<u16>::stand_in(0x1000, 3),
+            )
+        };
+        // 8-byte elements: any element offset is whole words.
+        let (d, b) = (d.view(), b.view());
+        assert_eq!(d.into_words().map(|w| (w.address, w.len)), Some((0x1000, 20)));
+        assert_eq!(d.sub(1..4).unwrap().into_words().map(|w| (w.address, w.len)), Some((0x1008, 6)));
+        // 1-byte elements: only from a 4-byte boundary, in multiples of 4.
+        assert_eq!(b.sub(4..12).unwrap().into_words().map(|w| w.len), Some(2));
+        assert!(b.sub(1..5).unwrap().into_words().is_none(), "starts mid-word");
+        assert!(b.sub(0..6).unwrap().into_words().is_none(), "ends mid-word");
+        // 2-byte elements: 3 of them are 6 bytes.
+        assert!(h.into_words().is_none());
     }
 
     #[test]

@@ -3,12 +3,15 @@
 //! the library's fast copy).
 
 use crate::buffer::{DeviceRead, DeviceWrite};
-use crate::error::{Result, aligned16, allocatable, at_least, elements32, exactly, in_range, non_empty, product, sum};
+use crate::error::{
+    Error, Result, aligned16, allocatable, at_least, elements32, exactly, in_range, non_empty, product, sum,
+};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Launch, Out};
 use coalesce_kernels::coalescing::*;
 pub use coalesce_kernels::coalescing::{MAX_OFFSET, MAX_STRIDE};
 use coalesce_kernels::launch::{MAX_GRID_X, grid_stride_blocks};
+use cust::memory::DeviceCopy;
 
 /// Parameter list of the one-element-per-thread copies: input, output, n, offset or stride.
 pub type OffsetSig = fn(*const f32, *mut f32, u32, u32);
@@ -238,8 +241,26 @@ pub fn plan_copy_any<'a>(
 /// Copies all of `input` into `output` (equal lengths, any size, any element offsets) with
 /// 16-byte loads and stores: the library's fast copy (`coalescing_copy_any`: one vector a thread,
 /// a head and tail peeled, words shifted between lanes where the two views differ in alignment).
-pub fn copy(gpu: &Gpu, input: &impl DeviceRead<f32>, output: &mut impl DeviceWrite<f32>) -> Result<()> {
-    gpu.launch(plan_copy_any(input, output)?)
+///
+/// Any element type: the kernel moves the views' bytes as 4-byte words, bit for bit, so
+/// elements of 4, 8 or 16 bytes (`i32`, `f64`, `u64`, `[f32; 4]`, ...) take any element offset,
+/// and elements of 1 or 2 bytes views that start and end on a 4-byte boundary (others:
+/// [`Error::Unsupported`]). Errors as [`plan_copy_any`], in elements.
+pub fn copy<T: DeviceCopy>(gpu: &Gpu, input: &impl DeviceRead<T>, output: &mut impl DeviceWrite<T>) -> Result<()> {
+    non_empty("copy input", input.len())?;
+    exactly("copy output", output.len(), input.len())?;
+    let words = |what: &str, address: u64| {
+        Error::Unsupported(format!(
+            "copy of {}-byte elements: the {what} view at {address:#x} of {} elements does not start and end on \
+             a 4-byte boundary",
+            std::mem::size_of::<T>(),
+            input.len()
+        ))
+    };
+    let from = input.view().into_words().ok_or_else(|| words("input", input.address()))?;
+    let to_address = output.address();
+    let mut to = output.view_mut().into_words().ok_or_else(|| words("output", to_address))?;
+    gpu.launch(plan_copy_any(&from, &mut to)?)
 }
 
 /// [`copy`] with `blocks_per_sm` resident blocks per SM (0: one trip per thread) and the plain or
