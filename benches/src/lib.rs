@@ -32,6 +32,15 @@ pub mod transpose;
 
 use coalesce::{Gpu, Result};
 
+/// `Ok` where the driver reports a device, else why not (no driver, no device): a quick question,
+/// no context made, for a command that needs a GPU to say so before it builds anything.
+pub fn gpu_present() -> Result<()> {
+    match Gpu::device_count()? {
+        0 => Err(coalesce::Error::NoGpu("the driver reports no CUDA device".into())),
+        _ => Ok(()),
+    }
+}
+
 /// Opens the GPU the harness runs on: device `COALESCE_DEVICE` (default 0), with the base module
 /// only where `COALESCE_BASE_MODULE_ONLY=1` ([`Gpu::base_module_only`]).
 pub fn open_gpu() -> Result<Gpu> {

@@ -60,7 +60,20 @@ fn main() -> ExitCode {
         Cmd::BuildPtx { arch, out, .. } => build_ptx(&arch, out),
         Cmd::List => list(),
         // Parsed here (so `--help` and a wrong flag answer without a build), then passed on as given.
-        Cmd::Report(_) => return release_bin("report", forwarded(&args, "report")),
+        Cmd::Report(report) => {
+            // Measuring needs a GPU: say so before minutes of building, and point at the record.
+            if report.from.is_none()
+                && let Err(e) = coalesce_benches::gpu_present()
+            {
+                eprintln!(
+                    "error: `cargo xtask report` measures on this machine's GPU, and there is none ({e}).\n\
+                     To read the H100 record instead (no GPU needed, under a second):\n    \
+                     cargo xtask report --from results/report.json"
+                );
+                return ExitCode::FAILURE;
+            }
+            return release_bin("report", forwarded(&args, "report"));
+        }
         Cmd::Model(_) => return release_bin("model", forwarded(&args, "model")),
         Cmd::NcuTable(_) => return release_bin("ncu_table", forwarded(&args, "ncu-table")),
         Cmd::Bundle { out } => bundle(&out.unwrap_or_else(|| root().join("bundle"))),
@@ -315,6 +328,17 @@ mod tests {
 
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
         Cli::try_parse_from(std::iter::once("cargo xtask").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn the_readme_installs_the_pinned_toolchain() {
+        let pin = std::fs::read_to_string(root().join("rust-toolchain.toml")).unwrap();
+        let channel = pin.lines().find_map(|l| l.strip_prefix("channel = ")).unwrap().trim_matches('"');
+        let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+        assert!(
+            readme.contains(&format!("rustup toolchain install {channel} ")),
+            "README's install line is not {channel}"
+        );
     }
 
     #[test]

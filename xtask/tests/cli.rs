@@ -61,3 +61,18 @@ fn list_names_the_sweeps_and_stops_quietly_on_a_closed_pipe() {
     assert!(out.status.success(), "{out:?}");
     assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"), "{out:?}");
 }
+
+#[test]
+fn report_without_a_gpu_says_so_before_building_and_points_at_the_record() {
+    if coalesce_benches::gpu_present().is_ok() {
+        // With a GPU the command measures (minutes): this test is about machines without one.
+        println!("SKIPPED (a GPU is present: `cargo xtask report` would measure)");
+        return;
+    }
+    let start = std::time::Instant::now();
+    let out = xtask(&["report"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("there is none") && err.contains("cargo xtask report --from results/report.json"), "{err}");
+    assert!(start.elapsed().as_secs() < 10, "answered in {:?}, not before a build", start.elapsed());
+}
