@@ -161,19 +161,26 @@ impl Method {
     }
 
     /// Whether the kernel has no bounds checks: it takes whole tiles only, from 16-byte aligned
-    /// buffers.
+    /// buffers. Every method says which it is, with no default: [`validate`] and the plans'
+    /// safety rest on it, so a new method that does not answer does not compile.
     pub const fn whole_tiles_only(self) -> bool {
-        matches!(
-            self,
+        match self {
             Method::RegisterBlocked
-                | Method::WarpTile
-                | Method::WarpTileSm90
-                | Method::WarpTileAsync
-                | Method::WarpTileStreamK
-                | Method::WarpTileSpread
-                | Method::WarpTileSpreadStreamK
-                | Method::WarpTileSmall
-        )
+            | Method::WarpTile
+            | Method::WarpTileSm90
+            | Method::WarpTileAsync
+            | Method::WarpTileStreamK
+            | Method::WarpTileSpread
+            | Method::WarpTileSpreadStreamK
+            | Method::WarpTileSmall => true,
+            Method::Naive
+            | Method::Tiled
+            | Method::Prefetch
+            | Method::CpAsync
+            | Method::WarpTileSpreadEdge
+            | Method::WarpTileEdge
+            | Method::WarpTileEdgeSm90 => false,
+        }
     }
 
     /// Rows of C one block computes.
