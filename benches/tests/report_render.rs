@@ -811,7 +811,15 @@ fn the_html_page_holds_every_table_and_inlines_every_plot() {
         assert_eq!(open, page.matches(&format!("</{tag}>")).count(), "<{tag}> opened and closed");
     }
     assert_eq!(page.matches("<svg").count(), page.matches("</svg>").count());
-    assert!(page.contains("<h2>Summary</h2>"));
+    assert!(page.contains("<h2 id=\"summary\">Summary</h2>"));
+    // A contents list after the title links every lesson's heading, in order.
+    let nav = &page[page.find("<nav>").expect("a contents list")..page.find("</nav>").expect("closed")];
+    assert!(page.find("</h1>").unwrap() < page.find("<nav>").unwrap(), "after the title");
+    let links: Vec<&str> = nav.split("href=\"#").skip(1).map(|l| &l[..l.find('"').unwrap()]).collect();
+    assert!(links.contains(&"summary") && links.len() >= 5, "{links:?}");
+    for id in &links {
+        assert!(page.contains(&format!("<h2 id=\"{id}\">")), "#{id} has its heading");
+    }
     // Text is escaped: the markdown's `<`-free prose never opens a stray tag.
     assert!(!page.contains("<<") && !page.contains("&&"));
 }

@@ -13,7 +13,8 @@ table{border-collapse:collapse;margin:1rem 0;font-size:.9rem}\
 th,td{border:1px solid #ccc;padding:.25rem .5rem;vertical-align:top}th{background:#f3f3f3}\
 td.r,th.r{text-align:right;font-variant-numeric:tabular-nums}\
 code{font-family:ui-monospace,Menlo,Consolas,monospace;background:#f4f4f4;padding:0 .2rem;border-radius:3px}\
-figure{margin:1rem 0}figure svg{max-width:100%;height:auto}";
+figure{margin:1rem 0}figure svg{max-width:100%;height:auto}\
+nav ul{columns:2;padding-left:1.2rem}";
 
 /// The page for `md`, with each image line's file replaced by `svg(file)`: the SVG document to
 /// inline, or `None`, which leaves the image's alt text in its place.
@@ -22,6 +23,10 @@ pub fn html(md: &str, svg: impl Fn(&str) -> Option<String>) -> String {
     let title = lines.iter().find_map(|l| l.strip_prefix("# ")).unwrap_or("report");
     let mut body = String::new();
     let mut paragraph: Vec<&str> = Vec::new();
+    // The second-level headings (the lessons and the report's parts), for the contents list
+    // that goes after the title.
+    let mut contents: Vec<(String, &str)> = Vec::new();
+    let mut toc_at = None;
     let mut i = 0;
     while i < lines.len() {
         let line = lines[i];
@@ -35,7 +40,16 @@ pub fn html(md: &str, svg: impl Fn(&str) -> Option<String>) -> String {
             paragraph.clear();
         }
         if let Some((level, text)) = heading(line) {
-            body.push_str(&format!("<h{level}>{}</h{level}>\n", inline(text)));
+            if level == 2 {
+                let id = anchor(text, &contents);
+                body.push_str(&format!("<h2 id=\"{id}\">{}</h2>\n", inline(text)));
+                contents.push((id, text));
+            } else {
+                body.push_str(&format!("<h{level}>{}</h{level}>\n", inline(text)));
+            }
+            if level == 1 && toc_at.is_none() {
+                toc_at = Some(body.len());
+            }
         } else if line.starts_with('|') {
             let start = i;
             while i + 1 < lines.len() && lines[i + 1].starts_with('|') {
@@ -63,11 +77,41 @@ pub fn html(md: &str, svg: impl Fn(&str) -> Option<String>) -> String {
     if !paragraph.is_empty() {
         body.push_str(&format!("<p>{}</p>\n", inline(&paragraph.join(" "))));
     }
+    if contents.len() > 1 {
+        let mut nav = String::from("<nav>\n<p><strong>Contents</strong></p>\n<ul>\n");
+        for (id, text) in &contents {
+            nav.push_str(&format!("<li><a href=\"#{id}\">{}</a></li>\n", inline(text)));
+        }
+        nav.push_str("</ul>\n</nav>\n");
+        body.insert_str(toc_at.unwrap_or(0), &nav);
+    }
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n\
          <style>{STYLE}</style>\n</head>\n<body>\n{body}</body>\n</html>\n",
         escape(title)
     )
+}
+
+/// An `id` for a heading: its letters and digits in lower case, other runs as one `-`, made
+/// unique among `taken` with a number.
+fn anchor(text: &str, taken: &[(String, &str)]) -> String {
+    let mut id = String::new();
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() {
+            id.push(c.to_ascii_lowercase());
+        } else if !id.ends_with('-') && !id.is_empty() {
+            id.push('-');
+        }
+    }
+    let id = id.trim_end_matches('-').to_string();
+    let id = if id.is_empty() { "part".to_string() } else { id };
+    let mut unique = id.clone();
+    let mut n = 2;
+    while taken.iter().any(|(t, _)| *t == unique) {
+        unique = format!("{id}-{n}");
+        n += 1;
+    }
+    unique
 }
 
 /// `(level, text)` of a `#`…`######` heading line.
