@@ -516,7 +516,8 @@ impl Gpu {
         Ok(remote)
     }
 
-    /// Queues a planned kernel launch on the device's stream, after [`Gpu::admit`]'s checks.
+    /// Queues a planned kernel launch on the device's stream, after its checks: the driver's
+    /// limits, the kernel's launch bounds, where each buffer lives and whether the module runs here.
     pub fn launch<'a, Sig: Signature<'a>>(&self, call: Call<'a, Sig>) -> Result<()> {
         let remote = self.admitted(&call)?;
         let launch = call.launch();

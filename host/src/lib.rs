@@ -1,4 +1,38 @@
-//! coalesce: CUDA memory-access lessons as Rust kernels, launched safely through `cust`.
+//! coalesce: fast, safe CUDA memory operations from Rust — and the lessons of memory access,
+//! each as a Rust kernel, launched through `cust`.
+//!
+//! # The library
+//!
+//! A [`Gpu`] handle, device memory as [`DeviceBuffer`]s and the views borrowed from them, typed
+//! [`Error`]s, and the entry points, each for any size and any sub-slice:
+//!
+//! | call | what it does |
+//! |---|---|
+//! | [`coalescing::copy`] | `output = input`, any element type, 16-byte vectors (~99% of memcpy) |
+//! | [`transpose::transpose`] | `output = inputᵀ` of a `rows × cols` `f32` matrix through shared tiles |
+//! | [`reduce::sum`], [`reduce::sum_to`] | the wrapping `i32` sum, returned or left on the device |
+//! | [`matmul::matmul`] | `c = a · b` in `f32`, warp-tiled, stream-K where it pays |
+//! | [`Gpu::enable_peer_access`], [`Gpu::memcpy_peer`] | a second GPU's memory, mapped or copied |
+//!
+//! ```no_run
+//! use coalesce::{Gpu, coalescing, matmul, reduce, transpose};
+//! # fn main() -> coalesce::Result<()> {
+//! let gpu = Gpu::new()?;
+//! let input = gpu.upload(&vec![1.5f32; 1 << 20])?;
+//! let mut output = gpu.poisoned::<f32>(1 << 20, 0)?;
+//! coalescing::copy(&gpu, &input, &mut output)?;
+//! assert_eq!(output.to_vec()?[12345], 1.5);
+//! transpose::transpose(&gpu, &input, &mut output, 1024, 1024)?;
+//! let ints = gpu.upload(&[1i32, 2, 3])?;
+//! assert_eq!(reduce::sum(&gpu, &ints)?, 6);
+//! let (a, b) = (gpu.upload(&vec![1.0f32; 64 * 32])?, gpu.upload(&vec![2.0f32; 32 * 16])?);
+//! let mut c = gpu.poisoned::<f32>(64 * 16, 0)?;
+//! matmul::matmul(&gpu, &a, &b, &mut c, (64, 16, 32))?;
+//! assert_eq!(c.to_vec()?[0], 64.0);
+//! # Ok(()) }
+//! ```
+//!
+//! # The lessons
 //!
 //! Each family module ([`coalescing`], [`transpose`], [`reduce`], ...) holds the plans that
 //! validate a launch and return a typed [`Call`], the safe launchers built on them, and the CPU
@@ -9,20 +43,9 @@
 //! is re-exported as [`kernels`], the one public home of the index math, the launch constants and
 //! the typed kernel handles (`kernels::coalescing::offset_index`,
 //! `kernels::coalescing::coalescing_offset`).
-//! [`model`] replays a planned launch on the CPU and counts what Nsight Compute would. The lesson
-//! harness (registry, checks, workloads, report) is a separate crate that depends on this one,
-//! never the other way round.
-//!
-//! ```no_run
-//! use coalesce::{Gpu, coalescing};
-//! # fn main() -> coalesce::Result<()> {
-//! let gpu = Gpu::new()?;
-//! let input = gpu.upload(&vec![1.5f32; 1 << 20])?;
-//! let mut output = gpu.poisoned::<f32>(1 << 20, 0)?;
-//! coalescing::copy(&gpu, &input, &mut output)?;
-//! assert_eq!(output.to_vec()?[12345], 1.5);
-//! # Ok(()) }
-//! ```
+//! [`model`] replays a planned launch on the CPU and counts what Nsight Compute would, and follows
+//! it through L2 to DRAM. The lesson harness (registry, checks, workloads, report) is a separate
+//! crate that depends on this one, never the other way round.
 //!
 //! # Device memory
 //!

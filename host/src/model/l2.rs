@@ -3,7 +3,7 @@
 //!
 //! A replay walks a launch warp by warp; the GPU runs every resident warp at once. So each access
 //! is recorded with its warp and its place in that warp's instruction stream ([`Trace`]), and the
-//! trace is replayed through the cache ([`L2::run`]) in the order *wave, step, warp*: the blocks
+//! trace is replayed through the cache ([`Trace::dram`]) in the order *wave, step, warp*: the blocks
 //! that fit on the GPU at once form a wave (dispatched in block order, one wave after another),
 //! and inside a wave every warp issues its first access, then every warp its second, and so on.
 //! Warps do not run in lockstep on the hardware, but what the L2 sees of reuse is the amount of
