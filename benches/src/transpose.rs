@@ -117,12 +117,12 @@ impl Family for Transpose {
 /// The transpose variants, one row each, in teaching order.
 #[rustfmt::skip]
 const VARIANTS: &[Row<Transpose>] = &[
-    method(Method::Copy, "tiled copy of the same shape: coalesced both ways, the ceiling").swept(SHAPE),
+    method(Method::Copy, "tiled copy of the same shape: coalesced both ways, 4-byte accesses in a 32x32 tile").swept(SHAPE),
     method(Method::Naive, "coalesced reads, column writes: 32 sectors per warp store").swept(SHAPE),
     method(Method::Shared, "32x32 shared tile: coalesced both ways, 32-way bank conflicts").swept(SHAPE),
     method(Method::Padded, "32x33 shared tile: coalesced both ways, conflict-free").swept(SHAPE),
     method(Method::Wide, "64x65 tile, 8-byte accesses (8 sectors a request), tiles down columns").swept(SHAPE),
-    method(Method::WideCopy, "wide's accesses as a copy, tiles along rows: same sectors, the 64x64 tile's ceiling").swept(SHAPE),
+    method(Method::WideCopy, "wide's accesses as a copy, tiles along rows: same sectors, the transposes' ceiling").swept(SHAPE),
     method(Method::WideCopyDown, "wide_copy with tiles down columns: the same sectors, a thin slice of every row in flight").swept(SHAPE),
     Row::by_kernel(Transpose::Tma, "64x64 tile a block as two 64x32 cp.async.bulk.tensor boxes each way, 128B-swizzled, tiles down columns (sm_90)", transpose_tma).swept(SHAPE),
 ];

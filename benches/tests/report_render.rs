@@ -440,8 +440,16 @@ fn the_column_walk_reading_compares_the_wide_copies() {
     );
     let sentences = reading(&md, "transpose");
     assert!(sentences.contains(&sentence), "{sentence:?} not in {sentences:#?}");
-    // The copies are not listed as transposes of the tiled copy.
+    // The copies are not listed as transposes; the transposes are read against the fastest copy
+    // of their shape (the wide tile's here), so none is past 100% of its ceiling.
     assert!(!sentences.iter().any(|s| s.contains("wide_copy ")), "{sentences:#?}");
+    let against = sentences.iter().find(|s| s.contains("of the fastest copy of the same shape, `wide_copy`"));
+    let percents: Vec<f64> = against
+        .expect("a sentence against the fastest copy")
+        .split('%')
+        .filter_map(|part| part.rsplit(' ').next()?.parse().ok())
+        .collect();
+    assert!(!percents.is_empty() && percents.iter().all(|&p| p <= 100.0), "{against:?}");
     // Without the down-columns copy there is no such sentence.
     r.runs.retain(|m| m.variant != "wide_copy_down");
     let (_, md) = render(&r, "column_walk_partial");
