@@ -66,6 +66,17 @@ type DrawResult<T> = Result<T, Box<dyn Error + Send + Sync>>;
 
 /// Every plot whose runs are present in `report`, in [`PLOT_FILES`] order.
 pub fn plots(report: &Report) -> io::Result<Vec<Plot>> {
+    let mut out = Vec::new();
+    for (file, family, chart) in charts(report) {
+        let Some(chart) = chart else { continue };
+        let svg = chart.draw().map_err(|e| io::Error::other(format!("drawing {file}: {e}")))?;
+        out.push(Plot { file, family, title: chart.title().to_string(), svg });
+    }
+    Ok(out)
+}
+
+/// `(file, family, chart)` of every plot, `None` where its runs are missing from `report`.
+fn charts(report: &Report) -> Vec<(&'static str, &'static str, Option<Chart>)> {
     let specs = [
         ("coalescing_offset.svg", "coalescing", coalescing_offset(report)),
         ("coalescing_stride.svg", "coalescing", coalescing_stride(report)),
@@ -91,13 +102,7 @@ pub fn plots(report: &Report) -> io::Result<Vec<Plot>> {
         specs.push((time, "sweep", Some(cost_time(&c))));
         specs.push((rate, "sweep", Some(cost_rate(&c))));
     }
-    let mut out = Vec::new();
-    for (file, family, chart) in specs {
-        let Some(chart) = chart else { continue };
-        let svg = chart.draw().map_err(|e| io::Error::other(format!("drawing {file}: {e}")))?;
-        out.push(Plot { file, family, title: chart.title().to_string(), svg });
-    }
-    Ok(out)
+    specs
 }
 
 /// How a series is drawn.
@@ -188,15 +193,20 @@ impl Chart {
     }
 }
 
-/// Series colours, distinguishable in print and for the common colour-vision deficiencies
-/// (Okabe–Ito).
-const PALETTE: [RGBColor; 6] = [
+/// Series colours, distinguishable in print and for the common colour-vision deficiencies: the
+/// eight of Okabe–Ito (yellow darkened to read on white), then two of Tol's muted scheme, so
+/// every chart of the report (at most ten series) gives each its own.
+const PALETTE: [RGBColor; 10] = [
     RGBColor(0, 114, 178),
     RGBColor(213, 94, 0),
     RGBColor(0, 158, 115),
     RGBColor(204, 121, 167),
     RGBColor(86, 180, 233),
     RGBColor(0, 0, 0),
+    RGBColor(230, 159, 0),
+    RGBColor(180, 160, 20),
+    RGBColor(136, 34, 85),
+    RGBColor(51, 34, 136),
 ];
 const REFERENCE: RGBColor = RGBColor(110, 110, 110);
 const FONT: &str = "sans-serif";
@@ -786,4 +796,30 @@ fn draw_bars(c: &Bars) -> DrawResult<String> {
         root.present()?;
     }
     Ok(svg)
+}
+
+#[cfg(test)]
+mod colour_tests {
+    use super::*;
+
+    #[test]
+    fn every_series_of_a_chart_has_a_colour_of_its_own() {
+        // The H100 record, every plot of it (with its peers: cuBLAS beside the matmul stages).
+        let report = Report::from_json(include_str!("../../../results/report.json")).expect("the record parses");
+        let mut seen = 0;
+        for (file, _, chart) in charts(&report) {
+            let coloured = match chart {
+                Some(Chart::Lines(c)) => c.series.len() + c.secondary.as_ref().map_or(0, |s| s.series.len()),
+                Some(Chart::Bars(c)) => c.groups.len(),
+                None => continue,
+            };
+            seen += 1;
+            assert!(coloured <= PALETTE.len(), "{file}: {coloured} series for {} colours", PALETTE.len());
+        }
+        assert!(seen >= 10, "{seen} charts drawn");
+        let mut distinct = PALETTE.to_vec();
+        distinct.sort_by_key(|c| (c.0, c.1, c.2));
+        distinct.dedup();
+        assert_eq!(distinct.len(), PALETTE.len(), "the palette repeats a colour");
+    }
 }
