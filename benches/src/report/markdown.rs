@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use super::cost::cublas_at;
 use super::warp::bank_wavefronts;
-use super::{Measurement, Plot, Report, WarpPicture, gbps, pct, ratio, readings, tflops, us};
+use super::{Measurement, Model, Plot, Report, WarpPicture, gbps, pct, ratio, readings, tflops, us};
 
 /// The markdown of `report`, embedding `plots` in their families' sections and `pictures` in the
 /// section after the summary (by file name, relative to the markdown).
@@ -170,8 +170,13 @@ fn section(md: &mut String, r: &Report, family: &str, plots: &[Plot]) {
                 Some(model) => {
                     let conflicts = model.shared_ld_bank_conflicts + model.shared_st_bank_conflicts;
                     if units != Units::Shared {
-                        let _ =
-                            write!(md, " {:.2} | {:.2} |", model.ld_sectors_per_request, model.st_sectors_per_request);
+                        if engine_driven(m, model) {
+                            // Bulk copies and TMA move the bytes without a load or store request.
+                            md.push_str(" (copy engine) | (copy engine) |");
+                        } else {
+                            let (ld, st) = (model.ld_sectors_per_request, model.st_sectors_per_request);
+                            let _ = write!(md, " {ld:.2} | {st:.2} |");
+                        }
                     }
                     let _ = write!(md, " {} |", thousands(conflicts));
                     if units != Units::Shared {
@@ -234,6 +239,15 @@ pub(crate) fn thousands(n: u64) -> String {
     out
 }
 
+/// Whether a run moves its bytes through the copy hardware (bulk copies, TMA): bytes to move, and
+/// (almost) no load or store request of the threads' own in the model, only a tail's.
+fn engine_driven(m: &Measurement, model: &Model) -> bool {
+    m.bytes > 0
+        && model.ld_sectors_per_request <= 1.0
+        && model.st_sectors_per_request <= 1.0
+        && model.dram_read_bytes > 0
+}
+
 /// `read / written` in MB (10^6 bytes), one decimal.
 fn megabytes(read: u64, written: u64) -> String {
     format!("{:.1} / {:.1}", read as f64 / 1e6, written as f64 / 1e6)
@@ -241,7 +255,39 @@ fn megabytes(read: u64, written: u64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::thousands;
+    use super::*;
+
+    #[test]
+    fn copies_by_the_copy_hardware_are_named_not_shown_as_free() {
+        let run = |ld: f64, st: f64, bytes: u64| {
+            let model = Model {
+                ld_sectors_per_request: ld,
+                st_sectors_per_request: st,
+                shared_ld_bank_conflicts: 0,
+                shared_st_bank_conflicts: 0,
+                dram_read_bytes: 1 << 28,
+                dram_write_bytes: 1 << 28,
+            };
+            let m = Measurement {
+                run: "f/v".into(),
+                family: "f".into(),
+                variant: "v".into(),
+                param: None,
+                summary: String::new(),
+                median_us: 1.0,
+                bytes,
+                flops: 0,
+                on_cpu: false,
+                model: Some(model.clone()),
+                ncu: None,
+            };
+            engine_driven(&m, &model)
+        };
+        // TMA (no request at all) and bulk copies (the tail's one sector) are the engine's.
+        assert!(run(0.0, 0.0, 1 << 29) && run(1.0, 1.0, 1 << 29));
+        // Coalesced threads' copies are not; nor is a run that moves nothing.
+        assert!(!run(4.0, 4.0, 1 << 29) && !run(16.0, 16.0, 1 << 29) && !run(0.0, 0.0, 0));
+    }
 
     #[test]
     fn thousands_groups_digits() {
