@@ -354,25 +354,7 @@ impl Model {
         let last_byte = self.address(buf, offset.saturating_add(len_less_one))?;
         let l2 = device().l2_bytes;
         if let Some(trace) = &mut self.dram {
-            // Whole sectors inside the range, partial ones at its ends.
-            let (first, last) = (first_byte / SECTOR_BYTES, last_byte / SECTOR_BYTES);
-            let op = |s: u64| match dir {
-                Dir::Load => Op::Read,
-                Dir::Store => {
-                    let lo = if s == first { first_byte % SECTOR_BYTES } else { 0 };
-                    let hi = if s == last { last_byte % SECTOR_BYTES } else { SECTOR_BYTES - 1 };
-                    Op::Write(byte_mask(lo, hi - lo + 1))
-                }
-            };
-            if first == last {
-                trace.record_range(l2, first, last, op(first));
-            } else {
-                trace.record_range(l2, first, first, op(first));
-                if last > first + 1 {
-                    trace.record_range(l2, first + 1, last - 1, op(first + 1));
-                }
-                trace.record_range(l2, last, last, op(last));
-            }
+            trace.record_bytes(l2, first_byte, last_byte + 1, dir == Dir::Store);
         }
         Ok(())
     }

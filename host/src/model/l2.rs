@@ -55,7 +55,7 @@ pub const MAX_EVENTS: usize = 1 << 22;
 /// The L2 of an H100 SXM5 or an H200 (`CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE`: 52,428,800 bytes).
 pub const DEFAULT_L2_BYTES: u64 = 50 << 20;
 
-use super::SECTOR_BYTES;
+use super::{SECTOR_BYTES, byte_mask};
 
 /// What an access does to its sector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,12 +196,23 @@ impl Trace {
         self.step = self.step.saturating_add(1);
     }
 
-    /// Whether accesses to `line` (a 128-byte line index) are recorded now: the generators that
-    /// emit whole tiles ([`Trace::push`]) skip the others before working out their sectors (a
-    /// sector pushed that is no longer sampled is dropped).
-    #[inline]
-    pub fn samples(&self, l2_bytes: u64, line: u64) -> bool {
-        sampled(line, sets_of(l2_bytes), self.sample)
+    /// The sectors of bytes `start..end` in sets this trace records now, in address order, each
+    /// with its line and the mask of its bytes inside the range: what a generator that places
+    /// accesses itself ([`Trace::push`], [`Trace::record_bytes`]) records, without working out
+    /// the sectors of lines it would drop (a sector pushed that is no longer sampled is dropped).
+    pub fn sectors_of(&self, l2_bytes: u64, start: u64, end: u64) -> impl Iterator<Item = (u64, u64, u32)> + use<> {
+        let (sets, sample) = (sets_of(l2_bytes), self.sample);
+        let per_line = LINE_BYTES / SECTOR_BYTES;
+        (start / LINE_BYTES..end.div_ceil(LINE_BYTES)).filter(move |&line| sampled(line, sets, sample)).flat_map(
+            move |line| {
+                let sectors = (line * per_line).max(start / SECTOR_BYTES)
+                    ..(line * per_line + per_line).min(end.div_ceil(SECTOR_BYTES));
+                sectors.map(move |s| {
+                    let (lo, hi) = ((s * SECTOR_BYTES).max(start), ((s + 1) * SECTOR_BYTES).min(end));
+                    (s, line, byte_mask(lo % SECTOR_BYTES, hi - lo))
+                })
+            },
+        )
     }
 
     /// Records `op` on `sector` (of a line [`Trace::samples`] accepts) at step `step` of warp
@@ -213,19 +224,15 @@ impl Trace {
     }
 
     /// Records accesses outside any warp's order (a footprint worked out apart from a replay):
-    /// `first..=last` sectors with `op`, in address order, one line a step of warp 0 of block 0.
-    pub fn record_range(&mut self, l2_bytes: u64, first: u64, last: u64, op: Op) {
+    /// bytes `start..end` read, or written (each sector with the mask of its bytes inside), in
+    /// address order, one line a step of warp 0 of block 0.
+    pub fn record_bytes(&mut self, l2_bytes: u64, start: u64, end: u64, write: bool) {
         let sets = sets_of(l2_bytes);
-        let per_line = LINE_BYTES / SECTOR_BYTES;
-        let mut line = first / per_line;
-        while line * per_line <= last {
-            if sampled(line, sets, self.sample) {
-                let key = u128::from(line - first / per_line) << 64;
-                for s in (line * per_line).max(first)..=(line * per_line + per_line - 1).min(last) {
-                    self.keep(sets, Event { key, sector: s, op });
-                }
-            }
-            line += 1;
+        let first_line = start / LINE_BYTES;
+        let sectors: Vec<_> = self.sectors_of(l2_bytes, start, end).collect();
+        for (sector, line, mask) in sectors {
+            let op = if write { Op::Write(mask) } else { Op::Read };
+            self.keep(sets, Event { key: u128::from(line - first_line) << 64, sector, op });
         }
     }
 

@@ -21,10 +21,7 @@
 use crate::buffer::DeviceViewMut;
 use std::collections::BTreeMap;
 
-use super::{
-    Buffer, Counts, Model, Op, Trace, Warp, block_warps, blocks, blocks_per_sm, byte_mask, fake_slice, lanes_where,
-    no_replay,
-};
+use super::{Buffer, Counts, Model, Op, Warp, block_warps, blocks, blocks_per_sm, fake_slice, lanes_where, no_replay};
 use crate::error::{Error, Result, product};
 use crate::launch::{Call, Launch};
 use crate::matmul::{MatmulSig, Method, plan};
@@ -47,9 +44,8 @@ mod warptile;
 
 /// Floats in a sector.
 const SECTOR_FLOATS: u64 = super::SECTOR_BYTES / 4;
-/// Bytes in a sector and in an L2 line, for the tile streams.
+/// Bytes in a sector, for the tile streams.
 const SECTOR: u64 = super::SECTOR_BYTES;
-const LINE: u64 = super::l2::LINE_BYTES;
 
 /// The buffers and sizes of one launch.
 struct Launched {
@@ -231,24 +227,9 @@ fn tile_stream(
     let bk = u64::from(bk.max(1));
     let steps = u32::try_from(k.div_ceil(bk)).unwrap_or(u32::MAX);
     let Some(trace) = model.tile_trace(per_sm) else { return Ok(()) };
-    // The sampled sectors of bytes `start..end`, each with the mask of its bytes inside.
-    let sectors = |trace: &Trace, start: u64, end: u64, out: &mut Vec<(u64, u32)>| {
-        let mut line = start / LINE;
-        while line * LINE < end {
-            if trace.samples(l2, line) {
-                for s in (line * LINE).max(start) / SECTOR..((line + 1) * LINE).min(end).div_ceil(SECTOR) {
-                    let lo = (s * SECTOR).max(start);
-                    let hi = ((s + 1) * SECTOR).min(end);
-                    out.push((s, byte_mask(lo % SECTOR, hi - lo)));
-                }
-            }
-            line += 1;
-        }
-    };
     // A's rows of one block's tile and B's columns, by step, kept for the blocks that share them.
     let mut rows_of_a: BTreeMap<u64, Vec<(u32, u64)>> = BTreeMap::new();
     let mut cols_of_b: BTreeMap<(u64, u64), Vec<(u32, u64)>> = BTreeMap::new();
-    let mut buf = Vec::new();
     for (linear, block) in blocks(launch).enumerate() {
         let linear = linear as u64;
         let (r0, c0) = origin(block)?;
@@ -262,9 +243,7 @@ fn tile_stream(
             let mut out = Vec::new();
             for r in r0..r0 + rows {
                 let row = a + 4 * row_major(r, 0, k);
-                buf.clear();
-                sectors(trace, row, row + 4 * k, &mut buf);
-                for &(s, _) in &buf {
+                for (s, _, _) in trace.sectors_of(l2, row, row + 4 * k) {
                     let first = (s * SECTOR).max(row);
                     out.push((((first - row) / 4 / bk) as u32, s));
                 }
@@ -278,9 +257,7 @@ fn tile_stream(
             let mut out = Vec::new();
             for i in 0..k {
                 let row = b + 4 * row_major(i, c0, n);
-                buf.clear();
-                sectors(trace, row, row + 4 * cols, &mut buf);
-                out.extend(buf.iter().map(|&(s, _)| ((i / bk) as u32, s)));
+                out.extend(trace.sectors_of(l2, row, row + 4 * cols).map(|(s, _, _)| ((i / bk) as u32, s)));
             }
             out
         });
@@ -289,9 +266,8 @@ fn tile_stream(
         }
         for r in r0..r0 + rows {
             let row = c + 4 * row_major(r, c0, n);
-            buf.clear();
-            sectors(trace, row, row + 4 * cols, &mut buf);
-            for &(s, mask) in &buf {
+            let written: Vec<_> = trace.sectors_of(l2, row, row + 4 * cols).collect();
+            for (s, _, mask) in written {
                 trace.push(l2, (linear, steps, 0), s, Op::Write(mask));
             }
         }
