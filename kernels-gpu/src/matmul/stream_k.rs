@@ -146,7 +146,14 @@ impl StreamK {
     /// with the next block (its sums are published for that block first), the bottom one the
     /// end of the tile it shares with the previous one (which published long before).
     pub const fn segment(self, x: u32, u: u32) -> Option<(u32, u32, u32)> {
-        let (lo, hi) = self.range(x);
+        self.segment_in(self.range(x), u)
+    }
+
+    /// The `u`-th segment of the range `lo..hi` ([`StreamK::segment`]; the row kernel's own form
+    /// passes its own range). A range below `work` keeps `t < sk_tiles()`, so the tile is below
+    /// `tiles`: no overflow.
+    #[inline(always)]
+    const fn segment_in(self, (lo, hi): (u64, u64), u: u32) -> Option<(u32, u32, u32)> {
         let iters = self.iters as u64;
         if hi <= lo || iters == 0 || u as u64 > (hi - 1) / iters - lo / iters {
             return None;
@@ -155,7 +162,6 @@ impl StreamK {
         let first = t * iters;
         let k0 = lo.saturating_sub(first);
         let k1 = if hi < first + iters { hi - first } else { iters };
-        // `t < sk_tiles()` (hi <= work), so the tile is below `tiles`: no overflow.
         Some(((self.waves * self.wave) + t as u32, k0 as u32, k1 as u32))
     }
 }
@@ -187,16 +193,7 @@ impl StreamK {
     }
     #[inline(always)]
     const fn kernel_segment(self, x: u32, u: u32) -> Option<(u32, u32, u32)> {
-        let (lo, hi) = self.kernel_range(x);
-        let iters = self.iters as u64;
-        if hi <= lo || iters == 0 || u as u64 > (hi - 1) / iters - lo / iters {
-            return None;
-        }
-        let t = (hi - 1) / iters - u as u64;
-        let first = t * iters;
-        let k0 = lo.saturating_sub(first);
-        let k1 = if hi < first + iters { hi - first } else { iters };
-        Some(((self.waves * self.wave) + t as u32, k0 as u32, k1 as u32))
+        self.segment_in(self.kernel_range(x), u)
     }
 }
 
