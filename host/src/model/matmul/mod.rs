@@ -14,10 +14,12 @@
 //! rows and columns (the guards, and the clamps of the guarded warp-tiled kernel, which clamp to
 //! the block's last valid row or column) and the same origin offsets modulo a sector (the
 //! alignment) make the same requests, sectors and wavefronts. The class key is exactly that.
-//! The DRAM footprint is worked out apart: every thread with a valid `(row, col)` reads row
-//! `row` of A and column `col` of B over all of k and writes `C(row, col)`, so the footprint is
-//! the covered rows of A, the covered columns of B and their product in C (the warp-tiled
-//! kernels' vectors and the clamped rows and columns read inside those too).
+//! The L2 and DRAM traffic is worked out apart (`tile_stream`): every block, in dispatch order
+//! and a wave of resident blocks at a time, reads at each k step the rows of A and the columns of
+//! B of its tile that lie inside the multiply and at the end writes its tile of C, and those
+//! sectors go through the L2 model (the warp-tiled kernels' vectors and the clamped rows and
+//! columns read inside those too). Stream-K's shared row is the exception: its replay's own
+//! loads and stores are its trace.
 use crate::buffer::DeviceViewMut;
 use std::collections::BTreeMap;
 
