@@ -215,7 +215,7 @@ impl Trace {
         )
     }
 
-    /// Records `op` on `sector` (of a line [`Trace::samples`] accepts) at step `step` of warp
+    /// Records `op` on `sector` (one [`Trace::sectors_of`] gives) at step `step` of warp
     /// `warp` of block `block`, for generators that place accesses themselves.
     #[inline]
     pub fn push(&mut self, l2_bytes: u64, (block, step, warp): (u64, u32, u32), sector: u64, op: Op) {
