@@ -229,7 +229,7 @@ pub struct Model {
 impl Model {
     /// A model that also follows its accesses through L2 to DRAM.
     pub fn new() -> Self {
-        Model { dram: Some(Trace::new()), ..Model::default() }
+        Model { dram: Some(Trace::new(device().l2_bytes)), ..Model::default() }
     }
 
     /// A model that counts instructions only, for a part of a launch replayed once and
@@ -281,7 +281,7 @@ impl Model {
     pub fn counts(&self) -> Counts {
         let mut c = self.counts;
         if let Some(trace) = &self.dram {
-            (c.dram_read_bytes, c.dram_write_bytes) = trace.dram(device().l2_bytes);
+            (c.dram_read_bytes, c.dram_write_bytes) = trace.dram();
         }
         c
     }
@@ -326,9 +326,8 @@ impl Model {
     /// [`Model::buffer`] says.
     pub fn atomic(&mut self, buf: Buffer, offset: u64) -> Result<()> {
         let address = self.address(buf, offset)?;
-        let l2 = device().l2_bytes;
         if let Some(trace) = self.trace() {
-            trace.record(l2, [(address / SECTOR_BYTES, Op::Atomic)]);
+            trace.record([(address / SECTOR_BYTES, Op::Atomic)]);
         }
         Ok(())
     }
@@ -352,9 +351,8 @@ impl Model {
         };
         let first_byte = self.address(buf, offset)?;
         let last_byte = self.address(buf, offset.saturating_add(len_less_one))?;
-        let l2 = device().l2_bytes;
         if let Some(trace) = &mut self.dram {
-            trace.record_bytes(l2, first_byte, last_byte + 1, dir == Dir::Store);
+            trace.record_bytes(first_byte, last_byte + 1, dir == Dir::Store);
         }
         Ok(())
     }
@@ -399,10 +397,9 @@ impl Model {
                 distinct += 1;
             }
         }
-        let l2 = device().l2_bytes;
         if let Some(trace) = self.trace() {
             let op = |mask| if dir == Dir::Load { Op::Read } else { Op::Write(mask) };
-            trace.record(l2, sectors[..distinct].iter().map(|&(s, mask)| (s, op(mask))));
+            trace.record(sectors[..distinct].iter().map(|&(s, mask)| (s, op(mask))));
         }
         let distinct = distinct as u64;
         // One request and at most 32 sectors an instruction: 2^59 instructions before a wrap.

@@ -81,6 +81,9 @@ struct Event {
 #[derive(Debug)]
 pub struct Trace {
     events: Vec<Event>,
+    /// Bytes of the L2 the trace is followed through, and its sets.
+    l2_bytes: u64,
+    sets: u64,
     /// One set in `sample` is simulated.
     sample: u64,
     /// Blocks resident at once (the wave), from [`Trace::set_wave`]; 0 until set.
@@ -132,22 +135,26 @@ fn sets_of(bytes: u64) -> u64 {
     (bytes / LINE_BYTES / WAYS as u64).max(1)
 }
 
-impl Default for Trace {
-    fn default() -> Self {
-        Trace { events: Vec::new(), sample: 1, wave: 0, warp: (0, 0), step: 0, left: Vec::new() }
-    }
-}
-
 impl Trace {
-    /// An empty trace.
-    pub fn new() -> Self {
-        Trace::default()
+    /// An empty trace, to be followed through an L2 of `l2_bytes`.
+    pub fn new(l2_bytes: u64) -> Self {
+        Trace {
+            events: Vec::new(),
+            l2_bytes,
+            sets: sets_of(l2_bytes),
+            sample: 1,
+            wave: 0,
+            warp: (0, 0),
+            step: 0,
+            left: Vec::new(),
+        }
     }
 
     /// Keeps an access to `sector` if its set is sampled, then samples more sparsely if the
     /// trace is full.
     #[inline]
-    fn keep(&mut self, sets: u64, event: Event) {
+    fn keep(&mut self, event: Event) {
+        let sets = self.sets;
         if sampled(event.sector * SECTOR_BYTES / LINE_BYTES, sets, self.sample) {
             self.events.push(event);
             if self.events.len() > MAX_EVENTS {
@@ -184,14 +191,13 @@ impl Trace {
     }
 
     /// Records one warp instruction's accesses to `sectors` (with their ops), one step of the
-    /// current warp; `l2_bytes` sizes the sets sampled.
+    /// current warp.
     #[inline]
-    pub fn record(&mut self, l2_bytes: u64, accesses: impl IntoIterator<Item = (u64, Op)>) {
-        let sets = sets_of(l2_bytes);
+    pub fn record(&mut self, accesses: impl IntoIterator<Item = (u64, Op)>) {
         let (block, warp) = self.warp;
         let key = key(self.wave, block, self.step, warp);
         for (sector, op) in accesses {
-            self.keep(sets, Event { key, sector, op });
+            self.keep(Event { key, sector, op });
         }
         self.step = self.step.saturating_add(1);
     }
@@ -200,8 +206,8 @@ impl Trace {
     /// with its line and the mask of its bytes inside the range: what a generator that places
     /// accesses itself ([`Trace::push`], [`Trace::record_bytes`]) records, without working out
     /// the sectors of lines it would drop (a sector pushed that is no longer sampled is dropped).
-    pub fn sectors_of(&self, l2_bytes: u64, start: u64, end: u64) -> impl Iterator<Item = (u64, u64, u32)> + use<> {
-        let (sets, sample) = (sets_of(l2_bytes), self.sample);
+    pub fn sectors_of(&self, start: u64, end: u64) -> impl Iterator<Item = (u64, u64, u32)> + use<> {
+        let (sets, sample) = (self.sets, self.sample);
         let per_line = LINE_BYTES / SECTOR_BYTES;
         (start / LINE_BYTES..end.div_ceil(LINE_BYTES)).filter(move |&line| sampled(line, sets, sample)).flat_map(
             move |line| {
@@ -218,30 +224,29 @@ impl Trace {
     /// Records `op` on `sector` (one [`Trace::sectors_of`] gives) at step `step` of warp
     /// `warp` of block `block`, for generators that place accesses themselves.
     #[inline]
-    pub fn push(&mut self, l2_bytes: u64, (block, step, warp): (u64, u32, u32), sector: u64, op: Op) {
+    pub fn push(&mut self, (block, step, warp): (u64, u32, u32), sector: u64, op: Op) {
         let key = key(self.wave, block, step, warp);
-        self.keep(sets_of(l2_bytes), Event { key, sector, op });
+        self.keep(Event { key, sector, op });
     }
 
     /// Records accesses outside any warp's order (a footprint worked out apart from a replay):
     /// bytes `start..end` read, or written (each sector with the mask of its bytes inside), in
     /// address order, one line a step of warp 0 of block 0.
-    pub fn record_bytes(&mut self, l2_bytes: u64, start: u64, end: u64, write: bool) {
-        let sets = sets_of(l2_bytes);
+    pub fn record_bytes(&mut self, start: u64, end: u64, write: bool) {
         let first_line = start / LINE_BYTES;
-        let sectors: Vec<_> = self.sectors_of(l2_bytes, start, end).collect();
+        let sectors: Vec<_> = self.sectors_of(start, end).collect();
         for (sector, line, mask) in sectors {
             let op = if write { Op::Write(mask) } else { Op::Read };
-            self.keep(sets, Event { key: u128::from(line - first_line) << 64, sector, op });
+            self.keep(Event { key: u128::from(line - first_line) << 64, sector, op });
         }
     }
 
-    /// The DRAM bytes `(read, written)` of the trace through an L2 of `l2_bytes`.
-    pub fn dram(&self, l2_bytes: u64) -> (u64, u64) {
+    /// The DRAM bytes `(read, written)` of the trace through its L2.
+    pub fn dram(&self) -> (u64, u64) {
         // A stable sort keeps a warp's accesses of one step in program order.
         let mut order: Vec<u32> = (0..self.events.len() as u32).collect();
         order.sort_by_key(|&i| self.events[i as usize].key);
-        let mut l2 = L2::new(l2_bytes, self.sample);
+        let mut l2 = L2::new(self.l2_bytes, self.sample);
         for &i in &order {
             let e = &self.events[i as usize];
             l2.access(e.sector, e.op);
@@ -349,11 +354,11 @@ mod tests {
 
     /// Sectors `0..n` of a buffer at `base`, each read then written whole, in one warp-step each.
     fn stream(l2: u64, n: u64, base: u64, op: Op) -> Trace {
-        let mut t = Trace::new();
+        let mut t = Trace::new(l2);
         t.set_wave(1, 1);
         t.at_warp(0, 0);
         for s in 0..n {
-            t.record(l2, [(base + s, op)]);
+            t.record([(base + s, op)]);
         }
         t
     }
@@ -362,7 +367,7 @@ mod tests {
     fn a_stream_larger_than_l2_reads_its_bytes_once() {
         let l2 = 1 << 20;
         let n = 64 << 10; // 2 MiB of sectors
-        let (read, written) = stream(l2, n, 0, Op::Read).dram(l2);
+        let (read, written) = stream(l2, n, 0, Op::Read).dram();
         let want = n * SECTOR_BYTES;
         assert!((read as f64 / want as f64 - 1.0).abs() < 0.1, "{read} vs {want}");
         assert_eq!(written, 0);
@@ -373,11 +378,11 @@ mod tests {
         let l2 = 1 << 20;
         // A quarter of the L2 written: nothing reaches DRAM by the end (at half, the hashed sets
         // already overflow here and there, as a set-associative cache's do).
-        let (read, written) = stream(l2, (l2 / 4) / SECTOR_BYTES, 0, Op::Write(u32::MAX)).dram(l2);
+        let (read, written) = stream(l2, (l2 / 4) / SECTOR_BYTES, 0, Op::Write(u32::MAX)).dram();
         assert_eq!((read, written), (0, 0));
         // Eight times the L2: all but about an L2 of it written back, nothing read.
         let n = 8 * l2 / SECTOR_BYTES;
-        let (read, written) = stream(l2, n, 0, Op::Write(u32::MAX)).dram(l2);
+        let (read, written) = stream(l2, n, 0, Op::Write(u32::MAX)).dram();
         assert_eq!(read, 0);
         let bytes = n * SECTOR_BYTES;
         assert!(written <= bytes && written as f64 > 0.8 * bytes as f64, "{written} of {bytes}");
@@ -388,21 +393,21 @@ mod tests {
         let l2 = 1 << 20;
         let n = 8 * l2 / SECTOR_BYTES;
         // 4 bytes of each sector: every sector evicted costs a 32-byte read and a 32-byte write.
-        let (read, written) = stream(l2, n, 0, Op::Write(0xf)).dram(l2);
+        let (read, written) = stream(l2, n, 0, Op::Write(0xf)).dram();
         assert_eq!(read, written);
     }
 
     #[test]
     fn one_sector_of_every_pair_fetches_both() {
         let l2 = 1 << 20;
-        let mut t = Trace::new();
+        let mut t = Trace::new(l2);
         t.set_wave(1, 1);
         t.at_warp(0, 0);
         let pairs = 8 * l2 / FETCH_BYTES;
         for p in 0..pairs {
-            t.record(l2, [(2 * p, Op::Read)]);
+            t.record([(2 * p, Op::Read)]);
         }
-        let (read, _) = t.dram(l2);
+        let (read, _) = t.dram();
         let want = pairs * FETCH_BYTES;
         assert!((read as f64 / want as f64 - 1.0).abs() < 0.1, "{read} vs {want}");
     }
@@ -412,15 +417,15 @@ mod tests {
         let l2 = 1 << 20;
         let lines = |bytes: u64| bytes / LINE_BYTES;
         for (span, hits) in [(l2 / 2, true), (4 * l2, false)] {
-            let mut t = Trace::new();
+            let mut t = Trace::new(l2);
             t.set_wave(1, 1);
             t.at_warp(0, 0);
             for _ in 0..4 {
                 for line in 0..lines(span) {
-                    t.record(l2, [(4 * line, Op::Read)]);
+                    t.record([(4 * line, Op::Read)]);
                 }
             }
-            let (read, _) = t.dram(l2);
+            let (read, _) = t.dram();
             let once = lines(span) * FETCH_BYTES;
             let ratio = read as f64 / once as f64;
             if hits {

@@ -223,7 +223,6 @@ fn tile_stream(
     (block_rows, block_cols): (u32, u32),
     bk: u32,
 ) -> Result<()> {
-    let l2 = super::device().l2_bytes;
     let (m, n, k) = (u64::from(l.m), u64::from(l.n), u64::from(l.k));
     let (a, b, c) = (l.a.base(), l.b.base(), l.c.base());
     let bk = u64::from(bk.max(1));
@@ -245,7 +244,7 @@ fn tile_stream(
             let mut out = Vec::new();
             for r in r0..r0 + rows {
                 let row = a + 4 * row_major(r, 0, k);
-                for (s, _, _) in trace.sectors_of(l2, row, row + 4 * k) {
+                for (s, _, _) in trace.sectors_of(row, row + 4 * k) {
                     let first = (s * SECTOR).max(row);
                     out.push((((first - row) / 4 / bk) as u32, s));
                 }
@@ -253,24 +252,24 @@ fn tile_stream(
             out
         });
         for &(step, s) in from_a.iter() {
-            trace.push(l2, (linear, step, 0), s, Op::Read);
+            trace.push((linear, step, 0), s, Op::Read);
         }
         let from_b = cols_of_b.entry((c0, cols)).or_insert_with(|| {
             let mut out = Vec::new();
             for i in 0..k {
                 let row = b + 4 * row_major(i, c0, n);
-                out.extend(trace.sectors_of(l2, row, row + 4 * cols).map(|(s, _, _)| ((i / bk) as u32, s)));
+                out.extend(trace.sectors_of(row, row + 4 * cols).map(|(s, _, _)| ((i / bk) as u32, s)));
             }
             out
         });
         for &(step, s) in from_b.iter() {
-            trace.push(l2, (linear, step, 1), s, Op::Read);
+            trace.push((linear, step, 1), s, Op::Read);
         }
         for r in r0..r0 + rows {
             let row = c + 4 * row_major(r, c0, n);
-            let written: Vec<_> = trace.sectors_of(l2, row, row + 4 * cols).collect();
+            let written: Vec<_> = trace.sectors_of(row, row + 4 * cols).collect();
             for (s, _, mask) in written {
-                trace.push(l2, (linear, steps, 0), s, Op::Write(mask));
+                trace.push((linear, steps, 0), s, Op::Write(mask));
             }
         }
     }
