@@ -3,7 +3,7 @@
 //! or as JSON lines (`cargo xtask model`).
 use std::fmt::Write;
 
-use coalesce::model::Counts;
+use coalesce::model::{Counts, Device};
 
 use crate::family::Variant;
 use crate::registry;
@@ -20,16 +20,17 @@ pub fn runs(filter: &str) -> Vec<(&'static dyn Variant, u32)> {
         .collect()
 }
 
-/// The predictions of `runs` on a GPU of `sms` SMs, in the same order, on every core.
-pub fn predict(runs: &[(&'static dyn Variant, u32)], sms: u32) -> Vec<(String, Prediction)> {
-    predict_with_progress(runs, sms, |_, _| {})
+/// The predictions of `runs` on `device` (its SM count sizes GPU-sized grids, its L2 the DRAM
+/// traffic), in the same order, on every core.
+pub fn predict(runs: &[(&'static dyn Variant, u32)], device: Device) -> Vec<(String, Prediction)> {
+    predict_with_progress(runs, device, |_, _| {})
 }
 
 /// [`predict`], calling `done(finished, run id)` as each run's prediction is made (from the
 /// worker threads, in the order they finish).
 pub fn predict_with_progress(
     runs: &[(&'static dyn Variant, u32)],
-    sms: u32,
+    device: Device,
     done: impl Fn(usize, &str) + Sync,
 ) -> Vec<(String, Prediction)> {
     let finished = std::sync::atomic::AtomicUsize::new(0);
@@ -43,8 +44,7 @@ pub fn predict_with_progress(
                 loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let Some(&(v, p)) = runs.get(i) else { break };
-                    let device = coalesce::model::Device { sms, ..Default::default() };
-                    let prediction = coalesce::model::on_device(device, || v.model(p, sms));
+                    let prediction = coalesce::model::on_device(device, || v.model(p, device.sms));
                     let row = (v.run_id(p), prediction);
                     done(finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, &row.0);
                     // A poisoned lock means another worker panicked: that panic is reported by

@@ -23,7 +23,7 @@ fn the_model_keeps_its_dram_bytes_within_10_percent_of_the_record() {
     for id in FOLLOWED {
         let selected: Vec<_> = runs(id).into_iter().filter(|(v, p)| v.run_id(*p) == id).collect();
         assert_eq!(selected.len(), 1, "{id} is a registered run");
-        let counts = predict(&selected, 132).remove(0).1.unwrap().expect("a GPU run");
+        let counts = predict(&selected, coalesce::model::Device::default()).remove(0).1.unwrap().expect("a GPU run");
         let counted = record.iter().find(|r| r.run == id).expect("the record has the run");
         for (what, model, metric) in [
             ("read", counts.dram_read_bytes, "dram__bytes_read.sum"),

@@ -163,6 +163,16 @@ pub struct DeviceInfo {
     pub compute_capability: (u32, u32),
     /// Device memory in bytes.
     pub memory_bytes: u64,
+    /// L2 cache in bytes (`CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE`): the L2 the model follows this
+    /// device's memory through ([`crate::model::Device`]).
+    pub l2_bytes: u64,
+}
+
+impl DeviceInfo {
+    /// The device as the transaction model sees it: its multiprocessors and its L2.
+    pub fn model_device(&self) -> crate::model::Device {
+        crate::model::Device { sms: self.multiprocessors, l2_bytes: self.l2_bytes }
+    }
 }
 
 impl Gpu {
@@ -208,6 +218,7 @@ impl Gpu {
                 attribute(DeviceAttribute::ComputeCapabilityMinor)?,
             ),
             memory_bytes: device.total_memory()? as u64,
+            l2_bytes: attribute(DeviceAttribute::L2CacheSize)?.into(),
         };
         Ok(Gpu {
             functions,

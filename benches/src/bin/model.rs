@@ -11,6 +11,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
+use coalesce::model::Device;
 use coalesce_benches::cli::{Failure, ModelArgs, exit};
 use coalesce_benches::predict::{json_line, predict_with_progress, runs, table};
 
@@ -26,7 +27,7 @@ fn run(args: ModelArgs) -> Result<(), Failure> {
     // Progress on stderr, one line rewritten (the whole registry takes minutes on two cores).
     let start = std::time::Instant::now();
     let total = selected.len();
-    let rows = predict_with_progress(&selected, args.sms, |k, run| {
+    let rows = predict_with_progress(&selected, Device { sms: args.sms, ..Device::default() }, |k, run| {
         eprint!("\r\x1b[K[{k}/{total}] {run} ({:.0} s)", start.elapsed().as_secs_f64());
     });
     eprintln!("\r\x1b[K{total} runs modelled in {:.0} s", start.elapsed().as_secs_f64());

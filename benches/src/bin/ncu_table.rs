@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use clap::Parser;
+use coalesce::model::Device;
 use coalesce_benches::cli::{Failure, NcuTableArgs, exit, print};
 use coalesce_benches::ncu::{compare, markdown, parse_checked};
 use coalesce_benches::predict::{predict, runs};
@@ -25,7 +26,7 @@ fn run(args: NcuTableArgs) -> Result<(), Failure> {
     let profiled = parse_checked(&text).map_err(|e| format!("{path}: {e}"))?;
     let wanted: Vec<_> = runs("").into_iter().filter(|(v, p)| profiled.iter().any(|r| r.run == v.run_id(*p))).collect();
     let mut predicted = BTreeMap::new();
-    for (run, prediction) in predict(&wanted, args.sms) {
+    for (run, prediction) in predict(&wanted, Device { sms: args.sms, ..Device::default() }) {
         match prediction {
             Ok(Some(counts)) => {
                 predicted.insert(run, counts);
