@@ -6,6 +6,7 @@
 //! It depends on the `coalesce` library; the library knows nothing of it. Each family has a
 //! module here with the same name as its kernels (`kernels-gpu/src/F.rs`) and its launchers
 //! (`host/src/F.rs`).
+pub mod calibrate;
 pub mod check;
 pub mod cli;
 pub mod family;

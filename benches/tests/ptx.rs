@@ -8,9 +8,10 @@ use std::path::{Path, PathBuf};
 use coalesce_benches::registry;
 use coalesce_builder::{EMBEDDED, EMBEDDED_DIR, PtxBuilder, REFRESH_COMMAND, find_ptxas, ptx_entries, ptxas_report};
 
-/// Kernels that are helpers, not lessons, and so are not in the registry.
-fn helpers() -> [&'static str; 1] {
-    [coalesce::kernels::util::util_fill.name()]
+/// Kernels that are helpers or the time model's probes, not lessons, and so are not in the
+/// registry.
+fn helpers() -> Vec<&'static str> {
+    std::iter::once(coalesce::kernels::util::util_fill.name()).chain(coalesce::probe::KERNELS).collect()
 }
 
 fn skipped(test: &str, why: &str) {

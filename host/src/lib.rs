@@ -87,6 +87,7 @@ pub mod histogram;
 pub mod layouts;
 pub mod matmul;
 pub mod model;
+pub mod probe;
 pub mod reduce;
 pub mod transpose;
 pub mod util;

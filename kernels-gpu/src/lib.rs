@@ -35,6 +35,7 @@ pub mod distance;
 pub mod histogram;
 pub mod layouts;
 pub mod matmul;
+pub mod probe;
 pub mod reduce;
 pub mod transpose;
 pub mod types;

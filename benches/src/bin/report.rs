@@ -57,6 +57,9 @@ fn measure(filter: &str, with_sweep: bool) -> Result<Report, String> {
     let runs = coalesce_benches::predict::runs(filter);
     let fail = |e: coalesce::Error| e.to_string();
     let memcpy = measurement(&measure_memcpy(&gpu).map_err(fail)?, None);
+    let started = Instant::now();
+    let params = coalesce_benches::calibrate::calibrate(&gpu).map_err(|e| format!("probes: {e}"))?;
+    eprint!("probes ({:.0} s): {}", started.elapsed().as_secs_f64(), params.describe());
     let start = Instant::now();
     let mut measured = Vec::new();
     let mut skipped = Vec::new();
@@ -103,6 +106,7 @@ fn measure(filter: &str, with_sweep: bool) -> Result<Report, String> {
         commit: std::env::var("COALESCE_COMMIT").unwrap_or_else(|_| env!("COALESCE_BUILD_COMMIT").to_string()),
         ptx_arch: coalesce::PTX_ARCH.to_string(),
         memcpy,
+        params: Some(params),
         runs: measured,
         sweep,
         peers: None,

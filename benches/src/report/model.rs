@@ -20,6 +20,10 @@ pub struct Report {
     /// Device-to-device memcpy, measured first in the same run: the ceiling every
     /// "% of memcpy" is relative to.
     pub memcpy: Measurement,
+    /// The time model's device parameters, measured by the probes ([`crate::calibrate`]) in the
+    /// same run. Absent in records made before the time model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<crate::calibrate::DeviceParams>,
     /// Every variant at every swept parameter value, in registry order.
     pub runs: Vec<Measurement>,
     /// The cost curve: the library's entry points (and the device memcpy) timed over a range of
