@@ -109,6 +109,11 @@ ncu_counters() {
     if grep -qx "$m" <<<"$known"; then metrics="$metrics,$m.sum"; else echo "ncu has no $m: left out"; fi
   done
   : > "$logs/ncu.csv"
+  # The profiler's floor: an empty launch's counters (every run's include them), in a file of
+  # its own.
+  { echo "# probe/empty"; ncu --csv --clock-control none --kernel-name probe_empty --launch-count 1 \
+      --metrics "$metrics" "$here/bin/gpu" --once probe/empty 2>>"$logs/ncu.err" </dev/null | grep '^"'; } \
+    > "$logs/ncu-floor.csv"
   "$here/bin/gpu" --list > "$logs/runs.txt"
   local start=$SECONDS count=0 run kernel launches gpus part=${NCU_PART:-1/1} lo hi total
   gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')

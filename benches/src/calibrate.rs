@@ -3,6 +3,7 @@
 //! of work, and its median time (CUDA events, as every run) over its count is the rate. Nothing
 //! here looks at a lesson's time; the same parameters then predict every run.
 use coalesce::kernels::probe::shared_word;
+use coalesce::probe::Read;
 use coalesce::util::Fill;
 use coalesce::{Gpu, Result, probe};
 use serde::{Deserialize, Serialize};
@@ -19,6 +20,8 @@ const L2_WORDS: usize = 1 << 21;
 const L2_PASSES: u32 = 32;
 /// Shared loads per thread of the shared probe.
 const SHARED_STEPS: u32 = 4096;
+/// FMA rounds per thread of the FMA probe.
+const FMA_STEPS: u32 = 4096;
 /// Atomics per thread of the atomic probes.
 const ATOMIC_STEPS: u32 = 16;
 const SHARED_ATOMIC_STEPS: u32 = 1024;
@@ -32,14 +35,21 @@ const L2_CHAIN_WORDS: usize = 1 << 18;
 /// What the probes measured on one device.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DeviceParams {
-    /// `(bytes in flight, bytes per second)` reading a 256 MiB buffer once, each thread one
-    /// 16-byte load at a time, grids of half a block to 8 blocks a multiprocessor: how fast
-    /// DRAM answers as much as a kernel keeps waiting on it (Little's law, measured).
+    /// `(bytes in flight, bytes per second)` reading a 256 MiB buffer once with 512-byte warp
+    /// requests (16 bytes a thread; one at a time, then four), grids of a quarter of a block to
+    /// 8 blocks a multiprocessor: how fast DRAM answers as much as a kernel keeps waiting on it
+    /// (Little's law, measured).
     pub dram_read_bps: Vec<(f64, f64)>,
+    /// The same with 128-byte warp requests (4 bytes a thread, one at a time).
+    #[serde(default)]
+    pub dram_read_words_bps: Vec<(f64, f64)>,
     /// Bytes per second writing it.
     pub dram_write_bps: f64,
-    /// The same curve re-reading an 8 MiB buffer (L2 hits).
+    /// The 512-byte curve re-reading an 8 MiB buffer (L2 hits).
     pub l2_read_bps: Vec<(f64, f64)>,
+    /// The 128-byte curve re-reading it.
+    #[serde(default)]
+    pub l2_read_words_bps: Vec<(f64, f64)>,
     /// Shared-memory wavefronts per second, the whole GPU (the most any stride reached).
     pub shared_wavefronts_per_s: f64,
     /// `(addresses, atomics per second)`: global `red.add`s of the whole grid spread over that
@@ -51,6 +61,13 @@ pub struct DeviceParams {
     pub dram_latency_s: f64,
     /// Seconds one dependent load takes from the L2 (a chain over 1 MiB).
     pub l2_latency_s: f64,
+    /// FP32 operations per second (an FMA is two), the whole GPU.
+    #[serde(default)]
+    pub fp32_flops_per_s: f64,
+    /// Seconds each wave of blocks costs to start and retire, past the first: an empty grid of
+    /// 64 full waves of 256-thread blocks, less one launch, over 64.
+    #[serde(default)]
+    pub wave_s: f64,
     /// Seconds a launch of a kernel that does nothing takes, back to back, timed as every run.
     pub launch_s: f64,
 }
@@ -62,31 +79,42 @@ fn seconds(gpu: &Gpu, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
 
 /// Runs every probe on `gpu`, after checking that the probes do what they count.
 pub fn calibrate(gpu: &Gpu) -> Result<DeviceParams> {
-    let blocks = gpu.multiprocessors() * BLOCKS_PER_SM;
+    let sms = gpu.multiprocessors();
+    let blocks = sms * BLOCKS_PER_SM;
     verify(gpu, blocks)?;
-    let launch_s = seconds(gpu, || gpu.launch(probe::empty()))?;
+    let launch_s = seconds(gpu, || gpu.launch(probe::empty(1, 1)?))?;
+    let waves = 64;
+    let wave_s = (seconds(gpu, || gpu.launch(probe::empty(blocks * waves, probe::BLOCK)?))? - launch_s).max(0.0)
+        / f64::from(waves);
 
     let mut sink = gpu.poisoned::<u32>(1, 0)?;
     let mut big = random_buffer::<u32>(gpu, DRAM_WORDS, Fill::Bits, 11)?;
     let dram_bytes = (DRAM_WORDS * 4) as f64;
     let dram_write_bps = dram_bytes / seconds(gpu, || gpu.launch(probe::write(&mut big, blocks)?))?;
     let small = random_buffer::<u32>(gpu, L2_WORDS, Fill::Bits, 12)?;
-    let l2_bytes = (L2_WORDS * 4) as f64 * f64::from(L2_PASSES);
-    let (mut dram_read_bps, mut l2_read_bps) = (Vec::new(), Vec::new());
-    for grid in [
-        gpu.multiprocessors().div_ceil(4),
-        gpu.multiprocessors().div_ceil(2),
-        blocks / 8,
-        blocks / 4,
-        blocks / 2,
-        blocks,
-    ] {
-        let in_flight = f64::from(grid * probe::BLOCK / 32) * 512.0;
-        let t = seconds(gpu, || gpu.launch(probe::read(&big, 1, &mut sink, grid)?))?;
-        dram_read_bps.push((in_flight, dram_bytes / t));
-        let t = seconds(gpu, || gpu.launch(probe::read(&small, L2_PASSES, &mut sink, grid)?))?;
-        l2_read_bps.push((in_flight, l2_bytes / t));
-    }
+    let grids = [sms.div_ceil(4), sms.div_ceil(2), sms, 2 * sms, 4 * sms, 8 * sms];
+    let mut curve = |input: &coalesce::DeviceBuffer<u32>, how: Read, passes: u32| -> Result<Vec<(f64, f64)>> {
+        let bytes = (input.len() * 4) as f64 * f64::from(passes);
+        grids
+            .iter()
+            .map(|&grid| {
+                let in_flight = f64::from(grid * probe::BLOCK / 32 * how.warp_bytes());
+                let t = seconds(gpu, || gpu.launch(probe::read(input, how, passes, &mut sink, grid)?))?;
+                Ok((in_flight, bytes / t))
+            })
+            .collect()
+    };
+    // One load a thread, then four past the most bytes single loads reach.
+    let mut vectors = |input, passes| -> Result<Vec<(f64, f64)>> {
+        let mut points = curve(input, Read::Vectors, passes)?;
+        let most = points.last().map_or(0.0, |p| p.0);
+        points.extend(curve(input, Read::VectorsX4, passes)?.into_iter().filter(|p| p.0 > most));
+        Ok(points)
+    };
+    let dram_read_bps = vectors(&big, 1)?;
+    let l2_read_bps = vectors(&small, L2_PASSES)?;
+    let dram_read_words_bps = curve(&big, Read::Words, 1)?;
+    let l2_read_words_bps = curve(&small, Read::Words, L2_PASSES)?;
 
     let warps = f64::from(blocks * probe::BLOCK / 32);
     let mut shared_wavefronts_per_s = 0.0f64;
@@ -98,6 +126,8 @@ pub fn calibrate(gpu: &Gpu) -> Result<DeviceParams> {
     }
 
     let threads = f64::from(blocks * probe::BLOCK);
+    let t = seconds(gpu, || gpu.launch(probe::fma(FMA_STEPS, &mut sink, blocks)?))?;
+    let fp32_flops_per_s = threads * f64::from(FMA_STEPS * probe::FMA_CHAINS) * 2.0 / (t - launch_s).max(t * 0.5);
     let mut counters = gpu.poisoned::<u32>(1 << 20, 0)?;
     let mut global_atomics_per_s = Vec::new();
     for addresses in [1u32, 32, 256, 4096, 1 << 20] {
@@ -110,7 +140,9 @@ pub fn calibrate(gpu: &Gpu) -> Result<DeviceParams> {
         shared_atomics_per_s.push((addresses, threads * f64::from(SHARED_ATOMIC_STEPS) / t));
     }
 
-    let mut end = gpu.poisoned::<u32>(1, 0)?;
+    // Each launch walks on from where the last stopped: over 256 MiB the hops ahead were last
+    // touched a million hops ago, long evicted from the L2.
+    let mut end = gpu.upload(&[0u32])?;
     let mut latency = |words: usize| -> Result<f64> {
         let chain = gpu.upload(&probe::chain(words, CHASE_SPACING, 0x5eed)?)?;
         let t = seconds(gpu, || gpu.launch(probe::chase(&chain, CHASE_STEPS, &mut end)?))?;
@@ -120,13 +152,17 @@ pub fn calibrate(gpu: &Gpu) -> Result<DeviceParams> {
     let l2_latency_s = latency(L2_CHAIN_WORDS)?;
     Ok(DeviceParams {
         dram_read_bps,
+        dram_read_words_bps,
         dram_write_bps,
         l2_read_bps,
+        l2_read_words_bps,
+        wave_s,
         shared_wavefronts_per_s,
         global_atomics_per_s,
         shared_atomics_per_s,
         dram_latency_s,
         l2_latency_s,
+        fp32_flops_per_s,
         launch_s,
     })
 }
@@ -144,7 +180,7 @@ fn verify(gpu: &Gpu, blocks: u32) -> Result<()> {
     }
     let words = 1 << 14;
     let chain = gpu.upload(&probe::chain(words, CHASE_SPACING, 0x5eed)?)?;
-    let mut end = gpu.poisoned::<u32>(1, 0xffff_ffff)?;
+    let mut end = gpu.upload(&[0u32])?;
     for (steps, back) in [((words / CHASE_SPACING) as u32, true), (1, false)] {
         gpu.launch(probe::chase(&chain, steps, &mut end)?)?;
         if (end.to_vec()?[0] == 0) != back {
@@ -161,14 +197,18 @@ impl DeviceParams {
             v.iter().map(|(b, r)| format!("{:.2} MB: {:.0}", b / 1e6, r / 1e9)).collect::<Vec<_>>().join(", ")
         };
         let mut s = format!(
-            "DRAM read (GB/s by bytes in flight) {}\nL2 read {}\nDRAM write {:.0} GB/s; shared {:.1} G wavefronts/s; \
-             latency DRAM {:.0} ns, L2 {:.0} ns; launch {:.2} µs\n",
+            "DRAM read (GB/s by MB in flight) {}\n  128-byte requests {}\nL2 read {}\n  128-byte requests {}\nwave {:.2} µs; DRAM write {:.0} GB/s; shared {:.1} G wavefronts/s; \
+             latency DRAM {:.0} ns, L2 {:.0} ns; FP32 {:.1} TFLOP/s; launch {:.2} µs\n",
             curve(&self.dram_read_bps),
+            curve(&self.dram_read_words_bps),
             curve(&self.l2_read_bps),
+            curve(&self.l2_read_words_bps),
+            self.wave_s * 1e6,
             self.dram_write_bps / 1e9,
             self.shared_wavefronts_per_s / 1e9,
             self.dram_latency_s * 1e9,
             self.l2_latency_s * 1e9,
+            self.fp32_flops_per_s / 1e12,
             self.launch_s * 1e6
         );
         let rates =

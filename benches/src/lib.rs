@@ -18,6 +18,7 @@ pub mod predict;
 pub mod registry;
 pub mod report;
 pub mod sweep;
+pub mod timing;
 pub mod workload;
 
 pub mod access_order;

@@ -3,6 +3,7 @@
 //! or as JSON lines (`cargo xtask model`).
 use std::fmt::Write;
 
+use coalesce::model::shape::{Shape, observe};
 use coalesce::model::{Counts, Device};
 
 use crate::family::Variant;
@@ -23,20 +24,26 @@ pub fn runs(filter: &str) -> Vec<(&'static dyn Variant, u32)> {
 /// The predictions of `runs` on `device` (its SM count sizes GPU-sized grids, its L2 the DRAM
 /// traffic), in the same order, on every core.
 pub fn predict(runs: &[(&'static dyn Variant, u32)], device: Device) -> Vec<(String, Prediction)> {
+    predict_with_progress(runs, device, |_, _| {}).into_iter().map(|(run, p, _)| (run, p)).collect()
+}
+
+/// [`predict`], each prediction with the [`Shape`] its replay saw (launches, atomics): what the
+/// time model needs besides the counts.
+pub fn predict_shaped(runs: &[(&'static dyn Variant, u32)], device: Device) -> Vec<(String, Prediction, Shape)> {
     predict_with_progress(runs, device, |_, _| {})
 }
 
-/// [`predict`], calling `done(finished, run id)` as each run's prediction is made (from the
-/// worker threads, in the order they finish).
+/// [`predict_shaped`], calling `done(finished, run id)` as each run's prediction is made (from
+/// the worker threads, in the order they finish).
 pub fn predict_with_progress(
     runs: &[(&'static dyn Variant, u32)],
     device: Device,
     done: impl Fn(usize, &str) + Sync,
-) -> Vec<(String, Prediction)> {
+) -> Vec<(String, Prediction, Shape)> {
     let finished = std::sync::atomic::AtomicUsize::new(0);
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(runs.len().max(1));
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let mut out: Vec<Option<(String, Prediction)>> = (0..runs.len()).map(|_| None).collect();
+    let mut out: Vec<Option<(String, Prediction, Shape)>> = (0..runs.len()).map(|_| None).collect();
     let results = std::sync::Mutex::new(&mut out);
     std::thread::scope(|s| {
         for _ in 0..workers {
@@ -44,8 +51,8 @@ pub fn predict_with_progress(
                 loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let Some(&(v, p)) = runs.get(i) else { break };
-                    let prediction = coalesce::model::on_device(device, || v.model(p, device.sms));
-                    let row = (v.run_id(p), prediction);
+                    let (prediction, shape) = observe(|| coalesce::model::on_device(device, || v.model(p, device.sms)));
+                    let row = (v.run_id(p), prediction, shape);
                     done(finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, &row.0);
                     // A poisoned lock means another worker panicked: that panic is reported by
                     // the scope, so this one just stops.
@@ -58,8 +65,9 @@ pub fn predict_with_progress(
     out.into_iter().flatten().collect()
 }
 
-/// One JSON object with the run id and every quantity of `counts`, on one line.
-pub fn json_line(run: &str, counts: &Counts) -> String {
+/// One JSON object with the run id, every quantity of `counts`, and what the replay saw of its
+/// launches and atomics (`shape`), on one line.
+pub fn json_line(run: &str, counts: &Counts, shape: &Shape) -> String {
     let mut line = format!("{{\"run\":{}", serde_json::Value::String(run.to_string()));
     for (name, value) in counts.fields() {
         if name.ends_with("_per_request") {
@@ -68,7 +76,19 @@ pub fn json_line(run: &str, counts: &Counts) -> String {
             let _ = write!(line, ",\"{name}\":{}", value as u64);
         }
     }
-    line.push('}');
+    let launches: Vec<String> = shape
+        .launches
+        .iter()
+        .map(|l| format!("{{\"blocks\":{},\"threads\":{},\"blocks_per_sm\":{}}}", l.blocks, l.threads, l.blocks_per_sm))
+        .collect();
+    let _ = write!(
+        line,
+        ",\"launches\":[{}],\"global_atomics\":{},\"atomic_addresses\":{},\"atomic_max_per_address\":{}}}",
+        launches.join(","),
+        shape.global_atomics,
+        shape.atomic_addresses,
+        shape.atomic_max_per_address
+    );
     line
 }
 
@@ -154,13 +174,21 @@ mod tests {
     #[test]
     fn json_lines_carry_every_key_once() {
         let c = Counts { ld_requests: 2, ld_sectors: 9, dram_read_bytes: 288, ..Counts::default() };
-        let line = json_line("coalescing/offset/offset=1", &c);
+        let shape = Shape {
+            launches: vec![coalesce::model::shape::LaunchShape { blocks: 3, threads: 64, blocks_per_sm: 32 }],
+            global_atomics: 5,
+            atomic_addresses: 2,
+            atomic_max_per_address: 4,
+        };
+        let line = json_line("coalescing/offset/offset=1", &c, &shape);
         let v: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert_eq!(v["run"], "coalescing/offset/offset=1");
         assert_eq!(v["ld_sectors_per_request"], 4.5);
         assert_eq!(v["st_sectors_per_request"], 0.0);
         assert_eq!(v["dram_read_bytes"], 288);
-        assert_eq!(v.as_object().unwrap().len(), 13);
+        assert_eq!(v["launches"][0]["blocks"], 3);
+        assert_eq!((v["global_atomics"].as_u64(), v["atomic_max_per_address"].as_u64()), (Some(5), Some(4)));
+        assert_eq!(v.as_object().unwrap().len(), 17);
     }
 
     #[test]

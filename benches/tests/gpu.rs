@@ -93,8 +93,28 @@ fn main() -> ExitCode {
     if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
 }
 
+/// The `--once` id of an empty launch (`probe_empty`), no registered run.
+const NULL_RUN: &str = "probe/empty";
+
 /// Launches run `id`'s workload once (after preparing it), for a profiler to catch.
 fn once(id: &str) -> ExitCode {
+    if id == NULL_RUN {
+        // A launch that reads and writes nothing: what ncu counts for it is the profiler's own
+        // floor, which every other run's counters include.
+        let run = || -> coalesce::Result<()> {
+            let gpu = open_gpu()?;
+            gpu.synchronize()?;
+            gpu.launch(coalesce::probe::empty(1, 1)?)?;
+            gpu.synchronize()
+        };
+        return match run() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{id}: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let found = registry::all().find_map(|v| v.sweep_values().iter().find(|&&p| v.run_id(p) == id).map(|&p| (v, p)));
     let Some((variant, value)) = found else {
         eprintln!("no benchmark run {id:?} (see `gpu --list`)");

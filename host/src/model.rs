@@ -66,6 +66,7 @@ pub mod l2;
 pub mod layouts;
 pub mod matmul;
 pub mod reduce;
+pub mod shape;
 pub mod transpose;
 pub mod warp;
 
@@ -326,6 +327,7 @@ impl Model {
     /// [`Model::buffer`] says.
     pub fn atomic(&mut self, buf: Buffer, offset: u64) -> Result<()> {
         let address = self.address(buf, offset)?;
+        shape::saw_atomic(address);
         if let Some(trace) = self.trace() {
             trace.record([(address / SECTOR_BYTES, Op::Atomic)]);
         }
@@ -674,6 +676,7 @@ pub fn block_warps(launch: &Launch, block: (u32, u32)) -> impl Iterator<Item = W
     let block_dim = launch.block;
     let linear = u64::from(block.1) * u64::from(launch.grid.0) + u64::from(block.0);
     let per_sm = blocks_per_sm(launch);
+    shape::saw_launch(launch, per_sm);
     (0..threads.div_ceil(32)).map(move |index| {
         // The L2 trace places the accesses that follow at this warp (`Model::trace`).
         WALK.with(|w| w.set((linear, index, per_sm)));

@@ -9,9 +9,9 @@ use crate::error::{Error, Result, aligned16, exactly, in_range, non_empty};
 use crate::launch::{Call, In, Launch, Out};
 use coalesce_kernels::launch::MAX_GRID_X;
 use coalesce_kernels::probe::*;
-pub use coalesce_kernels::probe::{BLOCK, SHARED_BYTES, SHARED_WORDS};
+pub use coalesce_kernels::probe::{BLOCK, FMA_CHAINS, SHARED_BYTES, SHARED_WORDS};
 
-/// (input, vectors, passes, zero, sink): the read probe's parameter list.
+/// (input, items, passes, zero, sink): the read probes' parameter list.
 pub type ReadSig = fn(*const u32, u64, u32, u32, *mut u32);
 /// (output, vectors).
 pub type WriteSig = fn(*mut u32, u64);
@@ -19,12 +19,17 @@ pub type WriteSig = fn(*mut u32, u64);
 pub type SharedSig = fn(u32, u32, *mut u32);
 /// (counters, mask, steps).
 pub type AtomicSig = fn(*mut u32, u32, u32);
+/// (steps, x, y, sink).
+pub type FmaSig = fn(u32, f32, f32, *mut u32);
 /// (next, mask, steps, end).
 pub type ChaseSig = fn(*const u32, u32, u32, *mut u32);
 
 /// Every probe kernel's PTX name (the probes are no lessons: no registry row holds them).
-pub const KERNELS: [&str; 7] = [
+pub const KERNELS: [&str; 10] = [
     probe_read.name(),
+    probe_read_x4.name(),
+    probe_read_words.name(),
+    probe_fma.name(),
     probe_write.name(),
     probe_shared.name(),
     probe_atomic.name(),
@@ -39,24 +44,53 @@ fn blocks_of(blocks: u32) -> Result<Launch> {
     Ok(Launch::linear(blocks, BLOCK))
 }
 
-/// Reads all of `input` (whole 16-byte vectors: a length that is a multiple of 4 `u32`s, on a
-/// 16-byte boundary) `passes` times over with `blocks` blocks; `sink` is one counter that is
-/// almost never touched.
+/// How a read probe loads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Read {
+    /// One 16-byte load a thread in flight (512 bytes a warp).
+    Vectors,
+    /// Four 16-byte loads a thread in flight (2048 bytes a warp).
+    VectorsX4,
+    /// One 4-byte load a thread in flight (128 bytes a warp).
+    Words,
+}
+
+impl Read {
+    /// Bytes a warp keeps in flight.
+    pub const fn warp_bytes(self) -> u32 {
+        match self {
+            Read::Vectors => 512,
+            Read::VectorsX4 => 2048,
+            Read::Words => 128,
+        }
+    }
+}
+
+/// Reads all of `input` `passes` times over with `blocks` blocks, loading as `how` says (the
+/// vector probes need a length that is a multiple of 4 `u32`s, on a 16-byte boundary); `sink`
+/// is one counter that is almost never touched.
 pub fn read<'a>(
     input: &'a impl DeviceRead<u32>,
+    how: Read,
     passes: u32,
     sink: &'a mut impl DeviceWrite<u32>,
     blocks: u32,
 ) -> Result<Call<'a, ReadSig>> {
     non_empty("probe input", input.len())?;
-    aligned16("probe input", input.address())?;
-    whole_vectors(input.len())?;
     exactly("probe sink", sink.len(), 1)?;
     let launch = blocks_of(blocks)?;
-    let vectors = input.len() as u64 / 4;
-    // SAFETY: every thread loads vector i only for i < vectors (the loop's test, whatever `zero`) = len / 4 of a 16-byte-aligned
-    // input (checked), and adds only to sink[0] of a one-counter sink (checked).
-    Ok(unsafe { Call::new(probe_read, launch, (In::of(input), vectors, passes, 0, Out::of(sink))) })
+    let (kernel, items) = match how {
+        Read::Words => (probe_read_words, input.len() as u64),
+        Read::Vectors | Read::VectorsX4 => {
+            aligned16("probe input", input.address())?;
+            whole_vectors(input.len())?;
+            (if how == Read::Vectors { probe_read } else { probe_read_x4 }, input.len() as u64 / 4)
+        }
+    };
+    // SAFETY: every thread loads item k only for k < items (the loop's test, whatever `zero`):
+    // words of `input`, or its len / 4 whole vectors on a 16-byte boundary (checked); it adds
+    // only to sink[0] of a one-counter sink (checked).
+    Ok(unsafe { Call::new(kernel, launch, (In::of(input), items, passes, 0, Out::of(sink))) })
 }
 
 /// Writes all of `output` (whole 16-byte vectors, as [`read`]) with `blocks` blocks.
@@ -116,8 +150,9 @@ pub fn atomic_shared<'a>(
     Ok(unsafe { Call::new(probe_atomic_shared, launch, (addresses - 1, steps, Out::of(sink))) }.adding_atomically())
 }
 
-/// One thread following `next` (a power-of-two number of words) for `steps` hops, writing
-/// where it ended to `end` (one word). Fill `next` with [`chain`] for a single cycle.
+/// One thread following `next` (a power-of-two number of words) for `steps` hops from word
+/// `end[0]` (masked), writing where it ended back to `end` (one word), so back-to-back launches
+/// walk on along the chain. Fill `next` with [`chain`] for a single cycle.
 pub fn chase<'a>(
     next: &'a impl DeviceRead<u32>,
     steps: u32,
@@ -131,15 +166,26 @@ pub fn chase<'a>(
     })?;
     power_of_two("probe chain words", words, next.len())?;
     exactly("probe end", end.len(), 1)?;
-    // SAFETY: the one thread loads next[i & (words - 1)] < words = len (checked) and stores
-    // end[0] of a one-word `end` (checked).
+    // SAFETY: the one thread loads next[i & (words - 1)] < words = len (checked) and loads and
+    // stores end[0] of a one-word `end` (checked).
     Ok(unsafe { Call::new(probe_chase, Launch::linear(1, 1), (In::of(next), words - 1, steps, Out::of(end))) })
 }
 
-/// A launch of one block of one thread that does nothing.
-pub fn empty<'a>() -> Call<'a, fn()> {
+/// `steps` rounds of `FMA_CHAINS` FMAs per thread over `blocks` blocks.
+pub fn fma<'a>(steps: u32, sink: &'a mut impl DeviceWrite<u32>, blocks: u32) -> Result<Call<'a, FmaSig>> {
+    exactly("probe sink", sink.len(), 1)?;
+    let launch = blocks_of(blocks)?;
+    // SAFETY: the kernel touches only sink[0] of a one-counter sink (checked).
+    Ok(unsafe { Call::new(probe_fma, launch, (steps, 1.0001, -0.5, Out::of(sink))) })
+}
+
+/// A launch of `blocks` blocks of `threads` threads that do nothing (one block of one thread:
+/// the cost of a launch; a grid of many waves: also what each block costs to start and retire).
+pub fn empty<'a>(blocks: u32, threads: u32) -> Result<Call<'a, fn()>> {
+    in_range("probe blocks", blocks.into(), 1, MAX_GRID_X.into())?;
+    in_range("probe threads", threads.into(), 1, coalesce_kernels::launch::MAX_BLOCK_THREADS.into())?;
     // SAFETY: the kernel touches no memory.
-    unsafe { Call::new(probe_empty, Launch::linear(1, 1), ()) }
+    Ok(unsafe { Call::new(probe_empty, Launch::linear(blocks, threads), ()) })
 }
 
 /// A single cycle through `words` slots `spacing` words apart, in a pseudo-random order from
@@ -210,10 +256,11 @@ mod tests {
                 DeviceViewMut::<u32>::stand_in(0x1004, 1022),
             )
         };
-        assert!(read(&odd, 1, &mut one, 1).is_err());
+        assert!(read(&odd, Read::Vectors, 1, &mut one, 1).is_err());
+        assert_eq!(read(&odd, Read::Words, 1, &mut one, 1).unwrap().args().1, 1022);
         assert!(write(&mut odd, 1).is_err());
-        assert!(read(&a, 1, &mut one, 0).is_err());
-        assert_eq!(read(&a, 1, &mut one, 2).unwrap().args().1, 256);
+        assert!(read(&a, Read::Vectors, 1, &mut one, 0).is_err());
+        assert_eq!(read(&a, Read::VectorsX4, 1, &mut one, 2).unwrap().args().1, 256);
         assert!(atomic(&mut a, 2048, 1, 1).is_err());
         assert!(atomic(&mut a, 48, 1, 1).is_err());
         assert_eq!(atomic(&mut a, 1024, 1, 1).unwrap().args().1, 1023);

@@ -6,7 +6,7 @@
 
 use crate::kernel;
 #[cfg(target_arch = "nvptx64")]
-use crate::prelude::{atomic, mem, shared, thread};
+use crate::prelude::{atomic, math, mem, shared, thread};
 
 /// Threads per block of every probe but the latency chase (one thread).
 pub const BLOCK: u32 = 256;
@@ -35,30 +35,94 @@ pub const fn atomic_slot(t: u32, k: u32, mask: u32) -> u32 {
 }
 
 kernel! {
-    /// Reads `vectors` 16-byte vectors `passes` times over (grid-striding, one vector a thread a
-    /// step), folding them into a XOR that is stored only if it equals [`UNLIKELY`]: DRAM read
-    /// bandwidth over a buffer larger than the L2, L2 read bandwidth over one that fits. Each
-    /// step's address also adds `acc & zero` (`zero` is 0, which the compiler cannot know), so a
-    /// thread has one load in flight at a time and the grid's size sets the bytes in flight.
-    pub unsafe fn probe_read(input: *const u32, vectors: u64, passes: u32, zero: u32, sink: *mut u32) {
-        let input = input as *const [i32; 4];
+    /// Reads `items` 16-byte vectors `passes` times over (grid-striding, one vector a thread a
+    /// step) with `ld.global.cg` (L2, not L1), folding them into a XOR that is stored only if it
+    /// equals [`UNLIKELY`]: DRAM read bandwidth over a buffer larger than the L2, L2 read
+    /// bandwidth over one that fits. Each step's address also adds `acc & zero` (`zero` is 0,
+    /// which the compiler cannot know), so a thread has one load in flight at a time and the
+    /// grid's size sets the bytes in flight: 512 a warp.
+    pub unsafe fn probe_read(input: *const u32, items: u64, passes: u32, zero: u32, sink: *mut u32) {
+        // SAFETY: forwarded plan guarantees (see `device::read`).
+        unsafe { device::sink_if_unlikely(device::read::<true, 1>(input, items, passes, zero), sink) }
+    }
+}
+
+kernel! {
+    /// `probe_read` with four vectors in flight a thread: 2048 bytes a warp, for the bytes in
+    /// flight past what 64 warps of single loads reach.
+    pub unsafe fn probe_read_x4(input: *const u32, items: u64, passes: u32, zero: u32, sink: *mut u32) {
+        // SAFETY: forwarded plan guarantees (see `device::read`).
+        unsafe { device::sink_if_unlikely(device::read::<true, 4>(input, items, passes, zero), sink) }
+    }
+}
+
+kernel! {
+    /// `probe_read` with 4-byte loads: `items` words, 128 bytes a warp request, the request size
+    /// of most lessons.
+    pub unsafe fn probe_read_words(input: *const u32, items: u64, passes: u32, zero: u32, sink: *mut u32) {
+        // SAFETY: forwarded plan guarantees (see `device::read`).
+        unsafe { device::sink_if_unlikely(device::read::<false, 1>(input, items, passes, zero), sink) }
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+mod device {
+    use super::*;
+
+    /// The read probes' loop: `MLP` loads a thread issued before any is used, 16 bytes each
+    /// (`WIDE`) or 4, over `items` of them, `passes` times; returns the XOR of everything read.
+    ///
+    /// # Safety
+    /// `input` holds `items` items of the width (16-byte aligned when `WIDE`).
+    #[inline(always)]
+    pub(super) unsafe fn read<const WIDE: bool, const MLP: usize>(
+        input: *const u32,
+        items: u64,
+        passes: u32,
+        zero: u32,
+    ) -> u32 {
         let first = thread::index_1d() as u64;
         let step = thread::grid_size_1d() as u64;
         let mut acc = 0u32;
         let mut p = 0;
         while p < passes {
             let mut i = first;
-            while i < vectors {
-                // SAFETY: i < vectors, the whole 16-byte-aligned vectors the plan checked `input`
-                // holds.
-                let v = unsafe { mem::load_v4_i32(input.add(i as usize)) };
-                acc ^= (v[0] ^ v[1] ^ v[2] ^ v[3]) as u32;
-                i += step + (acc & zero) as u64;
+            while i < items {
+                let mut v = [0u32; MLP];
+                let mut j = 0;
+                while j < MLP {
+                    let k = i + j as u64 * step;
+                    if k < items {
+                        // SAFETY: k < items, the items the caller says `input` holds.
+                        v[j] = unsafe {
+                            if WIDE {
+                                let x = mem::load_v4_f32_cg((input as *const [f32; 4]).add(k as usize));
+                                x[0].to_bits() ^ x[1].to_bits() ^ x[2].to_bits() ^ x[3].to_bits()
+                            } else {
+                                mem::load_cg_f32((input as *const f32).add(k as usize)).to_bits()
+                            }
+                        };
+                    }
+                    j += 1;
+                }
+                for x in v {
+                    acc ^= x;
+                }
+                i += MLP as u64 * step + (acc & zero) as u64;
             }
             p += 1;
         }
+        acc
+    }
+
+    /// Adds 1 to `sink[0]` if `acc` is [`UNLIKELY`] (an atomic: threads that meet here agree).
+    ///
+    /// # Safety
+    /// `sink` holds one counter.
+    #[inline(always)]
+    pub(super) unsafe fn sink_if_unlikely(acc: u32, sink: *mut u32) {
         if acc == UNLIKELY {
-            // SAFETY: `sink` holds one counter (plan); an atomic, so threads that meet here agree.
+            // SAFETY: forwarded from the caller.
             unsafe { atomic::red_add_u32(sink, 1) };
         }
     }
@@ -153,12 +217,14 @@ kernel! {
 }
 
 kernel! {
-    /// One thread follows `next` for `steps` hops (`i = next[i & mask]`) and stores where it
-    /// ended: every load waits for the one before, so time over steps is the latency of the
-    /// memory the chain lives in (DRAM over a chain far larger than the L2, L2 over one that
-    /// fits). The mask keeps any contents in bounds; the host fills `next` with one long cycle.
+    /// One thread follows `next` for `steps` hops (`i = next[i & mask]`) from where the last
+    /// launch left off (`*end`) and stores where it ended: every load waits for the one before,
+    /// so time over steps is the latency of the memory the chain lives in (DRAM over a chain far
+    /// larger than the L2, whose next hops were evicted long ago; L2 over one that fits). The
+    /// mask keeps any contents in bounds; the host fills `next` with one long cycle.
     pub unsafe fn probe_chase(next: *const u32, mask: u32, steps: u32, end: *mut u32) {
-        let mut i = 0u32;
+        // SAFETY: `end` holds one word (plan).
+        let mut i = unsafe { *end };
         let mut k = 0;
         while k < steps {
             // SAFETY: i & mask <= mask < the words the plan checked `next` holds.
@@ -167,6 +233,40 @@ kernel! {
         }
         // SAFETY: `end` holds one word (plan).
         unsafe { *end = i };
+    }
+}
+
+/// Independent FMA chains per thread of the FMA probe (enough to hide the FMA's latency).
+pub const FMA_CHAINS: u32 = 8;
+
+kernel! {
+    /// `steps` rounds of [`FMA_CHAINS`] independent `fma(a, x, y)` per thread (`x`, `y` given at
+    /// launch, so nothing folds), the sum stored only if it is [`UNLIKELY`]'s bits: FP32
+    /// throughput, the ceiling of kernels limited by issuing arithmetic, not by memory.
+    pub unsafe fn probe_fma(steps: u32, x: f32, y: f32, sink: *mut u32) {
+        let mut a = [0.0f32; FMA_CHAINS as usize];
+        let mut c = 0;
+        while c < FMA_CHAINS {
+            a[c as usize] = (thread::index_1d() + c) as f32;
+            c += 1;
+        }
+        let mut k = 0;
+        while k < steps {
+            let mut c = 0;
+            while c < FMA_CHAINS {
+                a[c as usize] = math::fma(a[c as usize], x, y);
+                c += 1;
+            }
+            k += 1;
+        }
+        let mut sum = 0.0f32;
+        for v in a {
+            sum += v;
+        }
+        if sum.to_bits() == UNLIKELY {
+            // SAFETY: `sink` holds one counter (plan).
+            unsafe { atomic::red_add_u32(sink, 1) };
+        }
     }
 }
 

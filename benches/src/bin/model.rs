@@ -34,9 +34,9 @@ fn run(args: ModelArgs) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
     let mut failed = 0;
     if args.json {
-        for (run, prediction) in &rows {
+        for (run, prediction, shape) in &rows {
             match prediction {
-                Ok(Some(counts)) => writeln!(out, "{}", json_line(run, counts))?,
+                Ok(Some(counts)) => writeln!(out, "{}", json_line(run, counts, shape))?,
                 Ok(None) => {}
                 Err(e) => {
                     eprintln!("{run}: {e}");
@@ -45,6 +45,7 @@ fn run(args: ModelArgs) -> Result<(), Failure> {
             }
         }
     } else {
+        let rows: Vec<_> = rows.into_iter().map(|(run, p, _)| (run, p)).collect();
         write!(out, "{}", table(&rows))?;
         failed = rows.iter().filter(|(_, p)| p.is_err()).count();
     }

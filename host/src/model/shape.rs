@@ -1,0 +1,138 @@
+//! What a replay saw besides its counts: the shape of each launch it walked (blocks, threads, how
+//! many blocks a multiprocessor holds at once) and how its global atomics spread over addresses.
+//! The time model needs both: how many warps wait on memory at once, and how long the busiest
+//! address serialises its atomics. Collected on the side ([`observe`]) so that [`super::Counts`]
+//! stays what Nsight Compute counts.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use crate::launch::Launch;
+
+/// One launch as the replay walked it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchShape {
+    /// Blocks of the grid.
+    pub blocks: u64,
+    /// Threads of a block.
+    pub threads: u32,
+    /// Blocks one multiprocessor holds at once ([`super::blocks_per_sm`]).
+    pub blocks_per_sm: u32,
+}
+
+impl LaunchShape {
+    /// Warps of the whole grid.
+    pub fn warps(&self) -> u64 {
+        self.blocks * u64::from(self.threads.div_ceil(32))
+    }
+
+    /// Warps resident at once on `sms` multiprocessors: the grid, or as much of it as fits.
+    pub fn resident_warps(&self, sms: u32) -> u64 {
+        let fit = u64::from(sms) * u64::from(self.blocks_per_sm);
+        self.blocks.min(fit) * u64::from(self.threads.div_ceil(32))
+    }
+
+    /// Multiprocessors with a block to run (all of them once the grid has as many blocks).
+    pub fn busy_sms(&self, sms: u32) -> u32 {
+        self.blocks.min(u64::from(sms)) as u32
+    }
+}
+
+/// Everything [`observe`] collected.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Shape {
+    /// The launches walked, in first-seen order, each shape once.
+    pub launches: Vec<LaunchShape>,
+    /// Global atomics (`RED`/`ATOM`), one per active lane.
+    pub global_atomics: u64,
+    /// Distinct addresses they went to.
+    pub atomic_addresses: u64,
+    /// Atomics on the busiest address.
+    pub atomic_max_per_address: u64,
+}
+
+#[derive(Default)]
+struct Collecting {
+    depth: u32,
+    launches: Vec<LaunchShape>,
+    atomics: HashMap<u64, u64>,
+}
+
+thread_local! {
+    static COLLECTING: RefCell<Collecting> = RefCell::new(Collecting::default());
+}
+
+/// Runs `f` (a replay) and returns what it saw of its launches and atomics on this thread.
+/// Nested calls see only their own replay's.
+pub fn observe<R>(f: impl FnOnce() -> R) -> (R, Shape) {
+    let before =
+        COLLECTING.with(|c| std::mem::replace(&mut *c.borrow_mut(), Collecting { depth: 1, ..Default::default() }));
+    let result = f();
+    let seen = COLLECTING.with(|c| std::mem::replace(&mut *c.borrow_mut(), before));
+    let shape = Shape {
+        launches: seen.launches,
+        global_atomics: seen.atomics.values().sum(),
+        atomic_addresses: seen.atomics.len() as u64,
+        atomic_max_per_address: seen.atomics.values().copied().max().unwrap_or(0),
+    };
+    (result, shape)
+}
+
+/// Notes a launch the replay walks (from the warp iterators).
+pub(crate) fn saw_launch(launch: &Launch, blocks_per_sm: u32) {
+    COLLECTING.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.depth == 0 {
+            return;
+        }
+        let shape = LaunchShape {
+            blocks: u64::from(launch.grid.0) * u64::from(launch.grid.1),
+            threads: u32::try_from(launch.block_threads()).unwrap_or(u32::MAX),
+            blocks_per_sm,
+        };
+        if !c.launches.contains(&shape) {
+            c.launches.push(shape);
+        }
+    });
+}
+
+/// Notes one global atomic at `address`.
+pub(crate) fn saw_atomic(address: u64) {
+    COLLECTING.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.depth > 0 {
+            *c.atomics.entry(address).or_insert(0) += 1;
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Model, block_warps};
+
+    #[test]
+    fn observe_collects_launches_and_atomic_spread() {
+        let launch = Launch::linear(10, 256);
+        let ((), shape) = observe(|| {
+            let mut m = Model::new();
+            let b = m.buffer(1 << 21);
+            for _ in block_warps(&launch, (0, 0)) {}
+            for _ in block_warps(&launch, (1, 0)) {}
+            for k in 0..5 {
+                m.atomic(b, 4 * (k % 2)).unwrap();
+            }
+        });
+        assert_eq!(shape.launches, vec![LaunchShape { blocks: 10, threads: 256, blocks_per_sm: 8 }]);
+        assert_eq!((shape.global_atomics, shape.atomic_addresses, shape.atomic_max_per_address), (5, 2, 3));
+        assert_eq!(
+            (shape.launches[0].warps(), shape.launches[0].resident_warps(1), shape.launches[0].busy_sms(132)),
+            (80, 64, 10)
+        );
+        // Outside `observe` nothing is kept.
+        let mut m = Model::new();
+        let b = m.buffer(1 << 21);
+        m.atomic(b, 0).unwrap();
+        assert_eq!(observe(|| ()).1, Shape::default());
+    }
+}
