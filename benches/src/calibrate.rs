@@ -64,10 +64,6 @@ pub struct DeviceParams {
     /// FP32 operations per second (an FMA is two), the whole GPU.
     #[serde(default)]
     pub fp32_flops_per_s: f64,
-    /// Seconds each wave of blocks costs to start and retire, past the first: an empty grid of
-    /// 64 full waves of 256-thread blocks, less one launch, over 64.
-    #[serde(default)]
-    pub wave_s: f64,
     /// Seconds a launch of a kernel that does nothing takes, back to back, timed as every run.
     pub launch_s: f64,
 }
@@ -83,9 +79,6 @@ pub fn calibrate(gpu: &Gpu) -> Result<DeviceParams> {
     let blocks = sms * BLOCKS_PER_SM;
     verify(gpu, blocks)?;
     let launch_s = seconds(gpu, || gpu.launch(probe::empty(1, 1)?))?;
-    let waves = 64;
-    let wave_s = (seconds(gpu, || gpu.launch(probe::empty(blocks * waves, probe::BLOCK)?))? - launch_s).max(0.0)
-        / f64::from(waves);
 
     let mut sink = gpu.poisoned::<u32>(1, 0)?;
     let mut big = random_buffer::<u32>(gpu, DRAM_WORDS, Fill::Bits, 11)?;
@@ -156,7 +149,6 @@ pub fn calibrate(gpu: &Gpu) -> Result<DeviceParams> {
         dram_write_bps,
         l2_read_bps,
         l2_read_words_bps,
-        wave_s,
         shared_wavefronts_per_s,
         global_atomics_per_s,
         shared_atomics_per_s,
@@ -197,13 +189,12 @@ impl DeviceParams {
             v.iter().map(|(b, r)| format!("{:.2} MB: {:.0}", b / 1e6, r / 1e9)).collect::<Vec<_>>().join(", ")
         };
         let mut s = format!(
-            "DRAM read (GB/s by MB in flight) {}\n  128-byte requests {}\nL2 read {}\n  128-byte requests {}\nwave {:.2} µs; DRAM write {:.0} GB/s; shared {:.1} G wavefronts/s; \
+            "DRAM read (GB/s by MB in flight) {}\n  128-byte requests {}\nL2 read {}\n  128-byte requests {}\nDRAM write {:.0} GB/s; shared {:.1} G wavefronts/s; \
              latency DRAM {:.0} ns, L2 {:.0} ns; FP32 {:.1} TFLOP/s; launch {:.2} µs\n",
             curve(&self.dram_read_bps),
             curve(&self.dram_read_words_bps),
             curve(&self.l2_read_bps),
             curve(&self.l2_read_words_bps),
-            self.wave_s * 1e6,
             self.dram_write_bps / 1e9,
             self.shared_wavefronts_per_s / 1e9,
             self.dram_latency_s * 1e9,

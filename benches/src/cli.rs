@@ -26,6 +26,10 @@ pub struct ReportArgs {
     /// A bundle's ncu.csv (`run.sh ncu`, the same GPU): its DRAM counters beside the model's.
     #[arg(long, value_name = "NCU.csv")]
     pub ncu: Option<PathBuf>,
+    /// With --from: run the model again (CPU, minutes) and put its counts, with what the time
+    /// model needs, in place of the record's.
+    #[arg(long, requires = "from")]
+    pub remodel: bool,
     /// Leave the cost curve out of the measurement.
     #[arg(long)]
     pub no_sweep: bool,

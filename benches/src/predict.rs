@@ -83,11 +83,12 @@ pub fn json_line(run: &str, counts: &Counts, shape: &Shape) -> String {
         .collect();
     let _ = write!(
         line,
-        ",\"launches\":[{}],\"global_atomics\":{},\"atomic_addresses\":{},\"atomic_max_per_address\":{}}}",
+        ",\"launches\":[{}],\"global_atomics\":{},\"atomic_addresses\":{},\"atomic_max_per_address\":{},\"l1_hit_sectors\":{}}}",
         launches.join(","),
         shape.global_atomics,
         shape.atomic_addresses,
-        shape.atomic_max_per_address
+        shape.atomic_max_per_address,
+        shape.l1_hit_sectors
     );
     line
 }
@@ -179,6 +180,7 @@ mod tests {
             global_atomics: 5,
             atomic_addresses: 2,
             atomic_max_per_address: 4,
+            l1_hit_sectors: 6,
         };
         let line = json_line("coalescing/offset/offset=1", &c, &shape);
         let v: serde_json::Value = serde_json::from_str(&line).unwrap();
@@ -188,7 +190,7 @@ mod tests {
         assert_eq!(v["dram_read_bytes"], 288);
         assert_eq!(v["launches"][0]["blocks"], 3);
         assert_eq!((v["global_atomics"].as_u64(), v["atomic_max_per_address"].as_u64()), (Some(5), Some(4)));
-        assert_eq!(v.as_object().unwrap().len(), 17);
+        assert_eq!(v.as_object().unwrap().len(), 18);
     }
 
     #[test]

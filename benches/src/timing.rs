@@ -4,16 +4,19 @@
 //!
 //! A launch costs what an empty one does, plus the largest of the limits its counts run into,
 //! each the time one resource would need on its own:
-//! - **DRAM**: bytes read at the rate DRAM answers as many bytes as the kernel keeps in flight
-//!   (its resident warps, one load request each, of the size its requests have: the read
-//!   probe's curve, Little's law measured), and all bytes at the device-to-device memcpy's rate;
-//! - **L2**: every sector L1 asks for (loads and stores; L1 hits are not modelled) at the L2
-//!   read curve's rate for the same bytes in flight;
-//! - **shared memory**: wavefronts at one wavefront rate, over the multiprocessors the grid
-//!   occupies;
+//! - **DRAM, bytes in flight**: the bytes read, at the rate DRAM answers as many bytes as the
+//!   kernel keeps waiting (its resident warps, one load request each, of the size its requests
+//!   have that miss L1: the read probes' curves for 128- and 512-byte requests, Little's law
+//!   measured), then the bytes written at the write probe's rate: a warp waits for its loads,
+//!   not for its stores, but both share the DRAM;
+//! - **DRAM bandwidth**: all bytes at the device-to-device memcpy's rate;
+//! - **L2**: every sector L1 sends on (load misses, and stores) at the L2 read curve's rate for
+//!   the same bytes in flight;
+//! - **shared memory**: wavefronts at the one-wavefront-a-clock rate the probe measured, over
+//!   the multiprocessors the grid occupies;
 //! - **atomics**: global atomics at the probe's rate for as many addresses, or the busiest
 //!   address's at the one-address rate, whichever is slower;
-//! - **FP32**: the run's FLOPs at the FMA probe's rate (the register-blocked matmuls: there the
+//! - **FP32**: the run's FLOPs at the FMA probe's rate (the register-blocked matmuls: their
 //!   time is instruction issue, which this bound only approaches).
 use coalesce::model::Counts;
 use coalesce::model::shape::Shape;
@@ -93,28 +96,45 @@ pub fn on_curve(curve: &[(f64, f64)], x: f64) -> f64 {
     curve.last().map_or(0.0, |p| p.1)
 }
 
+/// The rate a curve pair gives for requests of `request` bytes at `in_flight` bytes: the
+/// 128-byte curve up to 128, the 512-byte one from 512, log-linear between.
+fn read_rate(vectors: &[(f64, f64)], words: &[(f64, f64)], in_flight: f64, request: f64) -> f64 {
+    if words.is_empty() || request >= 512.0 {
+        return on_curve(vectors, in_flight);
+    }
+    let (w, v) = (on_curve(words, in_flight), on_curve(vectors, in_flight));
+    if request <= 128.0 {
+        return w;
+    }
+    let t = (request / 128.0).ln() / 4f64.ln();
+    (w.ln() * (1.0 - t) + v.ln() * t).exp()
+}
+
 /// The time model of one run on `sms` multiprocessors, with the device's parameters and the
 /// memcpy's rate (bytes read plus written per second) measured in the same run.
 pub fn predict(run: RunCounts<'_>, params: &DeviceParams, memcpy_bps: f64, sms: u32) -> Predicted {
     let c = run.counts;
+    let s = run.shape;
     // The launch with the most warps carries the run (a reduction's second pass is tiny).
-    let main = run.shape.launches.iter().max_by_key(|l| l.warps());
+    let main = s.launches.iter().max_by_key(|l| l.warps());
     let resident = main.map_or(u64::from(sms) * 64, |l| l.resident_warps(sms)) as f64;
     let busy = main.map_or(1.0, |l| f64::from(l.busy_sms(sms)) / f64::from(sms));
-    let request_bytes = if c.ld_requests > 0 { c.ld_sectors as f64 * 32.0 / c.ld_requests as f64 } else { 128.0 };
-    let in_flight = resident * request_bytes;
+    let misses = c.ld_sectors.saturating_sub(s.l1_hit_sectors);
+    let request = if c.ld_requests > 0 { misses as f64 * 32.0 / c.ld_requests as f64 } else { 128.0 };
+    let in_flight = resident * request;
     let (read, written) = (c.dram_read_bytes as f64, c.dram_write_bytes as f64);
-    let dram = ((read + written) / memcpy_bps).max(written / params.dram_write_bps);
-    let dram_in_flight = read / on_curve(&params.dram_read_bps, in_flight);
-    let l2 = (c.ld_sectors + c.st_sectors) as f64 * 32.0 / on_curve(&params.l2_read_bps, in_flight);
+    let dram = (read + written) / memcpy_bps;
+    let dram_in_flight = read / read_rate(&params.dram_read_bps, &params.dram_read_words_bps, in_flight, request)
+        + written / params.dram_write_bps;
+    let l2_rate = read_rate(&params.l2_read_bps, &params.l2_read_words_bps, in_flight, request);
+    let l2 = (misses + c.st_sectors) as f64 * 32.0 / l2_rate;
     let shared = (c.shared_ld_wavefronts + c.shared_st_wavefronts) as f64 / (params.shared_wavefronts_per_s * busy);
-    let s = run.shape;
     let atomics = if s.global_atomics == 0 {
         0.0
     } else {
-        let spread =
-            s.global_atomics as f64 / on_curve(&params.global_atomics_per_s_curve(), s.atomic_addresses as f64);
-        let busiest = s.atomic_max_per_address as f64 / on_curve(&params.global_atomics_per_s_curve(), 1.0);
+        let curve = params.global_atomics_per_s_curve();
+        let spread = s.global_atomics as f64 / on_curve(&curve, s.atomic_addresses as f64);
+        let busiest = s.atomic_max_per_address as f64 / on_curve(&curve, 1.0);
         spread.max(busiest)
     };
     let fp32 = run.flops as f64 / (params.fp32_flops_per_s * busy);
@@ -128,8 +148,7 @@ pub fn predict(run: RunCounts<'_>, params: &DeviceParams, memcpy_bps: f64, sms: 
     ];
     terms.retain(|t| t.1.is_finite() && t.1 > 0.0);
     terms.sort_by(|a, b| b.1.total_cmp(&a.1));
-    let launches = run.shape.launches.len().max(1) as f64;
-    let launch = launches * params.launch_s;
+    let launch = s.launches.len().max(1) as f64 * params.launch_s;
     let work = terms.first().map_or(0.0, |t| t.1);
     let limit = if work < launch { Term::Launch } else { terms.first().map_or(Term::Launch, |t| t.0) };
     Predicted { seconds: launch + work, limit, terms, in_flight }
@@ -154,7 +173,6 @@ mod tests {
             dram_write_bps: 4e12,
             l2_read_bps: vec![(1e5, 1e12), (4e6, 1.6e13)],
             l2_read_words_bps: vec![(1e5, 1e12), (4e6, 1.2e13)],
-            wave_s: 3e-7,
             shared_wavefronts_per_s: 2.6e11,
             global_atomics_per_s: vec![(1, 1e9), (256, 2e10), (1 << 20, 4e11)],
             shared_atomics_per_s: vec![],
@@ -192,9 +210,11 @@ mod tests {
         };
         let p = predict(RunCounts { counts: &counts, shape: &shape, flops: 0 }, &params(), 5e12, 132);
         assert!((p.in_flight - 8448.0 * 128.0).abs() < 1.0);
-        let rate = on_curve(&params().dram_read_bps, p.in_flight);
+        // 128-byte requests: the words curve; then the writes at the write rate.
+        let rate = on_curve(&params().dram_read_words_bps, p.in_flight);
         assert_eq!(p.limit, Term::DramInFlight);
-        assert!((p.seconds - (2e-6 + (1u64 << 28) as f64 / rate)).abs() < 1e-12);
+        let expected = 2e-6 + (1u64 << 28) as f64 / rate + (1u64 << 28) as f64 / 4e12;
+        assert!((p.seconds - expected).abs() < 1e-12, "{} vs {expected}", p.seconds);
         // Nothing at all: the launch.
         let none = predict(RunCounts { counts: &Counts::default(), shape: &shape, flops: 0 }, &params(), 3.5e12, 132);
         assert_eq!((none.limit, none.seconds), (Term::Launch, 2e-6));

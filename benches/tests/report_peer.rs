@@ -27,6 +27,7 @@ fn peer(variant: &str, param: Option<(&str, u32)>, median_us: f64, sectors: Opti
             shared_st_bank_conflicts: 0,
             dram_read_bytes: 0,
             dram_write_bytes: 0,
+            time_inputs: None,
         }),
         ncu: None,
     }

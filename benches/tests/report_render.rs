@@ -419,6 +419,7 @@ fn the_column_walk_reading_compares_the_wide_copies() {
         shared_st_bank_conflicts: 0,
         dram_read_bytes: wide.bytes / 2,
         dram_write_bytes: wide.bytes / 2,
+        time_inputs: None,
     };
     for (variant, speedup) in [("wide_copy", 1.06), ("wide_copy_down", 1.02)] {
         let mut m = Measurement { model: Some(counts.clone()), ..wide.clone() };
@@ -712,7 +713,10 @@ fn the_summary_rows_are_computed_from_the_runs() {
     assert_eq!(table.len(), rows.len());
     assert!((8..=15).contains(&rows.len()), "a short table: {} rows", rows.len());
     for (cells, row) in table.iter().zip(&rows) {
-        assert_eq!(cells, &[row.lesson.to_string(), row.change.clone(), row.cost.clone(), row.model.clone()]);
+        assert_eq!(
+            cells,
+            &[row.lesson.to_string(), row.change.clone(), row.cost.clone(), row.model.clone(), row.why.clone()]
+        );
         assert!(!row.cost.contains('-') && !row.cost.contains("n/a"), "a positive cost: {}", row.cost);
     }
     let find =

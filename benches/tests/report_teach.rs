@@ -369,12 +369,14 @@ fn readings_never_state_a_negative_cost() {
             && b.contains(&format!("({:.0} GB/s)", base.bytes as f64 / base.median_us / 1e3))),
         "{bullets:#?}"
     );
-    // AoS beats SoA in this record while the model counts the same DRAM bytes and more sectors a
-    // request for AoS: the reading says the model does not explain it.
+    // AoS beats SoA in this record while the model counts the same DRAM bytes (within 1%) and
+    // more sectors a request for AoS: the reading says the model does not explain it.
     let (aos, soa) = (run(&r, "layouts/aos"), run(&r, "layouts/soa"));
     assert!(aos.median_us < soa.median_us);
     let (ma, ms) = (aos.model.as_ref().unwrap(), soa.model.as_ref().unwrap());
-    assert_eq!(ma.dram_read_bytes + ma.dram_write_bytes, ms.dram_read_bytes + ms.dram_write_bytes);
+    let (da, ds) =
+        ((ma.dram_read_bytes + ma.dram_write_bytes) as f64, (ms.dram_read_bytes + ms.dram_write_bytes) as f64);
+    assert!((da - ds).abs() <= 0.01 * da.max(ds), "{da} against {ds}");
     let layouts: Vec<&&str> = bullets.iter().filter(|b| b.starts_with("`aos` is ")).collect();
     assert_eq!(layouts.len(), 1, "{bullets:#?}");
     let sentence = layouts[0];

@@ -403,6 +403,9 @@ impl Model {
             let op = |mask| if dir == Dir::Load { Op::Read } else { Op::Write(mask) };
             trace.record(sectors[..distinct].iter().map(|&(s, mask)| (s, op(mask))));
         }
+        if dir == Dir::Load {
+            shape::saw_load(WALK.with(Cell::get).0, sectors[..distinct].iter().map(|&(s, _)| s));
+        }
         let distinct = distinct as u64;
         // One request and at most 32 sectors an instruction: 2^59 instructions before a wrap.
         match dir {

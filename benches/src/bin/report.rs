@@ -24,7 +24,7 @@ use coalesce_benches::cli::{Failure, ReportArgs, exit, print};
 use coalesce_benches::family::Variant;
 use coalesce_benches::measure::{Measured, measure_memcpy, measure_variant};
 use coalesce_benches::open_gpu;
-use coalesce_benches::predict::predict;
+use coalesce_benches::predict::predict_shaped;
 use coalesce_benches::report::{Device, Measurement, Param, Report, Skipped, attach_counters, attach_models, render};
 
 fn measurement(m: &Measured, v: Option<(&dyn Variant, u32)>) -> Measurement {
@@ -82,7 +82,7 @@ fn measure(filter: &str, with_sweep: bool) -> Result<Report, String> {
     // The model beside every timing: what Nsight Compute should count for the run's profiled
     // launch on this GPU's SM count (CPU, a few seconds for every run on a many-core host).
     // Joined by run id: a skipped run (the Hopper module on an older GPU) shifts no other run's.
-    for (run, e) in attach_models(&mut measured, predict(&runs, gpu.info().model_device())) {
+    for (run, e) in attach_models(&mut measured, predict_shaped(&runs, gpu.info().model_device())) {
         eprintln!("{run}: no model ({e})");
     }
     let sweep = if with_sweep {
@@ -143,6 +143,21 @@ fn run(args: ReportArgs) -> Result<(), Failure> {
         }
         None => measure(&args.filter, !args.no_sweep)?,
     };
+    if args.remodel {
+        let runs: Vec<_> = coalesce_benches::predict::runs(&args.filter)
+            .into_iter()
+            .filter(|(v, p)| report.runs.iter().any(|m| m.run == v.run_id(*p)))
+            .collect();
+        let device = coalesce::model::Device { sms: report.device.multiprocessors, ..Default::default() };
+        let (start, total) = (Instant::now(), runs.len());
+        let predictions = coalesce_benches::predict::predict_with_progress(&runs, device, |k, run| {
+            eprint!("\r\x1b[K[{k}/{total}] {run} ({:.0} s)", start.elapsed().as_secs_f64());
+        });
+        eprintln!("\r\x1b[K{total} runs modelled in {:.0} s", start.elapsed().as_secs_f64());
+        for (run, e) in attach_models(&mut report.runs, predictions) {
+            eprintln!("{run}: no model ({e})");
+        }
+    }
     if let Some(file) = &args.ncu {
         let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
         let profiled = coalesce_benches::ncu::parse_checked(&text).map_err(|e| format!("{}: {e}", file.display()))?;

@@ -13,6 +13,7 @@ pub fn markdown(report: &Report, plots: &[Plot], pictures: &[WarpPicture]) -> St
     let mut md = String::new();
     header(&mut md, report);
     super::summary::section(&mut md, report);
+    super::time::section(&mut md, report, plots);
     warp_section(&mut md, pictures);
     for family in report.families() {
         section(&mut md, report, family, plots);
@@ -267,6 +268,7 @@ mod tests {
                 shared_st_bank_conflicts: 0,
                 dram_read_bytes: 1 << 28,
                 dram_write_bytes: 1 << 28,
+                time_inputs: None,
             };
             let m = Measurement {
                 run: "f/v".into(),

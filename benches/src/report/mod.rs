@@ -19,17 +19,18 @@ mod peer;
 mod plots;
 mod readings;
 mod summary;
+pub mod time;
 mod warp;
 
 pub use html::html;
 pub use markdown::markdown;
 pub use model::{
-    Counted, Device, Measurement, Model, Param, PeerRow, Peers, PeersInfo, Report, Skipped, SweepRow, attach_counters,
-    attach_models,
+    Counted, Device, Measurement, Model, Param, PeerRow, Peers, PeersInfo, Report, Skipped, SweepRow, TimeInputs,
+    attach_counters, attach_models,
 };
 pub use plots::{PLOT_FILES, Plot, SWEEP_PLOT_FILES, plots};
 pub use readings::readings;
-pub use summary::{SummaryRow, summary};
+pub use summary::{SummaryRow, explained, summary};
 pub use warp::{PICTURE_PER_THREAD, WARP_FILES, WarpPicture, pictures};
 
 /// Writes `dir/report.md`, `dir/report.json`, one SVG per plot and per warp picture whose runs

@@ -204,11 +204,33 @@ pub struct Model {
     pub dram_read_bytes: u64,
     /// Bytes written to DRAM.
     pub dram_write_bytes: u64,
+    /// Everything the time model takes from the run's replay (absent in records made before
+    /// it; `report --from FILE --remodel` adds it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_inputs: Option<TimeInputs>,
+}
+
+/// The counts and launch shape the time model ([`crate::timing`]) reads, as the model gave them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimeInputs {
+    pub ld_requests: u64,
+    pub ld_sectors: u64,
+    pub st_requests: u64,
+    pub st_sectors: u64,
+    pub shared_ld_wavefronts: u64,
+    pub shared_st_wavefronts: u64,
+    /// `(blocks, threads a block, blocks a multiprocessor holds)` of each launch walked.
+    pub launches: Vec<(u64, u32, u32)>,
+    pub global_atomics: u64,
+    pub atomic_addresses: u64,
+    pub atomic_max_per_address: u64,
+    pub l1_hit_sectors: u64,
 }
 
 impl Model {
-    /// The report's view of the model's counts for a run (`coalesce::model`).
-    pub fn from_counts(c: &coalesce::model::Counts) -> Model {
+    /// The report's view of the model's counts for a run (`coalesce::model`), with what the
+    /// replay saw of its launches for the time model.
+    pub fn from_counts(c: &coalesce::model::Counts, shape: Option<&coalesce::model::shape::Shape>) -> Model {
         Model {
             ld_sectors_per_request: c.ld_sectors_per_request(),
             st_sectors_per_request: c.st_sectors_per_request(),
@@ -216,7 +238,53 @@ impl Model {
             shared_st_bank_conflicts: c.shared_st_bank_conflicts,
             dram_read_bytes: c.dram_read_bytes,
             dram_write_bytes: c.dram_write_bytes,
+            time_inputs: shape.map(|s| TimeInputs {
+                ld_requests: c.ld_requests,
+                ld_sectors: c.ld_sectors,
+                st_requests: c.st_requests,
+                st_sectors: c.st_sectors,
+                shared_ld_wavefronts: c.shared_ld_wavefronts,
+                shared_st_wavefronts: c.shared_st_wavefronts,
+                launches: s.launches.iter().map(|l| (l.blocks, l.threads, l.blocks_per_sm)).collect(),
+                global_atomics: s.global_atomics,
+                atomic_addresses: s.atomic_addresses,
+                atomic_max_per_address: s.atomic_max_per_address,
+                l1_hit_sectors: s.l1_hit_sectors,
+            }),
         }
+    }
+
+    /// The counts and shape [`crate::timing::predict`] takes, where the record has them.
+    pub fn time_counts(&self) -> Option<(coalesce::model::Counts, coalesce::model::shape::Shape)> {
+        let t = self.time_inputs.as_ref()?;
+        let counts = coalesce::model::Counts {
+            ld_requests: t.ld_requests,
+            ld_sectors: t.ld_sectors,
+            st_requests: t.st_requests,
+            st_sectors: t.st_sectors,
+            shared_ld_wavefronts: t.shared_ld_wavefronts,
+            shared_ld_bank_conflicts: self.shared_ld_bank_conflicts,
+            shared_st_wavefronts: t.shared_st_wavefronts,
+            shared_st_bank_conflicts: self.shared_st_bank_conflicts,
+            dram_read_bytes: self.dram_read_bytes,
+            dram_write_bytes: self.dram_write_bytes,
+        };
+        let shape = coalesce::model::shape::Shape {
+            launches: t
+                .launches
+                .iter()
+                .map(|&(blocks, threads, blocks_per_sm)| coalesce::model::shape::LaunchShape {
+                    blocks,
+                    threads,
+                    blocks_per_sm,
+                })
+                .collect(),
+            global_atomics: t.global_atomics,
+            atomic_addresses: t.atomic_addresses,
+            atomic_max_per_address: t.atomic_max_per_address,
+            l1_hit_sectors: t.l1_hit_sectors,
+        };
+        Some((counts, shape))
     }
 }
 
@@ -225,15 +293,17 @@ impl Model {
 /// the runs whose prediction the model refused, with why.
 pub fn attach_models(
     measured: &mut [Measurement],
-    predictions: impl IntoIterator<Item = (String, coalesce::Result<Option<coalesce::model::Counts>>)>,
+    predictions: impl IntoIterator<
+        Item = (String, coalesce::Result<Option<coalesce::model::Counts>>, coalesce::model::shape::Shape),
+    >,
 ) -> Vec<(String, coalesce::Error)> {
     let mut refused = Vec::new();
-    let mut by_run: std::collections::HashMap<String, coalesce::Result<Option<coalesce::model::Counts>>> =
-        predictions.into_iter().collect();
+    let mut by_run: std::collections::HashMap<String, _> =
+        predictions.into_iter().map(|(run, p, shape)| (run, (p, shape))).collect();
     for m in measured.iter_mut() {
         match by_run.remove(&m.run) {
-            Some(Ok(counts)) => m.model = counts.as_ref().map(Model::from_counts),
-            Some(Err(e)) => refused.push((m.run.clone(), e)),
+            Some((Ok(counts), shape)) => m.model = counts.as_ref().map(|c| Model::from_counts(c, Some(&shape))),
+            Some((Err(e), _)) => refused.push((m.run.clone(), e)),
             None => {}
         }
     }
@@ -323,6 +393,7 @@ impl Report {
 mod join_tests {
     use super::*;
     use coalesce::model::Counts;
+    use coalesce::model::shape::Shape;
 
     fn measured(run: &str) -> Measurement {
         Measurement {
@@ -345,7 +416,8 @@ mod join_tests {
         // Runs a, b, c, d predicted; b was skipped on this GPU, so three were measured. By
         // position, c would get b's counts and d c's.
         let counts = |sectors| Some(Counts { ld_sectors: sectors, ld_requests: 1, ..Counts::default() });
-        let predictions = [("a", 4), ("b", 8), ("c", 16), ("d", 32)].map(|(r, s)| (r.to_string(), Ok(counts(s))));
+        let predictions =
+            [("a", 4), ("b", 8), ("c", 16), ("d", 32)].map(|(r, s)| (r.to_string(), Ok(counts(s)), Shape::default()));
         let mut runs = vec![measured("a"), measured("c"), measured("d")];
         let refused = attach_models(&mut runs, predictions);
         assert!(refused.is_empty());
@@ -353,7 +425,7 @@ mod join_tests {
         assert_eq!(got, [4.0, 16.0, 32.0]);
         // A measurement the model has nothing for keeps no model; a refused one is reported.
         let mut runs = vec![measured("x"), measured("a")];
-        let refused = attach_models(&mut runs, [("a".to_string(), Err(coalesce::Error::Empty("n")))]);
+        let refused = attach_models(&mut runs, [("a".to_string(), Err(coalesce::Error::Empty("n")), Shape::default())]);
         assert!(runs[0].model.is_none() && runs[1].model.is_none());
         assert_eq!(refused.len(), 1);
         assert_eq!(refused[0].0, "a");

@@ -45,6 +45,7 @@ pub const PLOT_FILES: &[&str] = &[
     "matmul.svg",
     "matmul_size.svg",
     "distance.svg",
+    "time_model.svg",
 ];
 
 /// Every cost-curve plot file [`plots`] can produce (family `sweep`): per entry point, time per
@@ -89,6 +90,7 @@ fn charts(report: &Report) -> Vec<(&'static str, &'static str, Option<Chart>)> {
         ("matmul.svg", "matmul", matmul(report)),
         ("matmul_size.svg", "matmul", matmul_size(report)),
         ("distance.svg", "distance", percent_bars(report, "distance", "distance: % of memcpy per layout and access")),
+        ("time_model.svg", "time", time_model(report)),
     ];
     let mut specs: Vec<(&'static str, &'static str, Option<Chart>)> = specs.into();
     for c in curves(report) {
@@ -151,6 +153,8 @@ struct Lines {
     x_exponents: bool,
     /// y holds log10 of the value; axis labels show the value itself, at powers of ten.
     log10_y: bool,
+    /// x likewise.
+    log10_x: bool,
 }
 
 /// One bar of a bar chart.
@@ -252,6 +256,7 @@ fn lines(title: &str, x_desc: &'static str, y_desc: &str, series: Vec<Series>) -
         log2_x: false,
         x_exponents: false,
         log10_y: false,
+        log10_x: false,
     }
 }
 
@@ -622,6 +627,53 @@ fn frame<'a>(root: &Area<'a>, title: &str, legend: &[(String, Swatch)]) -> DrawR
     Ok(chart)
 }
 
+/// The label of log10 value `v` on a log axis: the value at whole decades, nothing between.
+fn decade(v: f64) -> String {
+    if v.fract() != 0.0 {
+        String::new()
+    } else {
+        let value = 10f64.powf(v);
+        if v >= 0.0 { format!("{value:.0}") } else { format!("{value}") }
+    }
+}
+
+/// The time model against the measurement, log-log: one dot per run, coloured by the limit
+/// the model names, and the line where they agree.
+fn time_model(r: &Report) -> Option<Chart> {
+    let rows = super::time::rows(r)?;
+    let mut by_limit: Vec<(crate::timing::Term, Vec<(f64, f64)>)> = Vec::new();
+    for row in &rows {
+        let point = (row.measured_us.log10(), row.predicted_us.log10());
+        match by_limit.iter_mut().find(|(t, _)| *t == row.limit) {
+            Some((_, points)) => points.push(point),
+            None => by_limit.push((row.limit, vec![point])),
+        }
+    }
+    by_limit.sort_by_key(|(t, _)| *t);
+    let all = rows.iter().flat_map(|r| [r.measured_us.log10(), r.predicted_us.log10()]);
+    let (lo, hi) = all.fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let (lo, hi) = (lo.floor(), hi.ceil().max(lo.floor() + 1.0));
+    let mut series: Vec<Series> = by_limit
+        .into_iter()
+        .map(|(t, points)| Series { label: format!("limit: {}", t.name()), points, style: Style::Dots })
+        .collect();
+    series.push(Series { label: "predicted = measured".into(), points: vec![(lo, lo), (hi, hi)], style: Style::Plain });
+    let band = 1.25f64.log10();
+    series.push(Series {
+        label: "25% off".into(),
+        points: vec![(lo, lo + band), (hi - band, hi), (hi, hi - band), (lo + band, lo)],
+        style: Style::Plain,
+    });
+    let mut c = lines(
+        "time model: predicted against measured, one dot per run",
+        "measured µs (log)",
+        "predicted µs (log)",
+        series,
+    );
+    (c.log10_x, c.log10_y, c.y_range) = (true, true, Some((lo, hi)));
+    Some(Chart::Lines(c))
+}
+
 fn draw_lines(c: &Lines) -> DrawResult<String> {
     let secondary: &[Series] = c.secondary.as_ref().map_or(&[], |s| &s.series);
     let color = |i: usize| PALETTE[i % PALETTE.len()];
@@ -658,9 +710,11 @@ fn draw_lines(c: &Lines) -> DrawResult<String> {
             .right_y_label_area_size(if c.secondary.is_some() { 72 } else { 0 })
             .build_cartesian_2d(x0..x1, y0..y1)?
             .set_secondary_coord(x0..x1, s0..s1);
-        let (log2_x, x_exponents, wide) = (c.log2_x, c.x_exponents, x1 - x0 > 12.0);
+        let (log2_x, x_exponents, wide, log10_x) = (c.log2_x, c.x_exponents, x1 - x0 > 12.0, c.log10_x);
         let x_label = move |v: &f64| {
-            if !log2_x {
+            if log10_x {
+                decade(*v)
+            } else if !log2_x {
                 format!("{v}")
             } else if v.fract() != 0.0 {
                 String::new()
@@ -674,16 +728,7 @@ fn draw_lines(c: &Lines) -> DrawResult<String> {
             }
         };
         let log10_y = c.log10_y;
-        let y_label = move |v: &f64| {
-            if !log10_y {
-                format!("{v:.0}")
-            } else if v.fract() != 0.0 {
-                String::new()
-            } else {
-                let value = 10f64.powf(*v);
-                if *v >= 0.0 { format!("{value:.0}") } else { format!("{value}") }
-            }
-        };
+        let y_label = move |v: &f64| if !log10_y { format!("{v:.0}") } else { decade(*v) };
         let mut mesh = chart.configure_mesh();
         mesh.max_light_lines(1)
             .axis_desc_style((FONT, 15))
@@ -699,6 +744,9 @@ fn draw_lines(c: &Lines) -> DrawResult<String> {
         if log10_y {
             // One label per decade.
             mesh.y_labels((y1 - y0) as usize + 1);
+        }
+        if log10_x {
+            mesh.x_labels((x1 - x0) as usize + 1);
         }
         mesh.draw()?;
         if let Some(s) = &c.secondary {

@@ -22,13 +22,19 @@ pub struct SummaryRow {
     pub cost: String,
     /// The model's counts for the runs compared, e.g. `5 sectors a request instead of 4`.
     pub model: String,
+    /// `(changed run, baseline run)` of each ratio, by run id.
+    pub pairs: Vec<(String, String)>,
+    /// What the time model says moves the time, per pair: the limit it names and the ratio it
+    /// predicts, or that it does not explain the measured ratio (and by how much).
+    pub why: String,
 }
 
 /// The summary's rows for `report`, lessons in a fixed order, those whose runs are absent left out.
 pub fn summary(report: &Report) -> Vec<SummaryRow> {
     let timed = timed(report);
     let r = &timed;
-    [
+    let predicted = super::time::rows(report).unwrap_or_default();
+    let rows: Vec<SummaryRow> = [
         offset(r, "offset", "plain loads at offset 1 vs 0"),
         stride(r),
         offset(r, "offset_cg", "L2-only (`.cg`) loads at offset 1 vs 0"),
@@ -44,7 +50,62 @@ pub fn summary(report: &Report) -> Vec<SummaryRow> {
     ]
     .into_iter()
     .flatten()
-    .collect()
+    .collect();
+    rows.into_iter()
+        .map(|mut row| {
+            row.why = explain(report, &predicted, &row);
+            row
+        })
+        .collect()
+}
+
+/// The time model's reading of each of `row`'s pairs (see [`SummaryRow::why`]).
+fn explain(report: &Report, predicted: &[super::time::Row], row: &SummaryRow) -> String {
+    if predicted.is_empty() {
+        return "no time model in this record".into();
+    }
+    let parts: Vec<String> = row
+        .pairs
+        .iter()
+        .zip(&row.ratios)
+        .map(|((changed, base), &measured)| {
+            let find = |id: &str| {
+                let m = report.runs.iter().find(|m| m.run == id)?;
+                let p = predicted.iter().find(|p| p.run == id)?;
+                Some((m, p))
+            };
+            let (Some((cm, cp)), Some((bm, bp))) = (find(changed), find(base)) else {
+                return "no time model for these runs".into();
+            };
+            let work = |m: &Measurement| if m.flops > 0 { m.flops as f64 } else { m.bytes as f64 };
+            let q = (cp.predicted_us / work(cm)) / (bp.predicted_us / work(bm));
+            if explained(q, measured) {
+                let limit = if cp.limit == bp.limit {
+                    cp.limit.name().to_string()
+                } else {
+                    format!("{} → {}", bp.limit.name(), cp.limit.name())
+                };
+                format!("{limit}: predicted {}", cost(q))
+            } else {
+                format!("not explained by the model: it predicts {}, measured {}", cost(q), cost(measured))
+            }
+        })
+        .collect();
+    parts.join("; ")
+}
+
+/// Whether a predicted ratio explains a measured one. A measured change of 3% or less is
+/// explained by a prediction of 3% or less. A larger one needs a prediction in the same
+/// direction, within 25% of it, that moves at least half as far (in log terms): a limit that
+/// barely moves does not explain a time that does.
+pub fn explained(predicted: f64, measured: f64) -> bool {
+    let flat = |x: f64| (x - 1.0).abs() <= 0.03;
+    if flat(measured) {
+        return flat(predicted);
+    }
+    let same_way = (predicted - 1.0) * (measured - 1.0) > 0.0;
+    let far_enough = predicted.ln().abs() >= 0.5 * measured.ln().abs();
+    same_way && far_enough && (predicted / measured - 1.0).abs() <= 0.25
 }
 
 /// The summary section: a heading and a table, nothing when no row's runs are present.
@@ -55,11 +116,13 @@ pub(crate) fn section(md: &mut String, report: &Report) {
     }
     md.push_str(
         "\n## Summary\n\nOne row per lesson: the change it makes, what that costs on this GPU (the ratio of \
-         the two runs' times for the same work) and the model's count that explains it.\n\n\
-         | lesson | change | cost on this GPU | the model's count |\n|---|---|---|---|\n",
+         the two runs' times for the same work), the model's counts for the two runs, and why the time moves as \
+         the time model reads it: the limit it names and the ratio it predicts from those counts and this run's \
+         probes, or \"not explained by the model\" where its ratio is more than 25% off the measured one.\n\n\
+         | lesson | change | cost on this GPU | the model's counts | why (time model) |\n|---|---|---|---|---|\n",
     );
     for row in rows {
-        let _ = writeln!(md, "| {} | {} | {} | {} |", row.lesson, row.change, row.cost, row.model);
+        let _ = writeln!(md, "| {} | {} | {} | {} | {} |", row.lesson, row.change, row.cost, row.model, row.why);
     }
 }
 
@@ -93,6 +156,21 @@ fn near(a: u64, b: u64) -> bool {
     (a as f64 - b as f64).abs() <= 0.01 * (a.max(b) as f64)
 }
 
+/// The DRAM bytes (read plus written) Nsight Compute counted for `changed` and `base`, where
+/// the record has counters for both and the model's bytes for either are more than 10% (and
+/// 1 MB) off them.
+pub fn contradicted_dram(changed: &Measurement, base: &Measurement) -> Option<(u64, u64)> {
+    let counted = |m: &Measurement| m.ncu.as_ref().map(|n| n.dram_read_bytes + n.dram_write_bytes);
+    let modelled = |m: &Measurement| m.model.as_ref().map(|n| n.dram_read_bytes + n.dram_write_bytes);
+    let off = |m: &Measurement| {
+        let (Some(n), Some(p)) = (counted(m), modelled(m)) else { return false };
+        let gap = (n as f64 - p as f64).abs();
+        gap > 0.10 * n as f64 && gap > 1e6
+    };
+    let (cc, cb) = (counted(changed)?, counted(base)?);
+    (off(changed) || off(base)).then_some((cc, cb))
+}
+
 /// What the model counts differently for `changed` against `base`, in plain words.
 fn model_diff(changed: &Measurement, base: &Measurement) -> String {
     let (Some(c), Some(b)) = (&changed.model, &base.model) else {
@@ -117,7 +195,14 @@ fn model_diff(changed: &Measurement, base: &Measurement) -> String {
         parts.push(format!("{} shared bank conflicts instead of {}", thousands(conflicts(c)), thousands(conflicts(b))));
     }
     let dram = |m: &Model| m.dram_read_bytes + m.dram_write_bytes;
-    if !near(dram(c), dram(b)) {
+    if let Some((counted_c, counted_b)) = contradicted_dram(changed, base) {
+        // The record's counters say otherwise: no DRAM claim, the counters instead.
+        parts.push(format!(
+            "DRAM bytes not claimed: the model's are more than 10% off the counters' ({} instead of {})",
+            thousands(counted_c),
+            thousands(counted_b)
+        ));
+    } else if !near(dram(c), dram(b)) {
         parts.push(format!("{} DRAM bytes instead of {}", thousands(dram(c)), thousands(dram(b))));
     } else if !parts.is_empty() {
         parts.push("the same DRAM bytes".into());
@@ -128,7 +213,15 @@ fn model_diff(changed: &Measurement, base: &Measurement) -> String {
 /// A row comparing `changed` against `base`.
 fn pair(lesson: &'static str, change: String, changed: &Measurement, base: &Measurement) -> SummaryRow {
     let r = ratio_of(changed, base);
-    SummaryRow { lesson, change, ratios: vec![r], cost: cost(r), model: model_diff(changed, base) }
+    SummaryRow {
+        lesson,
+        change,
+        ratios: vec![r],
+        cost: cost(r),
+        model: model_diff(changed, base),
+        pairs: vec![(changed.run.clone(), base.run.clone())],
+        why: String::new(),
+    }
 }
 
 /// The run of `family/variant` at parameter value `value`.
@@ -165,6 +258,8 @@ fn stride(r: &Report) -> Option<SummaryRow> {
         ratios,
         cost: costs.join(", "),
         model,
+        pairs: wide.iter().map(|(_, m)| (m.run.clone(), unit.run.clone())).collect(),
+        why: String::new(),
     })
 }
 
@@ -209,6 +304,7 @@ fn transpose(r: &Report) -> Option<SummaryRow> {
         row.change = format!("naive → padded tile → wide tile{shape}");
         let q = ratio_of(wide, padded);
         row.ratios.push(q);
+        row.pairs.push((wide.run.clone(), padded.run.clone()));
         row.cost = format!(
             "padded {} than naive; wide {} than padded, at {} of memcpy",
             row.cost,
@@ -280,12 +376,23 @@ fn matmul(r: &Report) -> Option<SummaryRow> {
         ratios: vec![q],
         cost: format!("{} TFLOP/s: {} than naive", rates.join(" → "), cost(q)),
         model,
+        pairs: vec![(last.run.clone(), naive.run.clone())],
+        why: String::new(),
     })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{cost, sectors};
+    use super::{cost, explained, sectors};
+
+    #[test]
+    fn a_ratio_is_explained_within_a_quarter_and_in_its_direction() {
+        assert!(explained(1.3, 1.2) && explained(0.5, 0.45) && explained(1.01, 0.99));
+        assert!(!explained(1.6, 1.2), "too far");
+        assert!(!explained(1.1, 0.95), "the wrong way");
+        assert!(!explained(1.0001, 1.036), "a limit that does not move");
+        assert!(!explained(1.05, 1.02), "a change where none was measured");
+    }
 
     #[test]
     fn costs_are_positive_words() {

@@ -49,13 +49,28 @@ pub struct Shape {
     pub atomic_addresses: u64,
     /// Atomics on the busiest address.
     pub atomic_max_per_address: u64,
+    /// Load sectors a block had loaded before and its share of L1 still held ([`L1_BYTES`]
+    /// over the blocks resident on one multiprocessor, direct-mapped): sectors that never
+    /// reach L2. Reuse between blocks, and stores (which L1 passes through), are left out.
+    pub l1_hit_sectors: u64,
 }
+
+/// L1 data cache and shared memory of one multiprocessor (Hopper: 256 KiB, of which the
+/// blocks' shared memory is carved out first).
+pub const L1_BYTES: u64 = 256 * 1024;
 
 #[derive(Default)]
 struct Collecting {
     depth: u32,
     launches: Vec<LaunchShape>,
     atomics: HashMap<u64, u64>,
+    /// The block whose L1 share `l1` holds, and that share's sector tags (index: sector modulo
+    /// its length; `u64::MAX` empty).
+    l1_block: Option<u64>,
+    l1: Vec<u64>,
+    /// Sectors of L1 one block of the launch being walked gets.
+    l1_share: usize,
+    l1_hits: u64,
 }
 
 thread_local! {
@@ -74,6 +89,7 @@ pub fn observe<R>(f: impl FnOnce() -> R) -> (R, Shape) {
         global_atomics: seen.atomics.values().sum(),
         atomic_addresses: seen.atomics.len() as u64,
         atomic_max_per_address: seen.atomics.values().copied().max().unwrap_or(0),
+        l1_hit_sectors: seen.l1_hits,
     };
     (result, shape)
 }
@@ -92,6 +108,34 @@ pub(crate) fn saw_launch(launch: &Launch, blocks_per_sm: u32) {
         };
         if !c.launches.contains(&shape) {
             c.launches.push(shape);
+        }
+        let carved = u64::from(blocks_per_sm) * u64::from(launch.shared_bytes);
+        c.l1_share = (L1_BYTES.saturating_sub(carved) / 32 / u64::from(blocks_per_sm.max(1))) as usize;
+    });
+}
+
+/// Notes the distinct sectors of one warp's global load in block `block`: those its block's
+/// L1 share still holds count as hits, the rest are put there.
+pub(crate) fn saw_load(block: u64, sectors: impl Iterator<Item = u64>) {
+    COLLECTING.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.depth == 0 || c.l1_share == 0 {
+            return;
+        }
+        if c.l1_block != Some(block) || c.l1.len() != c.l1_share {
+            let share = c.l1_share;
+            c.l1.clear();
+            c.l1.resize(share, u64::MAX);
+            c.l1_block = Some(block);
+        }
+        let len = c.l1.len() as u64;
+        for s in sectors {
+            let slot = &mut c.l1[(s % len) as usize];
+            if *slot == s {
+                c.l1_hits += 1;
+            } else {
+                *slot = s;
+            }
         }
     });
 }
@@ -134,5 +178,18 @@ mod tests {
         let b = m.buffer(1 << 21);
         m.atomic(b, 0).unwrap();
         assert_eq!(observe(|| ()).1, Shape::default());
+        // A warp loading the same sectors twice in one block hits L1 the second time; the
+        // next block starts cold.
+        let ((), shape) = observe(|| {
+            let mut m = Model::new();
+            let b = m.buffer(1 << 21);
+            for block in 0..2 {
+                for w in block_warps(&launch, (block, 0)).take(1) {
+                    m.load(b, 4, w.lanes, |l| 4 * u64::from(l)).unwrap();
+                    m.load(b, 4, w.lanes, |l| 4 * u64::from(l)).unwrap();
+                }
+            }
+        });
+        assert_eq!(shape.l1_hit_sectors, 8);
     }
 }

@@ -1,0 +1,68 @@
+//! The summary against the committed record (`results/report.json`, with the committed ncu
+//! table's counters attached): no row claims a DRAM count the record's counters contradict by
+//! more than 10%, and every "why" either names a limit whose predicted ratio is within 25% of
+//! the measured one, in its direction, or says the model does not explain it.
+use coalesce_benches::report::{self, Report};
+
+fn record() -> Report {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../results/report.json");
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    Report::from_json(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn no_summary_row_claims_what_the_counters_contradict() {
+    let r = record();
+    let rows = report::summary(&r);
+    assert!(rows.len() >= 8, "the record's summary has {} rows", rows.len());
+    let mut checked = 0;
+    for row in &rows {
+        for (changed, base) in &row.pairs {
+            let find = |id: &str| r.runs.iter().find(|m| &m.run == id).unwrap_or_else(|| panic!("{id}"));
+            let (c, b) = (find(changed), find(base));
+            let (Some(_), Some(_)) = (&c.ncu, &b.ncu) else { continue };
+            checked += 1;
+            let off = |m: &report::Measurement| {
+                let (n, p) = (m.ncu.as_ref().unwrap(), m.model.as_ref().unwrap());
+                let (n, p) =
+                    ((n.dram_read_bytes + n.dram_write_bytes) as f64, (p.dram_read_bytes + p.dram_write_bytes) as f64);
+                (n - p).abs() > 0.10 * n && (n - p).abs() > 1e6
+            };
+            if off(c) || off(b) {
+                assert!(
+                    !row.model.contains("the same DRAM bytes") && !row.model.contains("DRAM bytes instead of"),
+                    "{}: {} claims DRAM bytes the counters contradict",
+                    row.change,
+                    row.model
+                );
+            }
+        }
+    }
+    assert!(checked > 0, "no summary pair has counters in the record: attach the ncu table");
+}
+
+#[test]
+fn every_why_is_explained_or_says_it_is_not() {
+    let r = record();
+    let rows = report::summary(&r);
+    let predicted = report::time::rows(&r).expect("the committed record has the probes and the time model's counts");
+    for row in &rows {
+        let parts: Vec<&str> = row.why.split("; ").collect();
+        assert_eq!(parts.len(), row.pairs.len(), "{}: {}", row.change, row.why);
+        for ((part, (changed, base)), &measured) in parts.iter().zip(&row.pairs).zip(&row.ratios) {
+            if part.starts_with("not explained by the model") {
+                continue;
+            }
+            let p = |id: &str| predicted.iter().find(|p| p.run == id).unwrap_or_else(|| panic!("{id}: no prediction"));
+            let m = |id: &str| r.runs.iter().find(|m| m.run == id).unwrap();
+            let work = |id: &str| if m(id).flops > 0 { m(id).flops as f64 } else { m(id).bytes as f64 };
+            let q = (p(changed).predicted_us / work(changed)) / (p(base).predicted_us / work(base));
+            assert!(
+                report::explained(q, measured),
+                "{}: '{part}' but predicted {q:.3} against measured {measured:.3}",
+                row.change
+            );
+            assert!(part.contains(p(changed).limit.name()), "{}: '{part}' does not name the limit", row.change);
+        }
+    }
+}
