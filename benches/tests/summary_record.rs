@@ -18,7 +18,7 @@ fn no_summary_row_claims_what_the_counters_contradict() {
     let mut checked = 0;
     for row in &rows {
         for (changed, base) in &row.pairs {
-            let find = |id: &str| r.runs.iter().find(|m| &m.run == id).unwrap_or_else(|| panic!("{id}"));
+            let find = |id: &str| r.runs.iter().find(|m| m.run == id).unwrap_or_else(|| panic!("{id}"));
             let (c, b) = (find(changed), find(base));
             let (Some(_), Some(_)) = (&c.ncu, &b.ncu) else { continue };
             checked += 1;
