@@ -97,12 +97,20 @@ pub fn on_curve(curve: &[(f64, f64)], x: f64) -> f64 {
 }
 
 /// The rate a curve pair gives for requests of `request` bytes at `in_flight` bytes: the
-/// 128-byte curve up to 128, the 512-byte one from 512, log-linear between.
+/// 128-byte curve up to 128, the 512-byte one from 512, log-linear between. Past the 128-byte
+/// curve's last point (all a full GPU of single word loads keeps in flight) it follows the
+/// 512-byte curve's shape, at the ratio the two had there.
 fn read_rate(vectors: &[(f64, f64)], words: &[(f64, f64)], in_flight: f64, request: f64) -> f64 {
-    if words.is_empty() || request >= 512.0 {
+    let Some(&(last, at_last)) = words.last() else { return on_curve(vectors, in_flight) };
+    if request >= 512.0 {
         return on_curve(vectors, in_flight);
     }
-    let (w, v) = (on_curve(words, in_flight), on_curve(vectors, in_flight));
+    let w = if in_flight <= last {
+        on_curve(words, in_flight)
+    } else {
+        on_curve(vectors, in_flight) * at_last / on_curve(vectors, last)
+    };
+    let v = on_curve(vectors, in_flight);
     if request <= 128.0 {
         return w;
     }
@@ -210,8 +218,10 @@ mod tests {
         };
         let p = predict(RunCounts { counts: &counts, shape: &shape, flops: 0 }, &params(), 5e12, 132);
         assert!((p.in_flight - 8448.0 * 128.0).abs() < 1.0);
-        // 128-byte requests: the words curve; then the writes at the write rate.
-        let rate = on_curve(&params().dram_read_words_bps, p.in_flight);
+        // 128-byte requests, past the words curve's last point (1 MB): the 512-byte curve's shape
+        // at the two curves' ratio there; then the writes at the write rate.
+        let vectors = &params().dram_read_bps;
+        let rate = on_curve(vectors, p.in_flight) * 1.5e12 / on_curve(vectors, 1e6);
         assert_eq!(p.limit, Term::DramInFlight);
         let expected = 2e-6 + (1u64 << 28) as f64 / rate + (1u64 << 28) as f64 / 4e12;
         assert!((p.seconds - expected).abs() < 1e-12, "{} vs {expected}", p.seconds);
