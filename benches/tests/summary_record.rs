@@ -66,3 +66,24 @@ fn every_why_is_explained_or_says_it_is_not() {
         }
     }
 }
+
+/// The rows of the first markdown table after `heading` in `text`.
+fn table_after<'a>(text: &'a str, heading: &str) -> Vec<&'a str> {
+    let start = text.find(heading).unwrap_or_else(|| panic!("no {heading:?}"));
+    text[start..].lines().skip_while(|l| !l.starts_with('|')).take_while(|l| l.starts_with('|')).collect()
+}
+
+#[test]
+fn benchmarks_at_a_glance_is_the_records_summary() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let benchmarks = std::fs::read_to_string(format!("{root}/BENCHMARKS.md")).unwrap();
+    let glance = table_after(&benchmarks, "## At a glance");
+    // What `report --from results/report.json` renders now, not the committed report.md.
+    let dir = std::env::temp_dir().join(format!("coalesce-glance-{}", std::process::id()));
+    report::render(&record(), &dir).unwrap();
+    let rendered = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    let summary = table_after(&rendered, "## Summary");
+    assert!(summary.len() > 2, "the record renders no summary");
+    assert_eq!(glance, summary, "BENCHMARKS.md's At a glance is not what the record renders");
+}
