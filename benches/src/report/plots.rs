@@ -534,9 +534,32 @@ fn cost_series(c: &Curve, y: impl Fn(&CostPoint) -> f64) -> Vec<Series> {
         .collect()
 }
 
+/// A vertical line between the last size whose bytes fit the L2 and the first that does not
+/// (none for curves counted in flops, or with no size on one side), spanning the series' values:
+/// left of it a call's data can stay in the L2 from one call to the next.
+fn l2_resident_line(c: &Curve, series: &[Series], from_zero: bool) -> Option<Series> {
+    if c.flops() {
+        return None;
+    }
+    let l2 = coalesce::model::l2::DEFAULT_L2_BYTES;
+    let points = || c.series.iter().flat_map(|s| &s.points);
+    let inside = points().filter(|p| p.bytes <= l2).map(|p| p.n).max()?;
+    let outside = points().filter(|p| p.bytes > l2).map(|p| p.n).min()?;
+    let x = ((inside as f64).log2() + (outside as f64).log2()) / 2.0;
+    let ys = series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
+    let (lo, hi) = ys.fold((f64::MAX, f64::MIN), |(lo, hi), y| (lo.min(y), hi.max(y)));
+    let lo = if from_zero { 0.0 } else { lo };
+    (lo < hi).then(|| Series {
+        label: format!("data fit the {} MiB L2 left of this line", l2 >> 20),
+        points: vec![(x, lo), (x, hi)],
+        style: Style::Plain,
+    })
+}
+
 fn cost_time(c: &Curve) -> Chart {
     let (x_desc, x_exponents) = cost_x(c);
-    let series = cost_series(c, |p| p.median_us.log10());
+    let mut series = cost_series(c, |p| p.median_us.log10());
+    series.extend(l2_resident_line(c, &series, false));
     Chart::Lines(Lines {
         log2_x: true,
         x_exponents,
@@ -547,7 +570,8 @@ fn cost_time(c: &Curve) -> Chart {
 
 fn cost_rate(c: &Curve) -> Chart {
     let (x_desc, x_exponents) = cost_x(c);
-    let series = cost_series(c, |p| p.rate());
+    let mut series = cost_series(c, |p| p.rate());
+    series.extend(l2_resident_line(c, &series, true));
     let title = format!("{}: {} vs size", c.entry, c.rate_unit());
     Chart::Lines(Lines { log2_x: true, x_exponents, ..lines(&title, x_desc, c.rate_unit(), series) })
 }
