@@ -4,7 +4,8 @@
 //! per implementation the sizes where a call costs its launch rather than its work.
 use std::fmt::Write;
 
-use super::{PeerRow, Plot, Report, gbps, tflops, us};
+use super::format::{gbps, tflops, us};
+use super::model::{PeerRow, Plot, Report};
 use crate::sweep::{ENTRIES, work};
 
 /// One timed call of one implementation at one size.

@@ -4,8 +4,11 @@
 use std::fmt::Write;
 
 use super::cost::cublas_at;
+use super::format::{gbps, pct, ratio, tflops, thousands, us};
+use super::model::{Measurement, Model, Plot, Report};
+use super::readings::readings;
+use super::warp::WarpPicture;
 use super::warp::bank_wavefronts;
-use super::{Measurement, Model, Plot, Report, WarpPicture, gbps, pct, ratio, readings, tflops, us};
 
 /// The markdown of `report`, embedding `plots` in their families' sections and `pictures` in the
 /// section after the summary (by file name, relative to the markdown).
@@ -225,19 +228,6 @@ fn section(md: &mut String, r: &Report, family: &str, plots: &[Plot]) {
     for plot in plots.iter().filter(|p| p.family == family) {
         let _ = writeln!(md, "\n![{}]({})", plot.title, plot.file);
     }
-}
-
-/// `n` with comma thousands separators, so counts of millions read at a glance.
-pub(crate) fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Whether a run moves its bytes through the copy hardware (bulk copies, TMA): bytes to move, and

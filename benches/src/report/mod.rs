@@ -12,6 +12,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 mod cost;
+mod format;
 mod html;
 mod markdown;
 mod model;
@@ -25,10 +26,10 @@ mod warp;
 pub use html::html;
 pub use markdown::markdown;
 pub use model::{
-    Counted, Device, Measurement, Model, Param, PeerRow, Peers, PeersInfo, Report, Skipped, SweepRow, TimeInputs,
+    Counted, Device, Measurement, Model, Param, PeerRow, Peers, PeersInfo, Plot, Report, Skipped, SweepRow, TimeInputs,
     attach_counters, attach_models,
 };
-pub use plots::{PLOT_FILES, Plot, SWEEP_PLOT_FILES, plots};
+pub use plots::{PLOT_FILES, SWEEP_PLOT_FILES, plots};
 pub use readings::readings;
 pub use summary::{SummaryRow, explained, summary};
 pub use warp::{PICTURE_PER_THREAD, WARP_FILES, WarpPicture, pictures};
@@ -73,54 +74,4 @@ pub fn render(report: &Report, dir: &Path) -> io::Result<Vec<PathBuf>> {
         }
     }
     Ok(written)
-}
-
-/// A change of time in words, never a negative cost: `3.5% slower`, `2.33× slower`,
-/// `12.0% faster`, `36.49× faster` for `ratio` = the changed run's time over the baseline's
-/// (within 1.5× as a percentage, beyond as a factor).
-pub(crate) fn slower_or_faster(ratio: f64) -> String {
-    if !ratio.is_finite() || ratio <= 0.0 {
-        return "n/a".into();
-    }
-    let (factor, word) = if ratio >= 1.0 { (ratio, "slower") } else { (1.0 / ratio, "faster") };
-    if factor < 1.5 {
-        format!("{} {word}", pct(100.0 * (factor - 1.0)))
-    } else {
-        format!("{} {word}", self::ratio(factor))
-    }
-}
-
-/// A time in microseconds, as the tables print it.
-pub(crate) fn us(x: f64) -> String {
-    finite(x, format!("{x:.1}"))
-}
-
-/// A bandwidth in GB/s, as the tables print it (whole GB/s: the run-to-run noise is larger).
-pub(crate) fn gbps(x: f64) -> String {
-    finite(x, format!("{x:.0}"))
-}
-
-/// A percentage with one decimal and the `%` sign.
-pub(crate) fn pct(x: f64) -> String {
-    finite(x, format!("{x:.1}%"))
-}
-
-/// A ratio, e.g. `31.22×`.
-pub(crate) fn ratio(x: f64) -> String {
-    finite(x, format!("{x:.2}×"))
-}
-
-/// TFLOP/s with two decimals.
-pub(crate) fn tflops(x: f64) -> String {
-    finite(x, format!("{x:.2}"))
-}
-
-/// `text`, or `n/a` where a zero time or zero bandwidth made the value meaningless.
-fn finite(x: f64, text: String) -> String {
-    if x.is_finite() { text } else { "n/a".into() }
-}
-
-/// `run` without its leading `family/`, for labels inside a family's section or plot.
-pub(crate) fn short(m: &Measurement) -> &str {
-    m.run.strip_prefix(&m.family).and_then(|r| r.strip_prefix('/')).unwrap_or(&m.run)
 }

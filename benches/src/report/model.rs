@@ -389,6 +389,19 @@ impl Report {
     }
 }
 
+/// One rendered plot: what the markdown embeds and the page inlines (drawn by `plots`).
+#[derive(Debug, Clone)]
+pub struct Plot {
+    /// File name, written next to `report.md` and embedded by it.
+    pub file: &'static str,
+    /// The family whose section embeds it.
+    pub family: &'static str,
+    /// Title, drawn as the caption and used as the markdown image's alt text.
+    pub title: String,
+    /// The SVG document.
+    pub svg: String,
+}
+
 #[cfg(test)]
 mod join_tests {
     use super::*;

@@ -2,7 +2,8 @@
 //! in the same direction) and the list of runs this machine could not make, with the reason.
 use std::fmt::Write;
 
-use super::{Measurement, Report, gbps, pct};
+use super::format::{gbps, pct};
+use super::model::{Measurement, Report};
 
 /// The readings of the `peer` family: the link against local memory, then each kernel as a share
 /// of the peer copy in its direction, and what an offset or a stride costs across the link.

@@ -15,22 +15,10 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::cost::{Curve, Point as CostPoint, cublas_at, curves};
+use super::format::{gbps, short, tflops};
+use super::model::{Measurement, Plot, Report};
 use super::readings::{bank_fit, matmul_side};
 use super::warp::bank_wavefronts;
-use super::{Measurement, Report, gbps, short, tflops};
-
-/// One rendered plot.
-#[derive(Debug, Clone)]
-pub struct Plot {
-    /// File name, written next to `report.md` and embedded by it.
-    pub file: &'static str,
-    /// The family whose section embeds it.
-    pub family: &'static str,
-    /// Title, drawn as the caption and used as the markdown image's alt text.
-    pub title: String,
-    /// The SVG document.
-    pub svg: String,
-}
 
 /// Every plot file [`plots`] can produce, so [`super::render`] can remove stale ones.
 pub const PLOT_FILES: &[&str] = &[

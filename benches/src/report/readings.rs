@@ -4,8 +4,9 @@
 //! Hand-written readings go stale the moment a kernel or a GPU changes; these are recomputed on
 //! every render. Each sentence needs particular runs: when one is missing the sentence is left out
 //! (never a panic, never a guessed number), so a partial report gets a shorter reading.
+use super::format::{gbps, pct, ratio, short, slower_or_faster, tflops, thousands, us};
+use super::model::{Measurement, Report};
 use super::warp::bank_wavefronts;
-use super::{Measurement, Report, gbps, pct, ratio, short, slower_or_faster, tflops, us};
 
 /// The reading of `family`: sentences, each computed from `report` alone. Empty when the runs it
 /// compares are absent. Families without a reading of their own get the fastest and slowest run.
@@ -173,7 +174,7 @@ fn transpose(r: &Report) -> Vec<Option<String>> {
 /// `shape=8192x8192: ` for a run with a parameter (its value labelled where the registry labels
 /// it), nothing otherwise.
 fn shape_prefix(m: &Measurement) -> String {
-    let value = |p: &super::Param| m.param_label().unwrap_or_else(|| p.value.to_string());
+    let value = |p: &super::model::Param| m.param_label().unwrap_or_else(|| p.value.to_string());
     m.param.as_ref().map_or(String::new(), |p| format!("{}={}: ", p.name, value(p)))
 }
 
@@ -319,15 +320,11 @@ fn aos_vs_soa(r: &Report) -> Option<String> {
     let (Some(a), Some(s)) = (&aos.model, &soa.model) else {
         return Some(format!("{head}; the record has no model counts for them."));
     };
-    let dram = |m: &super::Model| m.dram_read_bytes + m.dram_write_bytes;
+    let dram = |m: &super::model::Model| m.dram_read_bytes + m.dram_write_bytes;
     let bytes = if dram(a) == dram(s) {
-        format!("the same DRAM bytes for both ({})", super::markdown::thousands(dram(a)))
+        format!("the same DRAM bytes for both ({})", thousands(dram(a)))
     } else {
-        format!(
-            "{} DRAM bytes for `aos` and {} for `soa`",
-            super::markdown::thousands(dram(a)),
-            super::markdown::thousands(dram(s))
-        )
+        format!("{} DRAM bytes for `aos` and {} for `soa`", thousands(dram(a)), thousands(dram(s)))
     };
     let counts = format!(
         "the model counts {bytes}, and {:.0} sectors a load request for `aos` against {:.0} for `soa`",

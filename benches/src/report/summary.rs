@@ -5,8 +5,9 @@
 //! whose runs are missing is left out rather than guessed.
 use std::fmt::Write;
 
+use super::format::{pct, slower_or_faster, tflops, thousands};
+use super::model::{Measurement, Model, Report};
 use super::readings::{timed, widest_orders};
-use super::{Measurement, Model, Report, pct, tflops};
 
 /// One lesson's row of the summary.
 #[derive(Debug, Clone, PartialEq)]
@@ -136,19 +137,14 @@ fn ratio_of(changed: &Measurement, base: &Measurement) -> f64 {
     time_per_work(changed) / time_per_work(base)
 }
 
-/// A time ratio in words, always positive (see [`super::slower_or_faster`]).
+/// A time ratio in words, always positive (see [`slower_or_faster`]).
 fn cost(r: f64) -> String {
-    super::slower_or_faster(r)
+    slower_or_faster(r)
 }
 
 /// A sectors-per-request count: whole where it is whole (to 0.05), else one decimal.
 fn sectors(x: f64) -> String {
     if (x - x.round()).abs() < 0.05 { format!("{}", x.round()) } else { format!("{x:.1}") }
-}
-
-/// `n` with comma thousands separators.
-fn thousands(n: u64) -> String {
-    super::markdown::thousands(n)
 }
 
 /// Whether two byte counts are within 1% of each other.

@@ -3,7 +3,8 @@
 //! model is ([`crate::timing`]).
 use std::fmt::Write;
 
-use super::{Report, pct, ratio, us};
+use super::format::{pct, ratio, us};
+use super::model::Report;
 use crate::timing::{Predicted, RunCounts, Term, predict};
 
 /// Families the model leaves out, and why: their time is made where it does not look.
@@ -78,7 +79,7 @@ pub fn accuracy<'a>(rows: impl IntoIterator<Item = &'a Row>) -> Option<Accuracy>
 }
 
 /// The "Time model" section (nothing for a record without the probes).
-pub fn section(md: &mut String, r: &Report, plots: &[super::Plot]) {
+pub fn section(md: &mut String, r: &Report, plots: &[super::model::Plot]) {
     let (Some(params), Some(rows)) = (r.params.as_ref(), rows(r)) else { return };
     let Some(all) = accuracy(&rows) else { return };
     md.push_str(

@@ -19,7 +19,8 @@ use coalesce::coalescing::Load;
 use coalesce::model::warp::{self, Op, Space, WarpAccess};
 use coalesce::reduce::Method as Reduce;
 
-use super::{Measurement, Report, pct};
+use super::format::pct;
+use super::model::{Measurement, Report};
 
 /// Every picture file [`pictures`] can produce, so a render can remove stale ones.
 pub const WARP_FILES: &[&str] = &[

@@ -1,0 +1,66 @@
+//! How the report writes numbers: times, rates, percentages, ratios and counts, the same way in
+//! every table, reading and plot label.
+use super::model::Measurement;
+
+/// A change of time in words, never a negative cost: `3.5% slower`, `2.33× slower`,
+/// `12.0% faster`, `36.49× faster` for `ratio` = the changed run's time over the baseline's
+/// (within 1.5× as a percentage, beyond as a factor).
+pub(crate) fn slower_or_faster(ratio: f64) -> String {
+    if !ratio.is_finite() || ratio <= 0.0 {
+        return "n/a".into();
+    }
+    let (factor, word) = if ratio >= 1.0 { (ratio, "slower") } else { (1.0 / ratio, "faster") };
+    if factor < 1.5 {
+        format!("{} {word}", pct(100.0 * (factor - 1.0)))
+    } else {
+        format!("{} {word}", self::ratio(factor))
+    }
+}
+
+/// A time in microseconds, as the tables print it.
+pub(crate) fn us(x: f64) -> String {
+    finite(x, format!("{x:.1}"))
+}
+
+/// A bandwidth in GB/s, as the tables print it (whole GB/s: the run-to-run noise is larger).
+pub(crate) fn gbps(x: f64) -> String {
+    finite(x, format!("{x:.0}"))
+}
+
+/// A percentage with one decimal and the `%` sign.
+pub(crate) fn pct(x: f64) -> String {
+    finite(x, format!("{x:.1}%"))
+}
+
+/// A ratio, e.g. `31.22×`.
+pub(crate) fn ratio(x: f64) -> String {
+    finite(x, format!("{x:.2}×"))
+}
+
+/// TFLOP/s with two decimals.
+pub(crate) fn tflops(x: f64) -> String {
+    finite(x, format!("{x:.2}"))
+}
+
+/// `text`, or `n/a` where a zero time or zero bandwidth made the value meaningless.
+fn finite(x: f64, text: String) -> String {
+    if x.is_finite() { text } else { "n/a".into() }
+}
+
+/// `run` without its leading `family/`, for labels inside a family's section or plot.
+pub(crate) fn short(m: &Measurement) -> &str {
+    m.run.strip_prefix(&m.family).and_then(|r| r.strip_prefix('/')).unwrap_or(&m.run)
+}
+
+/// `n` with comma thousands separators, so counts of millions read at a glance.
+pub(crate) fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
