@@ -135,8 +135,8 @@ pub(super) use {copy_a, copy_b, ring_copies};
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
 pub(super) mod hopper_device {
     use super::*;
-    use crate::matmul::V4;
-    use crate::matmul::row_major;
+    use crate::matmul::index::V4;
+    use crate::matmul::index::row_major;
     use crate::matmul::warptile::{outer_product, warp_fragments};
     use crate::prelude::{async_copy, math::fma, mem, order, shared, thread};
 

@@ -76,7 +76,7 @@ crate::hopper_kernel! {
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
 mod hopper_device {
     use super::*;
-    use crate::matmul::row_major;
+    use crate::matmul::index::row_major;
     use crate::matmul::tiled::{tile_a_col, tile_b_row, tile_offset, tiled_coords};
     use crate::prelude::{async_copy, math::fma, shared, thread};
 

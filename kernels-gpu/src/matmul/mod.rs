@@ -21,10 +21,11 @@
 //! guarded shapes and their sm_90 builds), `async_ring`, `stream_k`, `spread_ring` (the library's
 //! kernel on Hopper: async_ring's copies spread over the k steps), `spread_stream_k` and
 //! `spread_edge` (that schedule for any shape; all Hopper). Each
-//! holds its stage's kernels, their device code, its index math and its tests; this module the
-//! index math every stage shares. Every item is re-exported here, at `matmul::`.
+//! holds its stage's kernels, their device code, its index math and its tests; `index` the index
+//! math every stage shares. Every item is re-exported here, at `matmul::`.
 
-use crate::launch::MAX_GRID_Y;
+mod index;
+pub use index::{band_rows, row_major};
 
 mod naive;
 pub use naive::*;
@@ -48,49 +49,3 @@ mod spread_stream_k;
 pub use spread_stream_k::*;
 mod spread_edge;
 pub use spread_edge::*;
-
-/// Element `(r, c)` of a row-major matrix of `cols` columns: 64-bit, for every matrix of every
-/// kernel here.
-#[inline(always)]
-pub const fn row_major(r: u64, c: u64, cols: u64) -> u64 {
-    r * cols + c
-}
-
-/// Rows of C (and A) one launch of a kernel whose blocks cover `block_rows` rows may take: the
-/// grid's y dimension is at most [`MAX_GRID_Y`]. The host splits taller matrices into bands.
-/// Past `u32::MAX` (blocks of more than 65537 rows), `u32::MAX`: every `u32` row count fits.
-pub const fn band_rows(block_rows: u32) -> u32 {
-    MAX_GRID_Y.saturating_mul(block_rows)
-}
-
-/// 16 bytes of shared memory, so shared loads of it are `ld.shared.v4` (the register-blocked and
-/// warp-tiled kernels' fragments).
-#[cfg(target_arch = "nvptx64")]
-#[repr(C, align(16))]
-#[derive(Clone, Copy)]
-struct V4([f32; 4]);
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn row_major_is_64_bit() {
-        assert_eq!(row_major(2, 3, 10), 23);
-        assert_eq!(row_major(u32::MAX as u64, 5, u32::MAX as u64), u32::MAX as u64 * u32::MAX as u64 + 5);
-    }
-
-    #[test]
-    fn band_rows_fill_the_grid_height() {
-        assert_eq!(band_rows(TILE), 2_097_120);
-        // Blocks taller than 65537 rows: every u32 row count (it overflowed).
-        assert_eq!(band_rows(1 << 20), u32::MAX);
-    }
-
-    /// Every `(bx, by, tx, ty)` of a grid of `block`-sized blocks.
-    pub(super) fn grid(gx: u32, gy: u32, block: (u32, u32)) -> impl Iterator<Item = (u32, u32, u32, u32)> {
-        (0..gy).flat_map(move |by| {
-            (0..gx).flat_map(move |bx| (0..block.1).flat_map(move |ty| (0..block.0).map(move |tx| (bx, by, tx, ty))))
-        })
-    }
-}

@@ -2,7 +2,7 @@
 //! global memory. A warp's B load is 4 sectors, its A load 1 (broadcast): 1 FLOP a global load.
 
 #[cfg(target_arch = "nvptx64")]
-use super::row_major;
+use super::index::row_major;
 use crate::kernel;
 use crate::launch::MAX_BLOCK_THREADS;
 #[cfg(target_arch = "nvptx64")]
@@ -73,8 +73,8 @@ kernel! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::matmul::row_major;
-    use crate::matmul::tests::grid;
+    use crate::matmul::index::row_major;
+    use crate::matmul::index::tests::grid;
 
     #[test]
     fn naive_threads_cover_every_output_once() {

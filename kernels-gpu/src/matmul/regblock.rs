@@ -1,7 +1,7 @@
 //! Stage 5, regblock: each thread computes 8 × 8 outputs of a 128 × 128 tile from 16-byte loads.
 //! Per k step 4 `ld.shared.v4` feed 64 FMAs: a 16:1 flop-to-shared-load ratio instead of 2:1.
 
-use super::row_major;
+use super::index::row_major;
 use crate::kernel;
 use crate::launch::DEFAULT_SHARED_BYTES;
 #[cfg(target_arch = "nvptx64")]
@@ -149,7 +149,7 @@ kernel! {
 #[cfg(target_arch = "nvptx64")]
 mod device {
     use super::*;
-    use crate::matmul::V4;
+    use crate::matmul::index::V4;
 
     /// # Safety
     /// `regblock_supports(m, n, k)`; buffers hold m·k, k·n and m·n floats and start on 16-byte

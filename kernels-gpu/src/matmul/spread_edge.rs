@@ -118,9 +118,9 @@ mod tests {
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
 pub(super) mod hopper_device {
     use super::*;
-    use crate::matmul::V4;
     use crate::matmul::async_ring::hopper_device::KLoop;
-    use crate::matmul::row_major;
+    use crate::matmul::index::V4;
+    use crate::matmul::index::row_major;
     use crate::matmul::spread_ring::{WTS_STAGES, spread_copies, spread_walk};
     use crate::matmul::warptile::{outer_product, warp_fragments};
     use crate::prelude::{async_copy, math::fma, order, shared, thread};

@@ -134,10 +134,10 @@ pub(super) use spread_walk;
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
 pub(super) mod hopper_device {
     use super::*;
-    use crate::matmul::V4;
     use crate::matmul::async_ring::hopper_device::KLoop;
     use crate::matmul::async_ring::{copy_a, copy_b, ring_copies};
-    use crate::matmul::row_major;
+    use crate::matmul::index::V4;
+    use crate::matmul::index::row_major;
     use crate::matmul::warptile::{WarpTile, outer_product, warp_fragments};
     use crate::prelude::{async_copy, math::fma, order, shared, thread};
 

@@ -2,7 +2,7 @@
 //! 32 FLOP a global load instead of 1; costs two barriers a tile and 8 KiB of shared memory.
 
 #[cfg(target_arch = "nvptx64")]
-use super::row_major;
+use super::index::row_major;
 use crate::kernel;
 use crate::launch::{DEFAULT_SHARED_BYTES, MAX_BLOCK_THREADS};
 #[cfg(target_arch = "nvptx64")]
@@ -135,8 +135,8 @@ pub(super) mod device {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::matmul::row_major;
-    use crate::matmul::tests::grid;
+    use crate::matmul::index::row_major;
+    use crate::matmul::index::tests::grid;
 
     #[test]
     fn tiled_threads_cover_every_output_once() {

@@ -6,7 +6,7 @@
 //! any shape, each with its sm_90 build where that one differs.
 
 #[cfg(target_arch = "nvptx64")]
-use super::row_major;
+use super::index::row_major;
 use crate::kernel;
 use crate::launch::{DEFAULT_SHARED_BYTES, MAX_BLOCK_THREADS};
 #[cfg(target_arch = "nvptx64")]
@@ -464,7 +464,7 @@ crate::hopper_kernel! {
 #[cfg(target_arch = "nvptx64")]
 mod device {
     use super::*;
-    use crate::matmul::V4;
+    use crate::matmul::index::V4;
 
     /// The warp-tiled kernels for `cfg`, whose `tm`, `tn`, `a_vectors()` and `b_vectors()` are
     /// `TM`, `TN`, `NA` and `NB` (array lengths must be literal). `EDGE` guards every global
