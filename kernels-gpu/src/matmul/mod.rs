@@ -13,7 +13,7 @@
 //! Every kernel takes `(a, b, c, m, n, k)` and indexes global memory in 64 bits
 //! ([`row_major`]): m·k, k·n and m·n may pass 2^32. Per-thread coordinates (rows, columns,
 //! k positions) stay `u32`, which cannot wrap: a column is below `ceil(n / 32) * 32 <= 2^32`, a
-//! row below the rows of one launch, which the host keeps to [`MAX_GRID_Y`] blocks by splitting
+//! row below the rows of one launch, which the host keeps to [`MAX_GRID_Y`](crate::launch::MAX_GRID_Y) blocks by splitting
 //! C and A into row bands ([`band_rows`]).
 //!
 //! One file a stage, in teaching order (as siboehm's SGEMM_CUDA numbers its kernels): `naive`,
