@@ -64,3 +64,15 @@ pub(crate) fn thousands(n: u64) -> String {
     }
     out
 }
+
+/// A run as a person reads it in a plot: the variant, then the parameter's own label where the
+/// registry gives one (`spread_edge 4095x4095x4095`, `global skewed`), a matmul size as a cube
+/// (`warptile 4096³`), else `name=value`.
+pub(crate) fn label(m: &Measurement) -> String {
+    let Some(p) = &m.param else { return m.variant.clone() };
+    match m.param_label() {
+        Some(l) => format!("{} {l}", m.variant),
+        None if p.name == "size" && m.family == "matmul" => format!("{} {}³", m.variant, p.value),
+        None => format!("{} {}={}", m.variant, p.name, p.value),
+    }
+}

@@ -15,7 +15,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::cost::{Curve, Point as CostPoint, cublas_at, curves};
-use super::format::{gbps, short, tflops};
+use super::format::{gbps, label, tflops};
 use super::model::{Measurement, Plot, Report};
 use super::readings::{bank_fit, matmul_side};
 use super::warp::bank_wavefronts;
@@ -31,6 +31,7 @@ pub const PLOT_FILES: &[&str] = &[
     "reduce.svg",
     "histogram.svg",
     "matmul.svg",
+    "matmul_loads.svg",
     "matmul_size.svg",
     "distance.svg",
     "time_model.svg",
@@ -76,6 +77,7 @@ fn charts(report: &Report) -> Vec<(&'static str, &'static str, Option<Chart>)> {
         ("reduce.svg", "reduce", reduce(report)),
         ("histogram.svg", "histogram", grouped_bars(report, "histogram", "histogram: bandwidth per method and input")),
         ("matmul.svg", "matmul", matmul(report)),
+        ("matmul_loads.svg", "matmul", matmul_loads(report)),
         ("matmul_size.svg", "matmul", matmul_size(report)),
         ("distance.svg", "distance", percent_bars(report, "distance", "distance: % of memcpy per layout and access")),
         ("time_model.svg", "time", time_model(report)),
@@ -160,8 +162,9 @@ struct Bars {
     groups: Vec<String>,
     bars: Vec<Bar>,
     format: fn(f64) -> String,
-    /// A vertical reference line (memcpy, or 100%), with its legend label.
-    reference: Option<(String, f64)>,
+    /// Vertical reference lines (memcpy, or 100%; cuBLAS and the FP32 peak), each with its
+    /// legend label.
+    references: Vec<(String, f64)>,
 }
 
 enum Chart {
@@ -378,17 +381,14 @@ fn reduce(r: &Report) -> Option<Chart> {
     if runs.is_empty() {
         return None;
     }
-    let bars = runs
-        .iter()
-        .map(|m| Bar { name: short(m).to_string(), value: m.gbps(), group: usize::from(m.on_cpu) })
-        .collect();
+    let bars = runs.iter().map(|m| Bar { name: label(m), value: m.gbps(), group: usize::from(m.on_cpu) }).collect();
     Some(Chart::Bars(Bars {
         title: "reduce: bandwidth per method".into(),
         value_desc: "GB/s",
         groups: vec!["GPU GB/s".into(), "CPU GB/s".into()],
         bars,
         format: |v| format!("{v:.0}"),
-        reference: Some(memcpy_label(r)),
+        references: vec![memcpy_label(r)],
     }))
 }
 
@@ -400,12 +400,17 @@ fn matmul(r: &Report) -> Option<Chart> {
     let bars: Vec<Bar> = r
         .family("matmul")
         .filter(|m| m.flops == size)
-        .map(|m| Bar { name: short(m).to_string(), value: m.tflops(), group: 0 })
+        .map(|m| Bar { name: label(m), value: m.tflops(), group: 0 })
         .collect();
     let side = matmul_side(size).map_or(String::new(), |n| format!(" at {n}³"));
-    let reference = cublas_at(r, size).map(|c| {
+    let cublas = cublas_at(r, size).map(|c| {
         let rate = size as f64 / (c.median_us * 1e-6) / 1e12;
         (format!("cuBLAS (torch){side}: {}", tflops(rate)), rate)
+    });
+    // The ceiling every stage climbs towards: FMAs at the rate the FMA probe measured.
+    let peak = r.params.as_ref().map(|p| {
+        let rate = p.fp32_flops_per_s / 1e12;
+        (format!("FP32 peak (FMA probe, this run): {}", tflops(rate)), rate)
     });
     (!bars.is_empty()).then(|| {
         Chart::Bars(Bars {
@@ -414,13 +419,39 @@ fn matmul(r: &Report) -> Option<Chart> {
             groups: vec!["FP32 TFLOP/s".into()],
             bars,
             format: |v| format!("{v:.2}"),
-            reference,
+            references: cublas.into_iter().chain(peak).collect(),
         })
     })
 }
 
 /// TFLOP/s against the matrix side for every variant swept over `size`, with cuBLAS from the
 /// record's peers over the same range of sizes.
+/// Why tiling wins: the bytes of global loads each FMA of the ladder's runs asks of L1 (the
+/// model's load sectors × 32 over FMAs), falling by the tile's reuse at every stage.
+fn matmul_loads(r: &Report) -> Option<Chart> {
+    let naive = r.get("matmul", "naive").filter(|m| m.flops > 0);
+    let size = naive.map_or_else(|| r.family("matmul").find(|m| m.flops > 0).map(|m| m.flops), |n| Some(n.flops))?;
+    let bars: Vec<Bar> = r
+        .family("matmul")
+        .filter(|m| m.flops == size)
+        .filter_map(|m| {
+            let t = m.model.as_ref()?.time_inputs.as_ref()?;
+            Some(Bar { name: label(m), value: t.ld_sectors as f64 * 32.0 / (m.flops as f64 / 2.0), group: 0 })
+        })
+        .collect();
+    let side = matmul_side(size).map_or(String::new(), |n| format!(" at {n}³"));
+    (!bars.is_empty()).then(|| {
+        Chart::Bars(Bars {
+            title: format!("matmul: global bytes each FMA asks of L1{side} (the model's sectors)"),
+            value_desc: "bytes per FMA",
+            groups: vec!["load bytes per FMA".into()],
+            bars,
+            format: |v| if v >= 0.1 { format!("{v:.2}") } else { format!("{v:.4}") },
+            references: Vec::new(),
+        })
+    })
+}
+
 fn matmul_size(r: &Report) -> Option<Chart> {
     let variants: Vec<&str> = r
         .variants("matmul")
@@ -480,7 +511,7 @@ fn grouped_bars(r: &Report, family: &str, title: &str) -> Option<Chart> {
             groups: groups.into_iter().map(|(_, name)| name).collect(),
             bars,
             format: |v| format!("{v:.0}"),
-            reference: Some(memcpy_label(r)),
+            references: vec![memcpy_label(r)],
         })
     })
 }
@@ -489,7 +520,7 @@ fn grouped_bars(r: &Report, family: &str, title: &str) -> Option<Chart> {
 fn percent_bars(r: &Report, family: &str, title: &str) -> Option<Chart> {
     let bars: Vec<Bar> = r
         .family(family)
-        .map(|m| Bar { name: short(m).to_string(), value: m.percent_of(&r.memcpy), group: usize::from(m.on_cpu) })
+        .map(|m| Bar { name: label(m), value: m.percent_of(&r.memcpy), group: usize::from(m.on_cpu) })
         .collect();
     (!bars.is_empty()).then(|| {
         Chart::Bars(Bars {
@@ -498,7 +529,7 @@ fn percent_bars(r: &Report, family: &str, title: &str) -> Option<Chart> {
             groups: vec!["% of memcpy".into(), "% of memcpy (CPU)".into()],
             bars,
             format: |v| format!("{v:.1}%"),
-            reference: Some(("memcpy = 100%".into(), 100.0)),
+            references: vec![("memcpy = 100%".into(), 100.0)],
         })
     })
 }
@@ -801,13 +832,16 @@ fn draw_bars(c: &Bars) -> DrawResult<String> {
         .filter(present)
         .map(|g| (c.groups[g].clone(), Swatch::Box(PALETTE[g % PALETTE.len()])))
         .collect();
-    legend.extend(c.reference.iter().map(|(label, _)| (label.clone(), Swatch::Line(REFERENCE))));
+    let reference_color = |i: usize| if i == 0 { REFERENCE } else { RGBColor(0, 0, 0) };
+    legend.extend(
+        c.references.iter().enumerate().map(|(i, (label, _))| (label.clone(), Swatch::Line(reference_color(i)))),
+    );
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (820, 170 + 34 * n as u32)).into_drawing_area();
         let area = frame(&root, &c.title, &legend)?;
         // Room to the right of the longest bar for its value label.
-        let top = axis_top(c.bars.iter().map(|b| b.value).chain(c.reference.iter().map(|(_, v)| *v))) * 1.05;
+        let top = axis_top(c.bars.iter().map(|b| b.value).chain(c.references.iter().map(|(_, v)| *v))) * 1.05;
         // Bar i sits in segment n-1-i, so registry order reads top to bottom.
         let last = n as i32 - 1;
         let mut chart = ChartBuilder::on(&area)
@@ -832,9 +866,9 @@ fn draw_bars(c: &Bars) -> DrawResult<String> {
             .y_label_formatter(&name_at)
             .x_label_formatter(&|v| format!("{v:.0}"))
             .draw()?;
-        if let Some((_, x)) = &c.reference {
+        for (i, (_, x)) in c.references.iter().enumerate() {
             let line = [(*x, SegmentValue::Exact(0)), (*x, SegmentValue::Last)];
-            chart.draw_series(LineSeries::new(line, REFERENCE.stroke_width(2)))?;
+            chart.draw_series(LineSeries::new(line, reference_color(i).stroke_width(2)))?;
         }
         let at = |i: usize| last - i as i32;
         // A run with a zero time has no meaningful bar: it keeps its row, labelled n/a.
