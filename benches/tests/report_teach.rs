@@ -281,10 +281,20 @@ fn the_plots_show_each_lesson() {
     let t = texts("matmul.svg");
     let rate = naive.flops as f64 / cublas.median_us / 1e6;
     assert!(t.contains(&format!("cuBLAS (torch) at {}³: {rate:.2}", cublas.n)), "{t:?}");
+    // Each bar is labelled by its variant and its parameter as a person reads it.
     for m in r.runs.iter().filter(|m| m.family == "matmul") {
-        let name = m.run.trim_start_matches("matmul/");
-        assert_eq!(t.iter().any(|t| t == name), m.flops == naive.flops, "matmul.svg: {name} on the ladder");
+        let name = match (&m.param, m.param_label()) {
+            (None, _) => m.variant.clone(),
+            (Some(_), Some(l)) => format!("{} {l}", m.variant),
+            (Some(p), None) => format!("{} {}³", m.variant, p.value),
+        };
+        assert_eq!(t.iter().any(|t| *t == name), m.flops == naive.flops, "matmul.svg: {name} on the ladder");
     }
+    assert!(t.iter().any(|t| t.starts_with("FP32 peak (FMA probe, this run): ")), "{t:?}");
+    // Bytes per FMA, falling with each stage's reuse: naive's 5 (two 4-byte loads, 2.5 sectors a
+    // request of A's broadcast row) to the tiled kernel's 0.25 (32 FMAs a loaded float).
+    let t = texts("matmul_loads.svg");
+    assert!(t.iter().any(|t| *t == "5.00") && t.iter().any(|t| *t == "0.25"), "{t:?}");
     // TFLOP/s against size, every size-swept variant and cuBLAS from the same record.
     let t = texts("matmul_size.svg");
     assert!(t.iter().any(|t| t == "cuBLAS (torch), same record"));
