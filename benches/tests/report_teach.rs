@@ -288,7 +288,7 @@ fn the_plots_show_each_lesson() {
             (Some(_), Some(l)) => format!("{} {l}", m.variant),
             (Some(p), None) => format!("{} {}³", m.variant, p.value),
         };
-        assert_eq!(t.iter().any(|t| *t == name), m.flops == naive.flops, "matmul.svg: {name} on the ladder");
+        assert_eq!(t.contains(&name), m.flops == naive.flops, "matmul.svg: {name} on the ladder");
     }
     assert!(t.iter().any(|t| t.starts_with("FP32 peak (FMA probe, this run): ")), "{t:?}");
     // Bytes per FMA, falling with each stage's reuse: naive's 5 (two 4-byte loads, 2.5 sectors a
