@@ -87,3 +87,24 @@ fn benchmarks_at_a_glance_is_the_records_summary() {
     assert!(summary.len() > 2, "the record renders no summary");
     assert_eq!(glance, summary, "BENCHMARKS.md's At a glance is not what the record renders");
 }
+
+/// `matmul::matmul`'s speed over cuBLAS's at side `n` in the record's cost curve (cuBLAS's time
+/// over the library's, both timed in the same run).
+fn speed_over_cublas(r: &Report, n: u64) -> f64 {
+    let lib = r.sweep.iter().find(|s| s.entry == "matmul" && s.n == n).unwrap_or_else(|| panic!("matmul at {n}"));
+    let peers = r.peers.as_ref().expect("the record has its peers");
+    let cublas = peers.rows.iter().find(|p| p.peer == "cublas" && p.entry == "matmul" && p.n == n).expect("cuBLAS");
+    cublas.median_us / lib.median_us
+}
+
+#[test]
+fn the_readmes_cublas_ratios_are_the_records() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap().replace('\n', " ");
+    let r = record();
+    let at = |n| format!("{:.3}×", speed_over_cublas(&r, n));
+    let big = format!("{}, {} and {} the speed of cuBLAS FP32 at 2048³, 4096³ and", at(2048), at(4096), at(8192));
+    assert!(readme.contains(&big), "README.md should say: {big}");
+    let small = format!("{:.2}× at 1024³", speed_over_cublas(&r, 1024));
+    assert!(readme.contains(&small), "README.md should say: {small}");
+}
