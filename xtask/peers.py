@@ -6,8 +6,9 @@ Not a dependency of the library: the bundle ships this script so the report's co
 Python libraries take for the same call at the same sizes:
 
     copy           dst.copy_(src) (torch), cupy.copyto(dst, src) (CuPy)       float32, n elements
-    sum            torch.sum(x), cupy.sum(x); and read back: .item(), int()     int32, n elements
-    transpose      x.t().contiguous(), cupy.ascontiguousarray(x.T)             float32, square
+    sum            torch.sum(x) (widens to int64), torch.sum(x, dtype=int32), cupy.sum(x),
+                   cupy.sum through CUB's device reduce; read back: .item(), int()  int32, n elements
+    transpose      x.t().contiguous(), cupy.ascontiguousarray(x.T), cuBLAS geam    float32, square
     transpose_1x4  the same, rows:cols = 1:4
     matmul         cuBLAS SGEMM through torch.matmul, TF32 off                 float32, n x n x n
 
@@ -20,6 +21,10 @@ sizes the time is what one call costs the host (Python, the dispatcher, the laun
 for the Rust entry points. Sizes that do not fit in free device memory are skipped, saying so.
 
     python3 peers.py [--out peers.json] [--entries copy,sum,...] [--max-log2 30] [--max-side 8192]
+
+Every peer's result is compared once with the expected one before it is timed (a sum with the
+exact total, a transpose with x.T element for element); a peer that cannot run here, or gets it
+wrong, is left out with one line saying why, so the fastest peer of a size is a correct one.
 
 Writes {"info": {device, torch, cupy, cuda, date}, "rows": [{entry, shape, n, peer, median_us}]}.
 """
@@ -87,39 +92,70 @@ def median_us(torch, run, reps):
     return statistics.median(timed(batch) for _ in range(reps))
 
 
+def cub_accelerator():
+    """CuPy's switch for its reductions' back end (`cub`: CUB's device reduce), or None where
+    this CuPy has none."""
+    try:
+        from cupy._core import _accelerator
+
+        return _accelerator
+    except Exception:
+        return None
+
+
 def peers_of(entry, n, torch, cupy):
-    """(peer, callable) pairs for `entry` at size `n`, with their buffers allocated."""
+    """(peer, callable, check) triples for `entry` at size `n`, with their buffers allocated:
+    `check()` runs the peer once and says whether its result is right."""
     gen = torch.Generator(device="cuda").manual_seed(7)
     out = []
     if entry == "copy":
         src = torch.rand(n, device="cuda", generator=gen)
         dst = torch.empty_like(src)
-        out.append(("torch", lambda: dst.copy_(src)))
+        out.append(("torch", lambda: dst.copy_(src), lambda: bool(torch.equal(dst.copy_(src), src))))
         if cupy is not None:
             csrc, cdst = cupy.asarray(src), cupy.empty(n, dtype=cupy.float32)
-            out.append(("cupy", lambda: cupy.copyto(cdst, csrc)))
+            out.append(("cupy", lambda: cupy.copyto(cdst, csrc), lambda: (cupy.copyto(cdst, csrc), bool((cdst == csrc).all()))[1]))
     elif entry == "sum":
         x = torch.randint(-1000, 1000, (n,), device="cuda", dtype=torch.int32, generator=gen)
-        # torch.sum of int32 returns int64, as cupy.sum of int32 does: neither waits for the host.
-        out.append(("torch", lambda: torch.sum(x)))
+        total = int(torch.sum(x, dtype=torch.int64).item())
+        wrapped = (total + 2**31) % 2**32 - 2**31
+        # torch.sum of int32 accumulates in int64 by default; with dtype=int32 it does what
+        # reduce::sum_to does (32-bit, wrapping). Neither waits for the host.
+        out.append(("torch", lambda: torch.sum(x), lambda: int(torch.sum(x).item()) == total))
+        out.append(("torch int32", lambda: torch.sum(x, dtype=torch.int32), lambda: int(torch.sum(x, dtype=torch.int32).item()) == wrapped))
         # ...and with the result read back to the host, as reduce::sum returns it.
-        out.append(("torch .item()", lambda: torch.sum(x).item()))
+        out.append(("torch .item()", lambda: torch.sum(x).item(), lambda: torch.sum(x).item() == total))
         if cupy is not None:
             cx = cupy.asarray(x)
-            out.append(("cupy", lambda: cupy.sum(cx)))
-            out.append(("cupy int()", lambda: int(cupy.sum(cx))))
+            out.append(("cupy", lambda: cupy.sum(cx), lambda: int(cupy.sum(cx)) == total))
+            out.append(("cupy int()", lambda: int(cupy.sum(cx)), lambda: int(cupy.sum(cx)) == total))
+            if cub_accelerator() is not None:
+                # Timed with CuPy's reductions switched to CUB (time_point), int32 as the library.
+                cub = lambda: cupy.sum(cx, dtype=cupy.int32)
+                out.append(("cupy cub", cub, lambda: int(cub()) == wrapped))
     elif entry.startswith("transpose"):
         rows, cols = transpose_shape(entry, n)
         x = torch.rand((rows, cols), device="cuda", generator=gen)
-        out.append(("torch", lambda: x.t().contiguous()))
+        want = x.t().contiguous()
+        out.append(("torch", lambda: x.t().contiguous(), lambda: bool(torch.equal(x.t().contiguous(), want))))
         if cupy is not None:
-            cx = cupy.asarray(x)
-            out.append(("cupy", lambda: cupy.ascontiguousarray(cx.T)))
+            cx, cwant = cupy.asarray(x), cupy.asarray(want)
+            out.append(("cupy", lambda: cupy.ascontiguousarray(cx.T), lambda: bool((cupy.ascontiguousarray(cx.T) == cwant).all())))
+            try:
+                from cupy import cublas
+
+                # C = 1 * A^T + 0 * B, the transpose a CUDA programmer would ask cuBLAS for.
+                zero = cupy.zeros((cols, rows), dtype=cupy.float32)
+                cout = cupy.empty((cols, rows), dtype=cupy.float32)
+                geam = lambda: cublas.geam("T", "N", 1.0, cx, 0.0, zero, out=cout)
+                out.append(("cublas geam", geam, lambda: (geam(), bool((cout == cwant).all()))[1]))
+            except Exception as e:
+                print(f"cublas geam not available here: {e}")
     elif entry == "matmul":
         a = torch.rand((n, n), device="cuda", generator=gen) * 2 - 1
         b = torch.rand((n, n), device="cuda", generator=gen) * 2 - 1
         c = torch.empty((n, n), device="cuda")
-        out.append(("cublas", lambda: torch.matmul(a, b, out=c)))
+        out.append(("cublas", lambda: torch.matmul(a, b, out=c), lambda: True))
     return out
 
 
@@ -127,8 +163,23 @@ def time_point(torch, cupy, entry, n):
     """The rows of every peer of `entry` at size `n` (its buffers freed on return)."""
     reps = REPS_BIG if work(entry, n) > BIG else REPS
     rows = []
-    for peer, run in peers_of(entry, n, torch, cupy):
-        us = median_us(torch, run, reps)
+    for peer, run, check in peers_of(entry, n, torch, cupy):
+        accelerator = cub_accelerator() if peer == "cupy cub" else None
+        before = accelerator.get_reduction_accelerators() if accelerator else None
+        if accelerator:
+            accelerator.set_reduction_accelerators(["cub"])
+        try:
+            right = check()
+            us = median_us(torch, run, reps) if right else None
+        except Exception as e:
+            print(f"{entry} {shape(entry, n)} {peer}: left out, it failed here: {e}", flush=True)
+            continue
+        finally:
+            if accelerator:
+                accelerator.set_reduction_accelerators(before)
+        if us is None:
+            print(f"{entry} {shape(entry, n)} {peer}: left out, its result is wrong", flush=True)
+            continue
         rows.append({"entry": entry, "shape": shape(entry, n), "n": n, "peer": peer, "median_us": us})
         rate = work(entry, n) / us / (1e6 if entry == "matmul" else 1e3)
         unit = "TFLOP/s" if entry == "matmul" else "GB/s"

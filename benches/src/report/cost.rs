@@ -4,7 +4,7 @@
 //! per implementation the sizes where a call costs its launch rather than its work.
 use std::fmt::Write;
 
-use super::format::{gbps, tflops, us};
+use super::format::{gbps, ratio, tflops, us};
 use super::model::{PeerRow, Plot, Report};
 use crate::sweep::{ENTRIES, work};
 
@@ -233,6 +233,14 @@ pub(crate) fn section(md: &mut String, r: &Report, plots: &[Plot]) {
             let _ = write!(md, " {l} {} |", c.rate_unit());
             rule.push_str("---:|");
         }
+        let ours: Vec<&Series> = c.series.iter().filter(|s| !is_peer(r, &s.label)).collect();
+        let against_best = !ours.is_empty() && c.series.iter().any(|s| is_peer(r, &s.label));
+        if against_best {
+            for s in &ours {
+                let _ = write!(md, " {} ÷ best peer |", s.label);
+                rule.push_str("---:|");
+            }
+        }
         let _ = writeln!(md, "\n{rule}");
         for n in c.sizes() {
             let at = |s: &Series| s.points.iter().find(|p| p.n == n).cloned();
@@ -245,6 +253,14 @@ pub(crate) fn section(md: &mut String, r: &Report, plots: &[Plot]) {
             for s in &c.series {
                 let rate = |p: Point| if c.flops() { tflops(p.rate()) } else { gbps(p.rate()) };
                 let _ = write!(md, " {} |", at(s).map_or(String::new(), rate));
+            }
+            if against_best {
+                for s in &ours {
+                    let cell = at(s)
+                        .zip(best_peer(r, c, n, reads_back(&s.label)))
+                        .map_or(String::new(), |(p, (peer, t))| format!("{} ({peer})", ratio(p.median_us / t)));
+                    let _ = write!(md, " {cell} |");
+                }
             }
             md.push('\n');
         }
@@ -260,6 +276,28 @@ pub(crate) fn section(md: &mut String, r: &Report, plots: &[Plot]) {
             let _ = writeln!(md, "\n![{}]({})", plot.title, plot.file);
         }
     }
+}
+
+/// Whether a series of a curve is another library's (a peer's), not one of the sweep's own.
+fn is_peer(r: &Report, label: &str) -> bool {
+    !r.sweep.iter().any(|row| row.implementation == label)
+}
+
+/// Whether a series' call hands its result back to the host (`reduce::sum`, a peer's `.item()`
+/// or `int()`): those are compared with each other, the rest with the rest.
+fn reads_back(label: &str) -> bool {
+    label == "reduce::sum" || label.ends_with(".item()") || label.ends_with("int()")
+}
+
+/// The fastest peer of curve `c` at size `n` among those that read back (or do not), with its
+/// time in µs: the strongest correct implementation `peers.py` timed (it leaves out a peer whose
+/// result it found wrong).
+fn best_peer(r: &Report, c: &Curve, n: u64, host: bool) -> Option<(String, f64)> {
+    c.series
+        .iter()
+        .filter(|s| is_peer(r, &s.label) && reads_back(&s.label) == host)
+        .filter_map(|s| s.points.iter().find(|p| p.n == n).map(|p| (s.label.clone(), p.median_us)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
 }
 
 /// cuBLAS's row of the peers at the square size whose 2n³ flops are `flops`, if it was timed.
