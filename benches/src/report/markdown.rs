@@ -61,7 +61,8 @@ fn warp_section(md: &mut String, pictures: &[WarpPicture]) {
     md.push_str(
         "\n## What a warp touches\n\nWarp 0 of a lesson kernel, one memory instruction: its 32 lanes on top, below \
          them the 32-byte sectors (global memory, each drawn as eight 4-byte words, the lanes' words filled) or the \
-         32 banks (shared memory, each stacking the distinct words asked of it) they land in. The lanes' addresses \
+         32 banks (shared memory, each stacking the distinct words asked of it) they land in. A figure draws all \
+         its panels to one scale: a sector is as wide in each, so the bytes a warp moves take the room they cost. The lanes' addresses \
          come from the model's replay of the kernel's own index functions, and each count is the model's, the \
          counter behind the tables' sectors per request and bank conflicts; the pictures are computed when the \
          report is rendered, not read from the record.\n",

@@ -338,9 +338,15 @@ fn xml(text: &str) -> String {
 fn picture(file: &'static str, family: &'static str, title: &str, caption: String, panels: Vec<Panel>) -> WarpPicture {
     let mut body = String::new();
     let mut y = 44.0;
+    // One scale for the figure: the sector width that fits its widest panel.
+    let sector_w = panels
+        .iter()
+        .filter(|p| p.access.space == Space::Global)
+        .map(|p| fitting_sector_width(&p.access))
+        .fold(f64::INFINITY, f64::min);
     for p in &panels {
         y = match p.access.space {
-            Space::Global => sectors_panel(&mut body, p, y),
+            Space::Global => sectors_panel(&mut body, p, y, sector_w),
             Space::Shared => banks_panel(&mut body, p, y),
         } + 18.0;
     }
@@ -408,16 +414,15 @@ fn byte_offset(bytes: u64) -> String {
 /// Lanes → the sectors they touch. Sectors are drawn in address order, each as eight 4-byte
 /// words, touched words filled, and labelled with their byte offset where the label fits.
 /// Adjacent sectors sit side by side; a gap (…) stands for memory no lane touches.
-fn sectors_panel(svg: &mut String, p: &Panel, top: f64) -> f64 {
-    let a = &p.access;
-    let detail = format!("({})", useful(a));
-    open_panel(svg, p, a.sectors(), "sector", top, &detail);
-    let lanes_y = top + 22.0;
-    lanes_row(svg, a, lanes_y);
+/// Adjacent sectors sit `APART` from each other, runs of consecutive ones `GAP` apart.
+const GAP: f64 = 14.0;
+const APART: f64 = 3.0;
+
+/// The distinct sectors `a` touches, in runs of consecutive ones.
+fn sector_runs(a: &WarpAccess) -> Vec<Vec<u64>> {
     let mut sectors: Vec<u64> = a.lanes().map(|l| a.sector(l)).collect();
     sectors.sort_unstable();
     sectors.dedup();
-    // Runs of consecutive sectors.
     let mut runs: Vec<Vec<u64>> = Vec::new();
     for &s in &sectors {
         match runs.last_mut() {
@@ -425,13 +430,35 @@ fn sectors_panel(svg: &mut String, p: &Panel, top: f64) -> f64 {
             _ => runs.push(vec![s]),
         }
     }
-    // Adjacent sectors sit `apart` from each other, runs `gap` apart; a sector is at most eight
-    // lanes wide, so a warp whose 32 floats fill 4 sectors has each lane above its own word.
-    let (gap, apart) = (14.0, 3.0);
-    let k = sectors.len().max(1) as f64;
-    let spacing = apart * (k - runs.len() as f64) + gap * runs.len().saturating_sub(1) as f64;
-    let sector_w = ((WIDTH - 2.0 * MARGIN - spacing) / k).min(8.0 * lane_w() - apart);
-    let total = sector_w * k + spacing;
+    runs
+}
+
+/// The space between `runs`' sectors.
+fn spacing(runs: &[Vec<u64>]) -> f64 {
+    let k: usize = runs.iter().map(Vec::len).sum();
+    APART * (k - runs.len()) as f64 + GAP * runs.len().saturating_sub(1) as f64
+}
+
+/// The widest a sector may be drawn for `a`'s sectors to fit the width: at most eight lanes
+/// wide, so a warp whose 32 floats fill 4 sectors has each lane above its own word.
+fn fitting_sector_width(a: &WarpAccess) -> f64 {
+    let runs = sector_runs(a);
+    let k = runs.iter().map(Vec::len).sum::<usize>().max(1) as f64;
+    ((WIDTH - 2.0 * MARGIN - spacing(&runs)) / k).min(8.0 * lane_w() - APART)
+}
+
+/// One warp's global access drawn with sectors `sector_w` wide: the same width in every panel of
+/// a figure, so a panel's sectors take room in proportion to the bytes they move.
+fn sectors_panel(svg: &mut String, p: &Panel, top: f64, sector_w: f64) -> f64 {
+    let a = &p.access;
+    let detail = format!("({})", useful(a));
+    open_panel(svg, p, a.sectors(), "sector", top, &detail);
+    let lanes_y = top + 22.0;
+    lanes_row(svg, a, lanes_y);
+    let runs = sector_runs(a);
+    let (gap, apart) = (GAP, APART);
+    let k = runs.iter().map(Vec::len).sum::<usize>().max(1) as f64;
+    let total = sector_w * k + spacing(&runs);
     let mut x = (WIDTH - total) / 2.0;
     let y = lanes_y + LANE_H + FAN;
     let words_per_sector = (coalesce::model::SECTOR_BYTES / 4) as f64;
