@@ -107,6 +107,10 @@ fn access(case: &str) -> WarpAccess {
         warp::stride_copy(s)
     } else if case == "aos" {
         warp::aos_loads().map(|[x, _, _]| x)
+    } else if case == "aos_y" {
+        warp::aos_loads().map(|[_, y, _]| y)
+    } else if case == "aos_z" {
+        warp::aos_loads().map(|[_, _, z]| z)
     } else if case == "soa" {
         warp::soa_load()
     } else if case == format!("interleaved/per_thread={per_thread}") {
@@ -397,4 +401,21 @@ fn readings_never_state_a_negative_cost() {
         "{:.0} sectors a load request for `aos` against {:.0}",
         ma.ld_sectors_per_request, ms.ld_sectors_per_request
     )));
+}
+
+/// The pictures are drawn to scale: within a figure every sector is as wide, so a panel's sectors
+/// take room in proportion to the bytes they move.
+#[test]
+fn warp_pictures_draw_every_panel_to_one_scale() {
+    let r = record();
+    let (dir, _) = render(&r, "scale");
+    for file in ["warp_stride.svg", "warp_access_order.svg", "warp_offset.svg", "warp_layouts.svg"] {
+        let svg = std::fs::read_to_string(dir.join(file)).unwrap();
+        let widths: std::collections::BTreeSet<&str> = svg
+            .lines()
+            .filter(|l| l.contains("class=\"sector\""))
+            .filter_map(|l| l.split("width=\"").nth(1)?.split('"').next())
+            .collect();
+        assert_eq!(widths.len(), 1, "{file}: sector widths {widths:?}");
+    }
 }

@@ -190,10 +190,12 @@ fn layouts() -> coalesce::Result<WarpPicture> {
     Ok(picture(
         "warp_layouts.svg",
         "layouts",
-        "layouts: warp 0 loading x, array of structs and struct of arrays",
+        "layouts: warp 0 loading x, y and z (array of structs), and x (struct of arrays)",
         caption,
         vec![
             Panel { case: "aos".into(), label: "AoS, load of x".into(), access: x },
+            Panel { case: "aos_y".into(), label: "AoS, load of y (the same sectors: L1 hits)".into(), access: y },
+            Panel { case: "aos_z".into(), label: "AoS, load of z (the same sectors again)".into(), access: z },
             Panel { case: "soa".into(), label: "SoA, load of x".into(), access: soa },
         ],
     ))
