@@ -1,9 +1,9 @@
 //! Bank-conflict lessons: the registry entries, checks and workloads for `coalesce::bank`.
 use coalesce::bank::{self as lib, MAX_STRIDE, OUTPUTS, Pattern, Tile, WORDS};
-use coalesce::kernels::bank::{ITERS, bank_stride, lane};
 use coalesce::model::Counts;
 use coalesce::util::Fill;
 use coalesce::{Gpu, Result};
+use coalesce_kernels::bank::{ITERS, bank_stride, lane};
 
 use crate::check::{CheckResult, POISON_BITS, Rng, same_values};
 use crate::family::{Family, Param, Row, range};

@@ -2,10 +2,10 @@
 //! (`kernels-gpu/src/probe.rs`) in the same report run as the lessons: each probe does one kind
 //! of work, and its median time (CUDA events, as every run) over its count is the rate. Nothing
 //! here looks at a lesson's time; the same parameters then predict every run.
-use coalesce::kernels::probe::shared_word;
 use coalesce::probe::Read;
 use coalesce::util::Fill;
 use coalesce::{Gpu, Result, probe};
+use coalesce_kernels::probe::shared_word;
 use serde::{Deserialize, Serialize};
 
 use crate::measure::{REPS, WARMUP};

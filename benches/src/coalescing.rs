@@ -1,11 +1,11 @@
 //! Coalescing lessons: the registry entries, checks and workloads for `coalesce::coalescing`.
 use coalesce::coalescing::{self as lib, AsyncCopy, Load, MAX_OFFSET, MAX_STRIDE};
-use coalesce::kernels::coalescing::{
+use coalesce::model::Counts;
+use coalesce::{Gpu, Result};
+use coalesce_kernels::coalescing::{
     coalescing_bulk, coalescing_copy_any, coalescing_cp_async, coalescing_offset, coalescing_offset_cg,
     coalescing_stride, coalescing_vec4, coalescing_vec4_stream, offset_len, stride_len,
 };
-use coalesce::model::Counts;
-use coalesce::{Gpu, Result};
 
 use crate::check::{CheckResult, Rng, check_f32};
 use crate::family::{Family, Param, Row, range};

@@ -1,10 +1,10 @@
 //! Distance lessons (all points and a gathered few, from AoS and SoA points): the registry
 //! entries, checks and workloads for `coalesce::distance`.
 use coalesce::distance::{self as lib, Float3, Indices, Points, Soa3};
-use coalesce::kernels::distance::{distance_aos, distance_aos_gather, distance_soa, distance_soa_gather};
 use coalesce::model::Counts;
 use coalesce::util::Fill;
 use coalesce::{DeviceBuffer, DeviceRead, Error, Gpu, Result};
+use coalesce_kernels::distance::{distance_aos, distance_aos_gather, distance_soa, distance_soa_gather};
 
 use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, same_bits};
 use crate::family::{Family, Row};

@@ -2,9 +2,10 @@
 //! kernels and swept [`Param`]) and the behaviour of [`Family`] (check, bench, model), seen by
 //! everything else as object-safe [`Variant`]s. No family is imported here: each family module
 //! imports this one, and [`crate::registry`] lists the families.
-use coalesce::kernels::kernel::Module;
+use coalesce::launch::Kernel;
 use coalesce::model::Counts;
-use coalesce::{Gpu, Kernel, Result};
+use coalesce::{Gpu, Result};
+use coalesce_kernels::kernel::Module;
 
 use crate::check::{CheckResult, Rng};
 use crate::workload::Workload;
@@ -279,9 +280,9 @@ pub const fn range<const N: usize>(start: u32) -> [u32; N] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use coalesce::kernels::coalescing::{coalescing_cp_async, coalescing_offset};
-    use coalesce::kernels::matmul::matmul_warptile_edge_sm90;
-    use coalesce::kernels::transpose::transpose_copy;
+    use coalesce_kernels::coalescing::{coalescing_cp_async, coalescing_offset};
+    use coalesce_kernels::matmul::matmul_warptile_edge_sm90;
+    use coalesce_kernels::transpose::transpose_copy;
 
     #[test]
     fn a_row_keeps_its_kernels_in_launch_order_with_their_modules() {

@@ -2,9 +2,9 @@
 //! on the GPU with `fill_value(i, seed)` and the CPU recomputes what every output element must be
 //! from the same hash, so no 8 GiB input has to cross PCIe. Each check says SKIPPED when the
 //! device has too little memory.
-use coalesce::kernels::util::fill_value;
 use coalesce::util::Fill;
 use coalesce::{DeviceBuffer, Gpu};
+use coalesce_kernels::util::fill_value;
 
 use crate::check::{CheckResult, LARGE_N, POISON_BITS, Rng, compare_with, room};
 use crate::workload::random_buffer;

@@ -1,9 +1,9 @@
 //! float3 layout lessons: the registry entries, checks and workloads for `coalesce::layouts`.
-use coalesce::kernels::layouts::{layouts_aligned16, layouts_soa};
 use coalesce::layouts::{self as lib, AosMethod, Float3, Float3A16, Soa3, Soa3Mut};
 use coalesce::model::Counts;
 use coalesce::util::Fill;
 use coalesce::{DeviceBuffer, Gpu, Result};
+use coalesce_kernels::layouts::{layouts_aligned16, layouts_soa};
 use cust::memory::DeviceCopy;
 
 use crate::check::{CheckResult, POISON_BITS, Rng, same_bits};

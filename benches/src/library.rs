@@ -410,7 +410,7 @@ fn cross_device(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
     // Reading the other device's input into a total here needs no peer atomics.
     same_bits_i32("sum of the other device's input", &[reduce::sum(gpu, &far_ints)?], &[reduce::sum_cpu(&ints)])?;
     // The Hopper module's bulk copy over the other device's memory: refused, nothing written.
-    let hopper = match gpu.supports(coalesce::kernels::coalescing::coalescing_bulk) {
+    let hopper = match gpu.supports(coalesce_kernels::coalescing::coalescing_bulk) {
         Ok(()) => {
             let mut untouched = gpu.poisoned::<f32>(n - 7, POISON_BITS)?;
             match coalescing::copy_async(gpu, AsyncCopy::Bulk, &remote.slice(..n - 7)?, &mut untouched, 1) {
@@ -603,7 +603,7 @@ fn refused_entry_points(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
         each("copy_tuned", coalescing::copy_tuned(gpu, &f_in, &mut out, 4, true))?;
         each("offset_copy", coalescing::offset_copy(gpu, Load::Cached, &f_in, &mut out, n - 1, 1))?;
         each("stride_copy", coalescing::stride_copy(gpu, &f_in, &mut out, n / 2, 2))?;
-        if gpu.supports(coalesce::kernels::coalescing::coalescing_bulk).is_ok() {
+        if gpu.supports(coalesce_kernels::coalescing::coalescing_bulk).is_ok() {
             for kind in [AsyncCopy::CpAsync, AsyncCopy::Bulk] {
                 each(&format!("copy_async {kind:?}"), coalescing::copy_async(gpu, kind, &f_in, &mut out, 2))?;
             }
@@ -653,9 +653,9 @@ fn refused_entry_points(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
 fn base_module_only(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
     let base = Gpu::with_device(gpu.info().ordinal)?.base_module_only();
     for (what, refused) in [
-        ("the sm_90 warp-tiled matmul", base.supports(coalesce::kernels::matmul::matmul_warptile_sm90)),
-        ("the bulk copy", base.supports(coalesce::kernels::coalescing::coalescing_bulk)),
-        ("the cluster histogram", base.supports(coalesce::kernels::histogram::histogram_cluster)),
+        ("the sm_90 warp-tiled matmul", base.supports(coalesce_kernels::matmul::matmul_warptile_sm90)),
+        ("the bulk copy", base.supports(coalesce_kernels::coalescing::coalescing_bulk)),
+        ("the cluster histogram", base.supports(coalesce_kernels::histogram::histogram_cluster)),
     ] {
         if !matches!(refused, Err(Error::ModuleUnavailable { .. })) {
             return Err(CheckError::Unexpected {

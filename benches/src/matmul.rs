@@ -1,14 +1,14 @@
 //! Matmul lessons: the registry entries, checks and workloads for `coalesce::matmul`.
 use std::ops::Range;
 
-use coalesce::kernels::matmul::{
-    BM, BN, WARPTILE, WARPTILE_ASYNC, WARPTILE_SMALL, matmul_spread_edge_waves, matmul_spread_streamk_waves,
-    matmul_warptile_streamk_waves,
-};
 use coalesce::matmul::{self as lib, Method, matmul_cpu};
 use coalesce::model::Counts;
 use coalesce::util::Fill;
 use coalesce::{Error, Gpu, Result};
+use coalesce_kernels::matmul::{
+    BM, BN, WARPTILE, WARPTILE_ASYNC, WARPTILE_SMALL, matmul_spread_edge_waves, matmul_spread_streamk_waves,
+    matmul_warptile_streamk_waves,
+};
 
 use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, close};
 use crate::family::{Family, Param, Row};
@@ -240,7 +240,7 @@ fn one_float_off(
     let mut dc = gpu.poisoned::<f32>(m * n + 1, POISON_BITS)?;
     let (sa, sb) = (da.slice(1..)?, db.slice(1..)?);
     let mut sc = dc.slice_mut(1..)?;
-    let sm90 = gpu.supports(coalesce::kernels::matmul::matmul_warptile_sm90).is_ok();
+    let sm90 = gpu.supports(coalesce_kernels::matmul::matmul_warptile_sm90).is_ok();
     let chosen = lib::choose(&sa, &sb, &sc, (m, n, k), gpu.multiprocessors(), sm90);
     let what = format!("{m}x{n}x{k} one float off");
     if let Some(expected) = expected(sm90)

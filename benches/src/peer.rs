@@ -8,11 +8,9 @@
 //! machine without one, checks say SKIPPED with the reason and the report leaves the family out
 //! with that reason.
 use coalesce::coalescing::{self as lib, Load};
-use coalesce::kernels::coalescing::{
-    coalescing_copy_any, coalescing_offset, coalescing_stride, offset_len, stride_len,
-};
 use coalesce::model::Counts;
 use coalesce::{DeviceRead, DeviceWrite, Error, Gpu, Result};
+use coalesce_kernels::coalescing::{coalescing_copy_any, coalescing_offset, coalescing_stride, offset_len, stride_len};
 
 use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, same_bits};
 use crate::family::{Family, Param, Row};

@@ -1,11 +1,11 @@
 //! Reduction lessons: the registry entries, checks and workloads for `coalesce::reduce`, and the
 //! large check of the library's `sum` past 2^31 elements.
-use coalesce::kernels::reduce::reduce_shuffle_vec4;
-use coalesce::kernels::util::fill_value;
 use coalesce::model::Counts;
 use coalesce::reduce::{self as lib, Method};
 use coalesce::util::Fill;
 use coalesce::{DeviceBuffer, Gpu, Result};
+use coalesce_kernels::reduce::reduce_shuffle_vec4;
+use coalesce_kernels::util::fill_value;
 
 use crate::check::{CheckResult, LARGE_N, POISON_BITS, Rng, room, same_values};
 use crate::family::{Family, Param, Row};

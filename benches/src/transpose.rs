@@ -1,11 +1,11 @@
 //! Transpose lessons: the registry entries, checks and workloads for `coalesce::transpose`, and
 //! the library transpose's check past 2^31 elements ([`check_large`]).
-use coalesce::kernels::transpose::transpose_tma;
-use coalesce::kernels::util::fill_value;
 use coalesce::model::Counts;
 use coalesce::transpose::{self as lib, Method};
 use coalesce::util::Fill;
 use coalesce::{DeviceBuffer, Gpu, Result};
+use coalesce_kernels::transpose::transpose_tma;
+use coalesce_kernels::util::fill_value;
 
 use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, check_f32, compare_with, room};
 use crate::family::{Family, Param, Row};

@@ -25,7 +25,7 @@ fn the_sample_parses_into_runs_and_metrics() {
         ]
     );
     let offset = &runs[0];
-    assert_eq!(offset.kernel, coalesce::kernels::coalescing::coalescing_offset.name());
+    assert_eq!(offset.kernel, coalesce_kernels::coalescing::coalescing_offset.name());
     assert_eq!(offset.metrics.len(), 10);
     assert_eq!(offset.metrics["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"], 10_485_760.0);
     assert_eq!(offset.metrics["dram__bytes_read.sum"], 268_463_104.0);
@@ -88,8 +88,8 @@ fn a_run_of_two_launches_sums_their_counters() {
         )
     };
     let (whole, row_k) = (
-        coalesce::kernels::matmul::matmul_warptile_streamk_waves.name(),
-        coalesce::kernels::matmul::matmul_warptile_streamk.name(),
+        coalesce_kernels::matmul::matmul_warptile_streamk_waves.name(),
+        coalesce_kernels::matmul::matmul_warptile_streamk.name(),
     );
     let csv = [
         "# matmul/warptile_streamk/size=4096".to_string(),

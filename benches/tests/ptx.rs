@@ -11,7 +11,7 @@ use coalesce_builder::{EMBEDDED, EMBEDDED_DIR, PtxBuilder, REFRESH_COMMAND, find
 /// Kernels that are helpers or the time model's probes, not lessons, and so are not in the
 /// registry.
 fn helpers() -> Vec<&'static str> {
-    std::iter::once(coalesce::kernels::util::util_fill.name()).chain(coalesce::probe::KERNELS).collect()
+    std::iter::once(coalesce_kernels::util::util_fill.name()).chain(coalesce::probe::KERNELS).collect()
 }
 
 fn skipped(test: &str, why: &str) {
@@ -85,11 +85,11 @@ fn hopper_module_holds_the_hopper_kernels_and_their_instructions() {
     assert_entries_match_registry(ptx);
     let hopper = hopper_only();
     for kernel in [
-        coalesce::kernels::coalescing::coalescing_cp_async.name(),
-        coalesce::kernels::coalescing::coalescing_bulk.name(),
-        coalesce::kernels::matmul::matmul_cp_async.name(),
-        coalesce::kernels::transpose::transpose_tma.name(),
-        coalesce::kernels::histogram::histogram_cluster.name(),
+        coalesce_kernels::coalescing::coalescing_cp_async.name(),
+        coalesce_kernels::coalescing::coalescing_bulk.name(),
+        coalesce_kernels::matmul::matmul_cp_async.name(),
+        coalesce_kernels::transpose::transpose_tma.name(),
+        coalesce_kernels::histogram::histogram_cluster.name(),
     ] {
         assert!(hopper.contains(kernel), "{kernel} should be in the Hopper module only");
     }
@@ -113,7 +113,7 @@ fn hopper_module_holds_the_hopper_kernels_and_their_instructions() {
         assert!(ptx.contains(instruction), "no {instruction} in the Hopper module");
     }
     // The TMA transpose's maps are grid constants, declared with the alignment the TMA needs.
-    let tma = coalesce::kernels::transpose::transpose_tma.name();
+    let tma = coalesce_kernels::transpose::transpose_tma.name();
     for i in 0..2 {
         let param = format!(".param .align 64 .b8 {tma}_param_{i}[128]");
         assert!(ptx.contains(&param), "no `{param}` in the Hopper module");

@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 use coalesce::access_order::Order;
 use coalesce::bank::{OUTPUTS, Pattern, Tile};
 use coalesce::coalescing::Load;
-use coalesce::kernels::bank::ITERS;
 use coalesce::model::warp::{self, Op, WarpAccess};
 use coalesce::reduce::Method as Reduce;
 use coalesce_benches::report::{self, Measurement, Report, WARP_FILES};
+use coalesce_kernels::bank::ITERS;
 
 const RECORD: &str = include_str!("../../results/report.json");
 

@@ -35,14 +35,14 @@
 //! # The lessons
 //!
 //! Each family module ([`coalescing`], [`transpose`], [`reduce`], ...) holds the plans that
-//! validate a launch and return a typed [`Call`], the safe launchers built on them, and the CPU
+//! validate a launch and return a typed [`launch::Call`], the safe launchers built on them, and the CPU
 //! references the kernels are checked against; it re-exports by name the few kernel-crate types
 //! and limits its own signatures use (a [`layouts::Float3`], a [`coalescing::MAX_OFFSET`]). The
 //! kernels live in the `coalesce-kernels` crate (`kernels-gpu/`), declared once each with
-//! `kernel!`, compiled to PTX (committed in `host/ptx/`) and embedded here as [`PTX`]. That crate
-//! is re-exported as [`kernels`], the one public home of the index math, the launch constants and
-//! the typed kernel handles (`kernels::coalescing::offset_index`,
-//! `kernels::coalescing::coalescing_offset`).
+//! `kernel!`, compiled to PTX (committed in `host/ptx/`) and embedded here as [`PTX`]; a program
+//! that wants the index math, the launch constants or the typed kernel handles depends on that
+//! crate itself (`coalesce_kernels::coalescing::offset_index`). This crate names only what its own
+//! signatures use.
 //! [`model`] replays a planned launch on the CPU and counts what Nsight Compute would, and follows
 //! it through L2 to DRAM. The lesson harness (registry, checks, workloads, report) is a separate
 //! crate that depends on this one, never the other way round.
@@ -62,14 +62,16 @@
 //! # How a launch is typed
 //!
 //! A kernel is declared once in `kernels-gpu` with `kernel!`, which gives the host a
-//! [`Kernel<fn(P1, .., Pn)>`](Kernel) handle. [`Signature`] maps that parameter list to the host
-//! values that must be passed for it: a `*const T` parameter takes an [`In<T>`](In) (the address
-//! of a slice borrowed for reading), a `*mut T` an [`Out<T>`](Out) (a slice borrowed
-//! exclusively), a tensor map a [`MapIn`] or [`MapOut`], and a scalar the same scalar. A [`Call`]
-//! couples a handle, a [`Launch`] and those arguments; arguments of the wrong type, count or order
-//! do not compile, and swapping an input for an output does not either.
+//! [`Kernel<fn(P1, .., Pn)>`](launch::Kernel) handle. [`launch::Signature`] maps that parameter
+//! list to the host values that must be passed for it: a `*const T` parameter takes an
+//! [`In<T>`](launch::In) (the address of a slice borrowed for reading), a `*mut T` an
+//! [`Out<T>`](launch::Out) (a slice borrowed exclusively), a tensor map a [`launch::MapIn`] or
+//! [`launch::MapOut`], and a scalar the same scalar. A [`launch::Call`] couples a handle, a
+//! [`launch::Launch`] and those arguments; arguments of the wrong type, count or order do not
+//! compile, and swapping an input for an output does not either. All of it lives in [`launch`],
+//! for plans and for programs that launch kernels of their own.
 //!
-//! A `Call` is made only by a plan, through the `unsafe` [`Call::new`]: the plan validates the
+//! A `Call` is made only by a plan, through the `unsafe` [`launch::Call::new`]: the plan validates the
 //! sizes first, and its `SAFETY` comment says why every index the kernel computes for that launch
 //! stays inside the borrowed buffers. [`Gpu::launch`] then runs it safely.
 
@@ -77,13 +79,13 @@ mod buffer;
 pub(crate) mod driver;
 mod error;
 mod gpu;
-mod launch;
 
 pub mod access_order;
 pub mod bank;
 pub mod coalescing;
 pub mod distance;
 pub mod histogram;
+pub mod launch;
 pub mod layouts;
 pub mod matmul;
 pub mod model;
@@ -93,11 +95,9 @@ pub mod transpose;
 pub mod util;
 
 pub use buffer::{DeviceBuffer, DeviceRead, DeviceView, DeviceViewMut, DeviceWrite};
-pub use coalesce_kernels as kernels;
 pub use cust::memory::DeviceCopy;
 pub use error::{Error, Result};
 pub use gpu::{DeviceInfo, Gpu};
-pub use launch::{ArgDevice, ArgPointers, Call, DeviceParam, In, Kernel, Launch, MapIn, MapOut, Out, Signature};
 
 /// The kernels as PTX for [`PTX_ARCH`]: `host/ptx/coalesce-sm_75.ptx`, built from `kernels-gpu/`
 /// on the pinned nightly by `cargo xtask build-ptx --refresh` and committed, so that the library

@@ -1,7 +1,7 @@
 //! A transaction model: what Nsight Compute counts for a launch, computed on the CPU from the
 //! kernels' own index functions (no GPU).
 //!
-//! A replay walks the launch a plan made (its [`Call`](crate::Call): grid, block, arguments)
+//! A replay walks the launch a plan made (its [`Call`](crate::launch::Call): grid, block, arguments)
 //! warp by warp and, for every memory instruction the kernel's SASS executes, hands the 32 lane
 //! addresses to a [`Model`], which counts them the way the hardware does:
 //!
@@ -756,7 +756,7 @@ pub fn warps(launch: &Launch) -> impl Iterator<Item = Warp> + '_ {
     blocks(launch).flat_map(move |b| block_warps(launch, b))
 }
 
-/// The error of a replay handed a call of a kernel it does not replay (a [`Call`](crate::Call)
+/// The error of a replay handed a call of a kernel it does not replay (a [`Call`](crate::launch::Call)
 /// made with `Call::new` over another kernel of the same parameter list).
 pub(crate) fn no_replay(kernel: &str) -> Error {
     Error::Unsupported(format!("the model has no replay of kernel {kernel} here"))

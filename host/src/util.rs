@@ -37,7 +37,7 @@ pub fn plan_fill<'a, T: DeviceCopy + bytemuck::Pod>(
     Ok(unsafe { Call::new(util_fill, Launch::linear(blocks, FILL_BLOCK), (out, n, seed, fill as u32)) })
 }
 
-/// Queues filling `buffer` with [`fill_value`](crate::kernels::util::fill_value)`(i, seed, fill)` for each 32-bit
+/// Queues filling `buffer` with [`fill_value`](coalesce_kernels::util::fill_value)`(i, seed, fill)` for each 32-bit
 /// word `i`.
 pub fn fill<T: DeviceCopy + bytemuck::Pod>(
     gpu: &Gpu,

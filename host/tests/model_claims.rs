@@ -5,11 +5,11 @@
 use coalesce::access_order::{Lanes, Order};
 use coalesce::bank::{Pattern, Tile};
 use coalesce::coalescing::Load;
-use coalesce::kernels::bank::{BLOCKS, ITERS, conflict_degree};
 use coalesce::layouts::AosMethod;
 use coalesce::model::{self, Counts};
 use coalesce::reduce::Method as Reduce;
 use coalesce::transpose::Method as Transpose;
+use coalesce_kernels::bank::{BLOCKS, ITERS, conflict_degree};
 
 /// Elements of the 1-D launches: 32 blocks of 256 threads, whole warps.
 const N: usize = 8192;

@@ -6,11 +6,12 @@ use coalesce::bank::{LAUNCH, OUTPUTS, StrideSig, TileSig, WORDS};
 use coalesce::coalescing::Load;
 use coalesce::distance::IndexSlice;
 use coalesce::histogram::Method as Histogram;
-use coalesce::kernels::kernel::Module;
+use coalesce::launch::{Call, In, Kernel, Launch, Out};
 use coalesce::matmul::Method as Matmul;
 use coalesce::model::warp::{self, Op};
 use coalesce::transpose::Method as Transpose;
-use coalesce::{Call, DeviceViewMut, Error, In, Kernel, Launch, Out, model};
+use coalesce::{DeviceViewMut, Error, model};
+use coalesce_kernels::kernel::Module;
 
 /// Stand-ins at made-up addresses, 2 MiB apart.
 fn stand_ins<T: coalesce::DeviceCopy>(lens: [usize; 2]) -> [DeviceViewMut<'static, T>; 2] {
@@ -84,7 +85,7 @@ fn a_launch_without_a_warp_is_refused() {
     let no_blocks = Launch::linear(0, 256);
     // SAFETY: replayed on the CPU only, never launched.
     let call =
-        unsafe { Call::new(coalesce::kernels::bank::bank_stride, no_blocks, (In::of(&table), Out::of(&mut out), 1)) };
+        unsafe { Call::new(coalesce_kernels::bank::bank_stride, no_blocks, (In::of(&table), Out::of(&mut out), 1)) };
     assert_eq!(model::bank::stride(&call), Err(Error::Empty("a launch with a warp")));
 }
 

@@ -5,8 +5,8 @@
 //! error.
 use coalesce::Error;
 use coalesce::access_order::*;
-use coalesce::kernels::access_order::*;
-use coalesce::kernels::launch::{MAX_ELEMENTS_32, MAX_GRID_Y};
+use coalesce_kernels::access_order::*;
+use coalesce_kernels::launch::{MAX_ELEMENTS_32, MAX_GRID_Y};
 
 use coalesce::DeviceViewMut;
 use proptest::prelude::*;

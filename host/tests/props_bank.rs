@@ -4,7 +4,7 @@
 //! return their documented error.
 use coalesce::Error;
 use coalesce::bank::*;
-use coalesce::kernels::bank::*;
+use coalesce_kernels::bank::*;
 
 use coalesce::DeviceViewMut;
 use proptest::prelude::*;

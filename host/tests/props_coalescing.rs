@@ -3,8 +3,8 @@
 //! functions and guards) lies inside the buffers; rejected inputs return their documented error.
 use coalesce::Error;
 use coalesce::coalescing::*;
-use coalesce::kernels::coalescing::*;
-use coalesce::kernels::launch::MAX_ELEMENTS_32;
+use coalesce_kernels::coalescing::*;
+use coalesce_kernels::launch::MAX_ELEMENTS_32;
 
 use coalesce::DeviceViewMut;
 use proptest::prelude::*;

@@ -4,8 +4,8 @@
 //! inputs return their documented error.
 use coalesce::Error;
 use coalesce::distance::*;
-use coalesce::kernels::distance::*;
-use coalesce::kernels::launch::MAX_ELEMENTS_32;
+use coalesce_kernels::distance::*;
+use coalesce_kernels::launch::MAX_ELEMENTS_32;
 
 use coalesce::DeviceViewMut;
 use cust::memory::DeviceCopy;

@@ -3,11 +3,11 @@
 //! functions and guards) lies inside the buffers and the shared memory launched; rejected inputs
 //! return their documented error.
 use coalesce::Error;
-use coalesce::kernels::launch::MAX_ELEMENTS_32;
+use coalesce_kernels::launch::MAX_ELEMENTS_32;
 
 use coalesce::DeviceViewMut;
-use coalesce::kernels::layouts::*;
 use coalesce::layouts::*;
+use coalesce_kernels::layouts::*;
 use cust::memory::DeviceCopy;
 use proptest::prelude::*;
 

@@ -11,8 +11,8 @@ use std::ops::Range;
 use coalesce::Error;
 
 use coalesce::DeviceViewMut;
-use coalesce::kernels::matmul::*;
 use coalesce::matmul::*;
+use coalesce_kernels::matmul::*;
 use proptest::prelude::*;
 
 /// A, B and C at made-up addresses 256-byte aligned, as whole allocations are.

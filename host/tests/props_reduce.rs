@@ -3,11 +3,11 @@
 //! planned launch can compute, with the kernels' own index functions and guards, lies inside its
 //! buffer and no 32-bit index wraps; every rejected input returns its documented error.
 use coalesce::Error;
-use coalesce::kernels::launch::MAX_ELEMENTS_32;
+use coalesce_kernels::launch::MAX_ELEMENTS_32;
 
 use coalesce::DeviceViewMut;
-use coalesce::kernels::reduce::*;
 use coalesce::reduce::*;
+use coalesce_kernels::reduce::*;
 use proptest::prelude::*;
 
 /// The methods whose first pass is a 32-bit lesson kernel (all but the shuffle kernel).

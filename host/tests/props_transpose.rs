@@ -4,11 +4,11 @@
 //! and guards) lies inside the buffers or the shared tile, every element has a thread; rejected
 //! shapes return their documented error.
 use coalesce::Error;
-use coalesce::kernels::launch::MAX_GRID_X;
+use coalesce_kernels::launch::MAX_GRID_X;
 
 use coalesce::DeviceViewMut;
-use coalesce::kernels::transpose::*;
 use coalesce::transpose::*;
+use coalesce_kernels::transpose::*;
 use proptest::prelude::*;
 
 const METHODS: [Method; 4] = [Method::Copy, Method::Naive, Method::Shared, Method::Padded];

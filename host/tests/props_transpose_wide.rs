@@ -6,8 +6,8 @@
 use coalesce::Error;
 
 use coalesce::DeviceViewMut;
-use coalesce::kernels::transpose::*;
 use coalesce::transpose::*;
+use coalesce_kernels::transpose::*;
 use proptest::prelude::*;
 
 fn slices(n: usize, offset: u64) -> (DeviceViewMut<'static, f32>, DeviceViewMut<'static, f32>) {

@@ -270,7 +270,7 @@ fn bank() -> coalesce::Result<WarpPicture> {
 }
 
 fn reduce() -> coalesce::Result<WarpPicture> {
-    let block = coalesce::kernels::reduce::BLOCK;
+    let block = coalesce_kernels::reduce::BLOCK;
     let levels: Vec<u32> = (0..block.trailing_zeros()).map(|k| 1 << k).collect();
     let per_level = |method: Reduce| -> coalesce::Result<Vec<String>> {
         levels.iter().map(|&d| Ok(format!("{}", warp::reduce_level(method, d)?.wavefronts()))).collect()

@@ -14,7 +14,7 @@
 //! `spread_stream_k` and `spread_edge`, each with its
 //! kernels' launch geometry and the tests of their plans; this module the [`Method`] table, the
 //! checks and plans every kernel shares, the library's choice and the CPU reference. The kernels'
-//! constants and index math are public once, at `coalesce::kernels::matmul`; this module
+//! constants and index math are public once, at `coalesce_kernels::matmul`; this module
 //! re-exports only the kernel-crate types its own signatures use ([`WarpTile`], [`StreamK`]).
 use std::ops::Range;
 
