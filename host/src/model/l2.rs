@@ -243,17 +243,40 @@ impl Trace {
 
     /// The DRAM bytes `(read, written)` of the trace through its L2.
     pub fn dram(&self) -> (u64, u64) {
-        // A stable sort keeps a warp's accesses of one step in program order.
-        let mut order: Vec<u32> = (0..self.events.len() as u32).collect();
-        order.sort_by_key(|&i| self.events[i as usize].key);
+        // By key, ties in recording order (the order a stable sort by key gives), so a warp's
+        // accesses of one step stay in program order; the pairs sort in place, without a lookup
+        // into the events per comparison.
+        let mut order: Vec<(u128, u32)> = self.events.iter().enumerate().map(|(i, e)| (e.key, i as u32)).collect();
+        order.sort_unstable();
         let mut l2 = L2::new(self.l2_bytes, self.sample);
-        for &i in &order {
+        for &(_, i) in &order {
             let e = &self.events[i as usize];
             l2.access(e.sector, e.op);
         }
         (l2.read_bytes * self.sample, l2.write_bytes * self.sample)
     }
 }
+
+/// Hashes a set index (already a hash of its lines, [`hash`]) by one multiply: the simulated
+/// sets' map needs no protection from chosen keys, only speed.
+#[derive(Default, Clone, Copy)]
+struct SetHash(u64);
+
+impl std::hash::Hasher for SetHash {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0 ^ v).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type SetHasher = std::hash::BuildHasherDefault<SetHash>;
 
 /// One line of a set.
 #[derive(Debug, Clone, Copy, Default)]
@@ -274,7 +297,7 @@ pub struct L2 {
     sample: u64,
     /// The simulated sets that have been touched (a launch of a few sectors touches a few of the
     /// thousands).
-    lines: std::collections::HashMap<u64, [Line; WAYS]>,
+    lines: std::collections::HashMap<u64, [Line; WAYS], SetHasher>,
     clock: u64,
     /// DRAM bytes read and written by the simulated sets.
     pub read_bytes: u64,

@@ -24,7 +24,7 @@
 
 use super::Launched;
 use crate::error::Result;
-use crate::model::{Model, Warp, lanes_where};
+use crate::model::{Counts, Model, Warp, lanes_where};
 use coalesce_kernels::matmul::{WarpTile, row_major};
 
 /// One warp of a warp-tiled kernel of shape `cfg`; `edge` for the guarded one.
@@ -101,15 +101,53 @@ pub(super) fn warptile_warp(model: &mut Model, l: &Launched, w: &Warp, cfg: Warp
 
 /// A warp-tiled kernel's fragment loads of k step `kk` from the stage at `stage` bytes: `tm / 4`
 /// 16-byte loads of Aᵀ, then `tn / 4` of B.
+///
+/// The loads' addresses depend on the warp's place in its block, the stage and the step, never
+/// on the block or the k tile, and shared loads reach no L2: each distinct case is counted once
+/// and its counts added again (a 4096³ stream-K replay makes millions of identical ones).
 pub(super) fn fragments(model: &mut Model, w: &Warp, cfg: WarpTile, stage: u32, kk: u32) -> Result<()> {
+    let key = FragmentCase {
+        cfg: (cfg.bm, cfg.bn, cfg.bk, cfg.tm, cfg.tn, cfg.ly, cfg.pad, cfg.interleave),
+        warp: (w.index, w.lanes, w.block_dim),
+        stage,
+        kk,
+    };
+    if let Some(counts) = FRAGMENTS.with(|cases| cases.borrow().get(&key).copied()) {
+        return model.add(&counts);
+    }
+    let mut one = Model::instructions_only();
     let t = |lane| w.thread(lane).0;
     for g in 0..cfg.tm / 4 {
-        model.shared_load(16, w.lanes, |lane| stage + 4 * cfg.a_frag(kk, t(lane), g))?;
+        one.shared_load(16, w.lanes, |lane| stage + 4 * cfg.a_frag(kk, t(lane), g))?;
     }
     for h in 0..cfg.tn / 4 {
-        model.shared_load(16, w.lanes, |lane| stage + 4 * cfg.b_frag(kk, t(lane), h))?;
+        one.shared_load(16, w.lanes, |lane| stage + 4 * cfg.b_frag(kk, t(lane), h))?;
     }
-    Ok(())
+    let counts = one.counts();
+    FRAGMENTS.with(|cases| {
+        let mut cases = cases.borrow_mut();
+        // A bound on the memo: a few thousand cases a replay, cleared past it.
+        if cases.len() >= 1 << 16 {
+            cases.clear();
+        }
+        cases.insert(key, counts);
+    });
+    model.add(&counts)
+}
+
+/// What a warp's fragment loads depend on: the tile's shape, the warp's place and lanes, the
+/// stage's offset and the k step.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct FragmentCase {
+    cfg: (u32, u32, u32, u32, u32, u32, u32, bool),
+    warp: (u32, u32, (u32, u32)),
+    stage: u32,
+    kk: u32,
+}
+
+thread_local! {
+    static FRAGMENTS: std::cell::RefCell<std::collections::HashMap<FragmentCase, Counts>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
 }
 
 /// A warp-tiled kernel's C: a 16-byte store per 4 accumulators, or with `edge` 4 single floats
