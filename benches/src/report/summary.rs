@@ -361,7 +361,11 @@ fn matmul(r: &Report) -> Option<SummaryRow> {
     let model = match loads {
         Some(l) => {
             let dram = |m: &Measurement| m.model.as_ref().map_or(0, |m| m.dram_read_bytes + m.dram_write_bytes);
-            let same = if near(dram(last), dram(naive)) { "; the same DRAM bytes" } else { "" };
+            let same = if near(dram(last), dram(naive)) && contradicted_dram(last, naive).is_none() {
+                "; the same DRAM bytes"
+            } else {
+                ""
+            };
             format!("{} load sectors a request{same}", l.join(" → "))
         }
         None => "no model counts for these runs".into(),
