@@ -9,7 +9,7 @@
 const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:72rem;\
 margin:2rem auto;padding:0 1rem;line-height:1.45;color:#1b1b1b}\
 h1,h2,h3{line-height:1.2}h2{margin-top:2.2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}\
-table{border-collapse:collapse;margin:1rem 0;font-size:.9rem}\
+div.wide{overflow-x:auto}table{border-collapse:collapse;margin:1rem 0;font-size:.9rem}\
 th,td{border:1px solid #ccc;padding:.25rem .5rem;vertical-align:top}th{background:#f3f3f3}\
 td.r,th.r{text-align:right;font-variant-numeric:tabular-nums}\
 code{font-family:ui-monospace,Menlo,Consolas,monospace;background:#f4f4f4;padding:0 .2rem;border-radius:3px}\
@@ -151,7 +151,8 @@ fn table(out: &mut String, rows: &[&str]) {
     let rule = rows.get(1).map(|r| cells(r)).filter(|c| c.iter().all(|c| is_rule(c)));
     let right: Vec<bool> = rule.as_ref().map_or(Vec::new(), |c| c.iter().map(|c| c.ends_with(':')).collect());
     let class = |col: usize| if right.get(col).copied().unwrap_or(false) { " class=\"r\"" } else { "" };
-    out.push_str("<table>\n");
+    // A table wider than the page scrolls by itself, not the page.
+    out.push_str("<div class=\"wide\"><table>\n");
     let body = if rule.is_some() {
         out.push_str("<thead><tr>");
         for (col, cell) in cells(rows[0]).into_iter().enumerate() {
@@ -170,7 +171,7 @@ fn table(out: &mut String, rows: &[&str]) {
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</tbody>\n</table>\n");
+    out.push_str("</tbody>\n</table></div>\n");
 }
 
 /// Inline markdown: `code` spans and **bold**, everything else escaped.
