@@ -18,7 +18,7 @@ use crate::prelude::{math::fma, mem, shared, thread};
 /// sub-blocks of one lane `ly * 4` rows (`lx() * 4` columns) apart, so that one `ld.shared.v4` of
 /// a warp reads `ly` (`lx()`) contiguous 16-byte vectors and one `st.global.v4` writes `lx()`
 /// contiguous vectors of each of `ly` rows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct WarpTile {
     /// Rows of C a block computes.
     pub bm: u32,

@@ -106,12 +106,7 @@ pub(super) fn warptile_warp(model: &mut Model, l: &Launched, w: &Warp, cfg: Warp
 /// on the block or the k tile, and shared loads reach no L2: each distinct case is counted once
 /// and its counts added again (a 4096³ stream-K replay makes millions of identical ones).
 pub(super) fn fragments(model: &mut Model, w: &Warp, cfg: WarpTile, stage: u32, kk: u32) -> Result<()> {
-    let key = FragmentCase {
-        cfg: (cfg.bm, cfg.bn, cfg.bk, cfg.tm, cfg.tn, cfg.ly, cfg.pad, cfg.interleave),
-        warp: (w.index, w.lanes, w.block_dim),
-        stage,
-        kk,
-    };
+    let key = FragmentCase { cfg, warp: (w.index, w.lanes, w.block_dim), stage, kk };
     if let Some(counts) = FRAGMENTS.with(|cases| cases.borrow().get(&key).copied()) {
         return model.add(&counts);
     }
@@ -139,7 +134,7 @@ pub(super) fn fragments(model: &mut Model, w: &Warp, cfg: WarpTile, stage: u32, 
 /// stage's offset and the k step.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct FragmentCase {
-    cfg: (u32, u32, u32, u32, u32, u32, u32, bool),
+    cfg: WarpTile,
     warp: (u32, u32, (u32, u32)),
     stage: u32,
     kk: u32,
