@@ -61,7 +61,8 @@ pub const L1_BYTES: u64 = 256 * 1024;
 
 #[derive(Default)]
 struct Collecting {
-    depth: u32,
+    /// Whether an [`observe`] is running on this thread.
+    active: bool,
     launches: Vec<LaunchShape>,
     atomics: HashMap<u64, u64>,
     /// The block whose L1 share `l1` holds, and that share's sector tags (index: sector modulo
@@ -81,7 +82,7 @@ thread_local! {
 /// Nested calls see only their own replay's.
 pub fn observe<R>(f: impl FnOnce() -> R) -> (R, Shape) {
     let before =
-        COLLECTING.with(|c| std::mem::replace(&mut *c.borrow_mut(), Collecting { depth: 1, ..Default::default() }));
+        COLLECTING.with(|c| std::mem::replace(&mut *c.borrow_mut(), Collecting { active: true, ..Default::default() }));
     let result = f();
     let seen = COLLECTING.with(|c| std::mem::replace(&mut *c.borrow_mut(), before));
     let shape = Shape {
@@ -98,7 +99,7 @@ pub fn observe<R>(f: impl FnOnce() -> R) -> (R, Shape) {
 pub(crate) fn saw_launch(launch: &Launch, blocks_per_sm: u32) {
     COLLECTING.with(|c| {
         let mut c = c.borrow_mut();
-        if c.depth == 0 {
+        if !c.active {
             return;
         }
         let shape = LaunchShape {
@@ -119,7 +120,7 @@ pub(crate) fn saw_launch(launch: &Launch, blocks_per_sm: u32) {
 pub(crate) fn saw_load(block: u64, sectors: impl Iterator<Item = u64>) {
     COLLECTING.with(|c| {
         let mut c = c.borrow_mut();
-        if c.depth == 0 || c.l1_share == 0 {
+        if !c.active || c.l1_share == 0 {
             return;
         }
         if c.l1_block != Some(block) || c.l1.len() != c.l1_share {
@@ -144,7 +145,7 @@ pub(crate) fn saw_load(block: u64, sectors: impl Iterator<Item = u64>) {
 pub(crate) fn saw_atomic(address: u64) {
     COLLECTING.with(|c| {
         let mut c = c.borrow_mut();
-        if c.depth > 0 {
+        if c.active {
             *c.atomics.entry(address).or_insert(0) += 1;
         }
     });
