@@ -31,6 +31,8 @@ const CHASE_STEPS: u32 = 16_384;
 const CHASE_SPACING: usize = 64;
 /// Words of the L2 chain: 1 MiB.
 const L2_CHAIN_WORDS: usize = 1 << 18;
+/// Full waves of the block-start probe's grids.
+const START_WAVES: u32 = 64;
 
 /// What the probes measured on one device.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -66,6 +68,12 @@ pub struct DeviceParams {
     pub fp32_flops_per_s: f64,
     /// Seconds a launch of a kernel that does nothing takes, back to back, timed as every run.
     pub launch_s: f64,
+    /// `(warps a block, blocks per second)`: how fast the GPU starts (and retires) blocks that
+    /// do nothing, grids of 64 full waves of 64-, 256- and 1024-thread blocks. A block that lives
+    /// one load's round trip can be started no faster, so it holds fewer slots than the grid
+    /// fits (the time model's dispatch limit). Empty in records from before this probe.
+    #[serde(default)]
+    pub block_starts_per_s: Vec<(f64, f64)>,
 }
 
 /// Median seconds of `f`, timed as every run of the report is.
@@ -79,6 +87,13 @@ pub fn calibrate(gpu: &Gpu) -> Result<DeviceParams> {
     let blocks = sms * BLOCKS_PER_SM;
     verify(gpu, blocks)?;
     let launch_s = seconds(gpu, || gpu.launch(probe::empty(1, 1)?))?;
+    let mut block_starts_per_s = Vec::new();
+    for threads in [64u32, 256, 1024] {
+        // A Hopper SM holds 2048 threads in at most 32 blocks.
+        let grid = sms * (2048 / threads).min(32) * START_WAVES;
+        let t = seconds(gpu, || gpu.launch(probe::empty(grid, threads)?))?;
+        block_starts_per_s.push((f64::from(threads / 32), f64::from(grid) / (t - launch_s).max(t * 0.5)));
+    }
 
     let mut sink = gpu.poisoned::<u32>(1, 0)?;
     let mut big = random_buffer::<u32>(gpu, DRAM_WORDS, Fill::Bits, 11)?;
@@ -156,6 +171,7 @@ pub fn calibrate(gpu: &Gpu) -> Result<DeviceParams> {
         l2_latency_s,
         fp32_flops_per_s,
         launch_s,
+        block_starts_per_s,
     })
 }
 
@@ -206,6 +222,8 @@ impl DeviceParams {
             |v: &[(u32, f64)]| v.iter().map(|(a, r)| format!("{a}: {:.2}", r / 1e9)).collect::<Vec<_>>().join(", ");
         s += &format!("global atomics (G/s by addresses) {}\n", rates(&self.global_atomics_per_s));
         s += &format!("shared atomics (G/s by addresses a block) {}\n", rates(&self.shared_atomics_per_s));
+        let starts = self.block_starts_per_s.iter().map(|(w, r)| format!("{w} warps: {:.2}", r / 1e9));
+        s += &format!("block starts (G/s by warps a block) {}\n", starts.collect::<Vec<_>>().join(", "));
         s
     }
 }

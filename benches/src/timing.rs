@@ -8,7 +8,10 @@
 //!   kernel keeps waiting (its resident warps, one load request each, of the size its requests
 //!   have that miss L1: the read probes' curves for 128- and 512-byte requests, Little's law
 //!   measured), then the bytes written at the write probe's rate: a warp waits for its loads,
-//!   not for its stores, but both share the DRAM;
+//!   not for its stores, but both share the DRAM. Resident means what the GPU can keep
+//!   started: a block whose warps live for a load or two (a round trip each, at the latency
+//!   those bytes in flight give) is replaced no faster than the block-start probe starts empty
+//!   blocks, so such a grid holds fewer blocks than fit (Little's law again, on blocks);
 //! - **DRAM bandwidth**: all bytes at the device-to-device memcpy's rate;
 //! - **L2**: every sector L1 sends on (load misses, and stores) at the L2 read curve's rate for
 //!   the same bytes in flight;
@@ -16,10 +19,19 @@
 //!   the multiprocessors the grid occupies;
 //! - **atomics**: global atomics at the probe's rate for as many addresses, or the busiest
 //!   address's at the one-address rate, whichever is slower;
-//! - **FP32**: the run's FLOPs at the FMA probe's rate (the register-blocked matmuls: their
-//!   time is instruction issue, which this bound only approaches).
+//! - **FP32**: the run's FLOPs at the FMA probe's rate;
+//! - **instruction issue**: the instructions that come with the run's counted work, at four
+//!   warp instructions a clock a multiprocessor (the FMA probe's rate: it issues an `FFMA` every
+//!   clock on each scheduler). The instructions come from the kernel's SASS
+//!   ([`coalesce_builder::sass`], committed beside the PTX as `host/ptx/coalesce-sm_90.sass.tsv`):
+//!   for each kind of work the replay counts (global requests, conflict-free shared wavefronts,
+//!   `FFMA`s), the instructions of the innermost loop holding it per unit of that work; the run
+//!   gets the largest product. It is a floor: stalls on dependences and barriers are not issue.
+use std::sync::OnceLock;
+
 use coalesce::model::Counts;
 use coalesce::model::shape::Shape;
+use coalesce_builder::sass::{Anchor, Digest};
 
 use crate::calibrate::DeviceParams;
 
@@ -38,6 +50,8 @@ pub enum Term {
     Atomics,
     /// FP32 arithmetic.
     Fp32,
+    /// Instruction issue (the SASS's instructions for the counted work).
+    Issue,
     /// Launch cost alone (nothing else comes near it).
     Launch,
 }
@@ -52,6 +66,7 @@ impl Term {
             Term::Shared => "shared wavefronts",
             Term::Atomics => "atomics",
             Term::Fp32 => "FP32 issue",
+            Term::Issue => "instruction issue",
             Term::Launch => "launch",
         }
     }
@@ -63,6 +78,36 @@ pub struct RunCounts<'a> {
     pub counts: &'a Counts,
     pub shape: &'a Shape,
     pub flops: u64,
+    /// The SASS digest of the run's first kernel ([`digest`]), if known.
+    pub sass: Option<&'a Digest>,
+}
+
+/// The committed SASS digest of every kernel, parsed once.
+pub fn digests() -> &'static [Digest] {
+    static DIGESTS: OnceLock<Vec<Digest>> = OnceLock::new();
+    DIGESTS.get_or_init(|| {
+        // A malformed digest is a build-time mistake the digest test catches; here it only
+        // means no issue bound.
+        coalesce_builder::sass::parse(include_str!("../../host/ptx/coalesce-sm_90.sass.tsv")).unwrap_or_default()
+    })
+}
+
+/// The digest of `kernel`.
+pub fn digest(kernel: &str) -> Option<&'static Digest> {
+    digests().iter().find(|d| d.kernel == kernel)
+}
+
+/// Warp instructions a run issues, from its counts and its kernel's digest: for each kind of
+/// counted work, its count times the instructions that come with each; the largest.
+pub fn issued(counts: &Counts, flops: u64, sass: &Digest) -> f64 {
+    let global = (counts.ld_requests + counts.st_requests) as f64;
+    let shared = (counts.shared_ld_wavefronts.saturating_sub(counts.shared_ld_bank_conflicts)
+        + counts.shared_st_wavefronts.saturating_sub(counts.shared_st_bank_conflicts)) as f64;
+    let ffma = flops as f64 / 64.0;
+    [(Anchor::Global, global), (Anchor::Shared, shared), (Anchor::Ffma, ffma)]
+        .into_iter()
+        .filter_map(|(class, n)| sass.ratio(class).map(|r| n * r))
+        .fold(0.0, f64::max)
 }
 
 /// A run's predicted time and each limit's share.
@@ -118,6 +163,35 @@ fn read_rate(vectors: &[(f64, f64)], words: &[(f64, f64)], in_flight: f64, reque
     (w.ln() * (1.0 - t) + v.ln() * t).exp()
 }
 
+/// Warps resident on average, where `fits` fit at once: a block is started at the block-start
+/// probe's rate for its warps (a block's warps start together) and lives `loads` round trips,
+/// each `round_trip(resident warps)` seconds; Little's law gives the blocks that rate keeps
+/// started, at most all that fit. Without the probe (older records), all that fit.
+fn started(
+    launch: &coalesce::model::shape::LaunchShape,
+    fits: f64,
+    loads: f64,
+    round_trip: impl Fn(f64) -> f64,
+    params: &DeviceParams,
+) -> f64 {
+    if params.block_starts_per_s.is_empty() {
+        return fits;
+    }
+    let warps = f64::from(launch.threads.div_ceil(32));
+    // Past the probe's block sizes, the nearest one's rate.
+    let first = params.block_starts_per_s[0].0;
+    let starts = on_curve(&params.block_starts_per_s, warps.max(first));
+    let life = |resident: f64| loads.max(1.0) * round_trip(resident);
+    // The fixed point of resident = min(fits, starts × life(resident) × warps); life grows with
+    // the bytes in flight, so halving the step converges from `fits` without oscillating.
+    let mut resident = fits;
+    for _ in 0..64 {
+        let next = fits.min(starts * life(resident) * warps);
+        resident = 0.5 * (resident + next);
+    }
+    resident
+}
+
 /// The time model of one run on `sms` multiprocessors, with the device's parameters and the
 /// memcpy's rate (bytes read plus written per second) measured in the same run.
 pub fn predict(run: RunCounts<'_>, params: &DeviceParams, memcpy_bps: f64, sms: u32) -> Predicted {
@@ -125,15 +199,28 @@ pub fn predict(run: RunCounts<'_>, params: &DeviceParams, memcpy_bps: f64, sms: 
     let s = run.shape;
     // The launch with the most warps carries the run (a reduction's second pass is tiny).
     let main = s.launches.iter().max_by_key(|l| l.warps());
-    let resident = main.map_or(u64::from(sms) * 64, |l| l.resident_warps(sms)) as f64;
+    let fits = main.map_or(u64::from(sms) * 64, |l| l.resident_warps(sms)) as f64;
     let busy = main.map_or(1.0, |l| f64::from(l.busy_sms(sms)) / f64::from(sms));
     let misses = c.ld_sectors.saturating_sub(s.l1_hit_sectors);
     let request = if c.ld_requests > 0 { misses as f64 * 32.0 / c.ld_requests as f64 } else { 128.0 };
+    let dram_rate = |in_flight: f64| read_rate(&params.dram_read_bps, &params.dram_read_words_bps, in_flight, request);
+    let resident = match main {
+        Some(l) if c.ld_requests > 0 => started(
+            l,
+            fits,
+            c.ld_requests as f64 / l.warps() as f64,
+            |warps| {
+                let in_flight = warps * request;
+                in_flight / dram_rate(in_flight)
+            },
+            params,
+        ),
+        _ => fits,
+    };
     let in_flight = resident * request;
     let (read, written) = (c.dram_read_bytes as f64, c.dram_write_bytes as f64);
     let dram = (read + written) / memcpy_bps;
-    let dram_in_flight = read / read_rate(&params.dram_read_bps, &params.dram_read_words_bps, in_flight, request)
-        + written / params.dram_write_bps;
+    let dram_in_flight = read / dram_rate(in_flight) + written / params.dram_write_bps;
     let l2_rate = read_rate(&params.l2_read_bps, &params.l2_read_words_bps, in_flight, request);
     let l2 = (misses + c.st_sectors) as f64 * 32.0 / l2_rate;
     let shared = (c.shared_ld_wavefronts + c.shared_st_wavefronts) as f64 / (params.shared_wavefronts_per_s * busy);
@@ -146,6 +233,8 @@ pub fn predict(run: RunCounts<'_>, params: &DeviceParams, memcpy_bps: f64, sms: 
         spread.max(busiest)
     };
     let fp32 = run.flops as f64 / (params.fp32_flops_per_s * busy);
+    // Four warp instructions a clock a multiprocessor: the FMA probe's FLOPs over a warp FFMA's 64.
+    let issue = run.sass.map_or(0.0, |d| issued(c, run.flops, d) / (params.fp32_flops_per_s / 64.0 * busy));
     let mut terms = vec![
         (Term::Dram, dram),
         (Term::DramInFlight, dram_in_flight),
@@ -153,6 +242,7 @@ pub fn predict(run: RunCounts<'_>, params: &DeviceParams, memcpy_bps: f64, sms: 
         (Term::Shared, shared),
         (Term::Atomics, atomics),
         (Term::Fp32, fp32),
+        (Term::Issue, issue),
     ];
     terms.retain(|t| t.1.is_finite() && t.1 > 0.0);
     terms.sort_by(|a, b| b.1.total_cmp(&a.1));
@@ -188,6 +278,7 @@ mod tests {
             l2_latency_s: 2e-7,
             fp32_flops_per_s: 6e13,
             launch_s: 2e-6,
+            block_starts_per_s: vec![],
         }
     }
 
@@ -216,7 +307,7 @@ mod tests {
             dram_write_bytes: 1 << 28,
             ..Counts::default()
         };
-        let p = predict(RunCounts { counts: &counts, shape: &shape, flops: 0 }, &params(), 5e12, 132);
+        let p = predict(RunCounts { counts: &counts, shape: &shape, flops: 0, sass: None }, &params(), 5e12, 132);
         assert!((p.in_flight - 8448.0 * 128.0).abs() < 1.0);
         // 128-byte requests, past the words curve's last point (1 MB): the 512-byte curve's shape
         // at the two curves' ratio there; then the writes at the write rate.
@@ -226,7 +317,61 @@ mod tests {
         let expected = 2e-6 + (1u64 << 28) as f64 / rate + (1u64 << 28) as f64 / 4e12;
         assert!((p.seconds - expected).abs() < 1e-12, "{} vs {expected}", p.seconds);
         // Nothing at all: the launch.
-        let none = predict(RunCounts { counts: &Counts::default(), shape: &shape, flops: 0 }, &params(), 3.5e12, 132);
+        let none = predict(
+            RunCounts { counts: &Counts::default(), shape: &shape, flops: 0, sass: None },
+            &params(),
+            3.5e12,
+            132,
+        );
         assert_eq!((none.limit, none.seconds), (Term::Launch, 2e-6));
+    }
+
+    #[test]
+    fn blocks_that_live_one_round_trip_hold_what_the_start_rate_keeps_started() {
+        let shape = Shape {
+            launches: vec![LaunchShape { blocks: 1 << 20, threads: 256, blocks_per_sm: 8 }],
+            ..Shape::default()
+        };
+        // One 128-byte load a warp, so each block lives one round trip.
+        let counts =
+            Counts { ld_requests: 1 << 23, ld_sectors: 1 << 25, dram_read_bytes: 1 << 30, ..Counts::default() };
+        let run = RunCounts { counts: &counts, shape: &shape, flops: 0, sass: None };
+        let all = predict(run, &params(), 5e12, 132);
+        assert!((all.in_flight - 8448.0 * 128.0).abs() < 1.0);
+        // Blocks started at 1e9 a second, each living a round trip: Little's law on blocks.
+        let slow = DeviceParams { block_starts_per_s: vec![(8.0, 1e9)], ..params() };
+        let fewer = predict(run, &slow, 5e12, 132);
+        let round_trip = |in_flight: f64| {
+            let p = params();
+            in_flight / read_rate(&p.dram_read_bps, &p.dram_read_words_bps, in_flight, 128.0)
+        };
+        let blocks = fewer.in_flight / 128.0 / 8.0;
+        assert!(fewer.in_flight < all.in_flight * 0.99, "{} against {}", fewer.in_flight, all.in_flight);
+        assert!((blocks - 1e9 * round_trip(fewer.in_flight)).abs() / blocks < 1e-6, "{blocks}");
+        assert!(fewer.seconds > all.seconds);
+        // A start rate that outruns the round trips changes nothing.
+        let fast = DeviceParams { block_starts_per_s: vec![(2.0, 1e13), (32.0, 1e12)], ..params() };
+        assert_eq!(predict(run, &fast, 5e12, 132), all);
+    }
+
+    #[test]
+    fn issue_is_the_largest_count_times_its_instructions() {
+        let sass = coalesce_builder::sass::parse("k\t10/1\t6/4\t5/4\n").unwrap().remove(0);
+        let counts =
+            Counts { ld_requests: 100, shared_ld_wavefronts: 900, shared_ld_bank_conflicts: 100, ..Counts::default() };
+        // global 100 × 10, shared 800 × 1.5, FFMA 32,000 / 64 × 1.25: the shared work's 1,200.
+        assert_eq!(issued(&counts, 32_000, &sass), 1200.0);
+        let shape = Shape {
+            launches: vec![LaunchShape { blocks: 1 << 10, threads: 256, blocks_per_sm: 8 }],
+            ..Shape::default()
+        };
+        let p = predict(
+            RunCounts { counts: &counts, shape: &shape, flops: 32_000, sass: Some(&sass) },
+            &params(),
+            5e12,
+            132,
+        );
+        let issue = p.terms.iter().find(|t| t.0 == Term::Issue).unwrap().1;
+        assert!((issue - 1200.0 / (6e13 / 64.0)).abs() < 1e-15, "{issue}");
     }
 }

@@ -243,3 +243,35 @@ fn no_kernel_name_is_a_string_literal_outside_kernels_gpu() {
     }
     assert!(offenders.is_empty(), "kernel names spelled as strings: {offenders:?}");
 }
+
+/// The SASS digest the time model reads (`host/ptx/coalesce-sm_90.sass.tsv`) names every
+/// entry of the Hopper module, and, where a ptxas of the version that made it is installed,
+/// is exactly what that ptxas and cuobjdump make of the committed PTX now.
+#[test]
+fn committed_sass_digest_covers_every_kernel_and_is_fresh() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let path = root.join(EMBEDDED_DIR).join(coalesce_builder::SASS_DIGEST);
+    let committed = std::fs::read_to_string(&path).unwrap();
+    let digests = coalesce_builder::sass::parse(&committed).expect("the digest parses");
+    let named: BTreeSet<String> = digests.iter().map(|d| d.kernel.clone()).collect();
+    let entries: BTreeSet<String> = ptx_entries(coalesce::PTX_SM90).into_iter().collect();
+    assert_eq!(named, entries, "{}: refresh it with `{REFRESH_COMMAND}`", path.display());
+    // The time model reads the same file.
+    assert_eq!(coalesce_benches::timing::digests().len(), digests.len());
+    let Some(ptxas) = find_ptxas() else {
+        return skipped("committed_sass_digest_covers_every_kernel_and_is_fresh (freshness)", "ptxas is not on PATH");
+    };
+    let ptx = root.join(EMBEDDED_DIR).join(EMBEDDED[1].1);
+    let (fresh, version) = coalesce_builder::sass::digest_ptx(&ptxas, &ptx, "sm_90").expect("ptxas and cuobjdump");
+    if !committed.lines().nth(1).is_some_and(|l| l.trim_start_matches("# ") == version) {
+        return skipped(
+            "committed_sass_digest_covers_every_kernel_and_is_fresh (freshness)",
+            &format!("ptxas here is {version:?}, not the one that made the digest"),
+        );
+    }
+    assert!(
+        coalesce_builder::sass::render(&fresh, &version) == committed,
+        "{} is stale: refresh it with `{REFRESH_COMMAND}`",
+        path.display()
+    );
+}

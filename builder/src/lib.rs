@@ -37,6 +37,9 @@ pub const HOPPER_FEATURES: &[&str] = &["+ptx83"];
 /// library builds on stable Rust without this builder. The base module for [`DEFAULT_ARCH`], which
 /// every GPU loads, and the Hopper module for [`HOPPER_ARCH`] with [`HOPPER_FEATURES`].
 pub const EMBEDDED: [(&str, &str); 2] = [(DEFAULT_ARCH, "coalesce-sm_75.ptx"), (HOPPER_ARCH, "coalesce-sm_90.ptx")];
+/// The SASS digest of the Hopper module ([`sass`]), beside it in `host/ptx/`: what the time model
+/// reads for instruction issue. Every kernel is in the Hopper module, the base ones too.
+pub const SASS_DIGEST: &str = "coalesce-sm_90.sass.tsv";
 
 /// The command that rebuilds the [`EMBEDDED`] modules into `host/ptx/` (on the pinned nightly).
 pub const REFRESH_COMMAND: &str = "cargo xtask build-ptx --refresh";
@@ -385,6 +388,8 @@ pub fn ptxas_report(ptxas: &Path, ptx: &Path, gpu: &str) -> Result<String, Strin
     let text = String::from_utf8_lossy(&out.stderr).into_owned();
     if out.status.success() { Ok(text) } else { Err(text) }
 }
+
+pub mod sass;
 
 #[cfg(test)]
 mod tests {

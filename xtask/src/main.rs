@@ -188,8 +188,28 @@ fn refresh_ptx() -> Result {
         std::fs::write(&out, &text).map_err(|e| format!("{}: {e}", out.display()))?;
         let entries = coalesce_builder::ptx_entries(&text).len();
         print(&format!("{EMBEDDED_DIR}/{file}: {what} ({entries} entries, {} bytes)\n", text.len()))?;
+        if arch == coalesce_builder::HOPPER_ARCH {
+            refresh_sass_digest(&out)?;
+        }
     }
     Ok(())
+}
+
+/// Writes the Hopper module's SASS digest beside it, where ptxas (and cuobjdump) are found.
+fn refresh_sass_digest(ptx: &std::path::Path) -> Result {
+    let digest = root().join(EMBEDDED_DIR).join(coalesce_builder::SASS_DIGEST);
+    let Some(ptxas) = find_ptxas() else {
+        return Ok(print(&format!(
+            "{EMBEDDED_DIR}/{}: not refreshed (ptxas not on PATH; the time model's issue bound reads it)\n",
+            coalesce_builder::SASS_DIGEST
+        ))?);
+    };
+    let (digests, version) = coalesce_builder::sass::digest_ptx(&ptxas, ptx, coalesce_builder::HOPPER_ARCH)?;
+    let text = coalesce_builder::sass::render(&digests, &version);
+    let what =
+        if std::fs::read_to_string(&digest).ok().as_deref() == Some(text.as_str()) { "unchanged" } else { "written" };
+    std::fs::write(&digest, &text).map_err(|e| format!("{}: {e}", digest.display()))?;
+    Ok(print(&format!("{EMBEDDED_DIR}/{}: {what} ({} kernels)\n", coalesce_builder::SASS_DIGEST, digests.len()))?)
 }
 
 /// Every registered variant with its summary and, for a swept one, its parameter's values named

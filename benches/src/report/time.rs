@@ -40,7 +40,9 @@ pub fn rows(r: &Report) -> Option<Vec<Row>> {
         .filter(|m| !m.on_cpu && !OUTSIDE.iter().any(|(f, _)| *f == m.family))
         .filter_map(|m| {
             let (counts, shape) = m.model.as_ref()?.time_counts()?;
-            let run = RunCounts { counts: &counts, shape: &shape, flops: m.flops };
+            let kernel = crate::registry::all().find(|v| v.family() == m.family && v.name() == m.variant);
+            let sass = kernel.and_then(|v| v.kernels().first()).and_then(|k| crate::timing::digest(k));
+            let run = RunCounts { counts: &counts, shape: &shape, flops: m.flops, sass };
             let Predicted { seconds, limit, terms, .. } = predict(run, params, memcpy_bps, r.device.multiprocessors);
             Some(Row {
                 run: m.run.clone(),
@@ -97,12 +99,13 @@ pub fn section(md: &mut String, r: &Report, plots: &[super::model::Plot]) {
         pct(100.0 * all.within_25),
         pct(100.0 * all.within_10)
     );
-    if let Some(memory) = accuracy(rows.iter().filter(|r| r.limit != Term::Fp32)) {
+    let issue = |t: Term| matches!(t, Term::Fp32 | Term::Issue);
+    if let Some(memory) = accuracy(rows.iter().filter(|r| !issue(r.limit))) {
         let _ = writeln!(
             md,
-            "Without the {} runs whose limit is FP32 issue (the register-blocked matmuls: their time is instruction \
-             issue, of which the FMA rate is only the floor; the memory model does not count their other \
-             instructions): {} runs, median error {}, {} within 25%.\n",
+            "Without the {} runs whose limit is instruction issue (the register-blocked matmuls, the conflict-free \
+             bank strides: issue is counted from the SASS of each kernel's hot loop, and stalls on dependences and \
+             barriers are not): {} runs, median error {}, {} within 25%.\n",
             all.runs - memory.runs,
             memory.runs,
             pct(100.0 * memory.median_error),
@@ -175,6 +178,14 @@ fn params_table(p: &crate::calibrate::DeviceParams) -> String {
             format!("DRAM {:.0} ns, L2 {:.0} ns", p.dram_latency_s * 1e9, p.l2_latency_s * 1e9),
         ),
         ("a launch", format!("{:.2} µs", p.launch_s * 1e6)),
+        (
+            "blocks started (G/s at warps a block)",
+            if p.block_starts_per_s.is_empty() {
+                "not measured (a record from before the probe): no dispatch limit".to_string()
+            } else {
+                p.block_starts_per_s.iter().map(|(w, r)| format!("{w}: {:.2}", r / 1e9)).collect::<Vec<_>>().join(", ")
+            },
+        ),
     ];
     let mut s = String::from("\n| device parameter (probes, this run) | value |\n|---|---|\n");
     for (k, v) in rows {

@@ -1,0 +1,243 @@
+//! How many instructions a kernel issues for each memory or FMA instruction of its hot loop,
+//! read from the SASS `ptxas` makes of the PTX: what the time model needs to bound a run by
+//! instruction issue. The replay counts a run's requests, wavefronts and FLOPs; this gives the
+//! instructions that come with each.
+
+use std::path::Path;
+use std::process::Command;
+
+/// The anchor classes: instructions the replay counts, each in the replay's unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Anchor {
+    /// A global load or store request (`LDG`, `STG`, `LDGSTS`): one a warp instruction.
+    Global,
+    /// Shared-memory wavefronts without conflicts (`LDS`/`STS`): one for 32-bit accesses, two
+    /// for 64-bit, four for 128-bit.
+    Shared,
+    /// A warp's `FFMA`: 64 FLOPs.
+    Ffma,
+}
+
+impl Anchor {
+    pub const ALL: [Anchor; 3] = [Anchor::Global, Anchor::Shared, Anchor::Ffma];
+
+    /// The anchor weight of one SASS opcode (`LDS.128` and so on), 0 for the rest.
+    fn weight(self, opcode: &str) -> u32 {
+        let mut parts = opcode.split('.');
+        let base = parts.next().unwrap_or("");
+        let wide = |parts: std::str::Split<'_, char>| {
+            let mut w = 1;
+            for p in parts {
+                w = match p {
+                    "64" => 2,
+                    "128" => 4,
+                    _ => w,
+                };
+            }
+            w
+        };
+        match (self, base) {
+            (Anchor::Global, "LDG" | "STG" | "LDGSTS") => 1,
+            (Anchor::Shared, "LDS" | "STS") => wide(parts),
+            (Anchor::Ffma, "FFMA") => 1,
+            _ => 0,
+        }
+    }
+}
+
+/// One kernel's digest: for each anchor class, `(instructions, anchors)` of the innermost loop
+/// that holds that class (the one with most such anchors where several do), or of the whole
+/// kernel where no loop does; `None` where the kernel has none of the class.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Digest {
+    pub kernel: String,
+    pub per_anchor: [Option<(u32, u32)>; 3],
+}
+
+impl Digest {
+    /// Instructions issued per anchor of `class`, if the kernel has that class.
+    pub fn ratio(&self, class: Anchor) -> Option<f64> {
+        let i = Anchor::ALL.iter().position(|&a| a == class)?;
+        self.per_anchor[i].map(|(n, a)| f64::from(n) / f64::from(a))
+    }
+}
+
+/// One SASS instruction: its address, opcode, and the target of a branch.
+struct Instr {
+    at: u64,
+    opcode: String,
+    target: Option<u64>,
+}
+
+/// The instructions of each function of `cuobjdump -sass` output, by name.
+fn functions(sass: &str) -> Vec<(String, Vec<Instr>)> {
+    let mut out: Vec<(String, Vec<Instr>)> = Vec::new();
+    for line in sass.lines() {
+        let t = line.trim();
+        if let Some(name) = t.strip_prefix("Function : ") {
+            out.push((name.trim().to_string(), Vec::new()));
+            continue;
+        }
+        let Some(body) = t.strip_prefix("/*") else { continue };
+        let Some((addr, rest)) = body.split_once("*/") else { continue };
+        let Ok(at) = u64::from_str_radix(addr.trim(), 16) else { continue };
+        let Some(text) = rest.split(';').next() else { continue };
+        let mut words = text.split_whitespace().peekable();
+        // A guard predicate (`@P0`, `@!PT`) comes first where there is one.
+        if words.peek().is_some_and(|w| w.starts_with('@')) {
+            words.next();
+        }
+        let Some(opcode) = words.next() else { continue };
+        if !opcode.starts_with(|c: char| c.is_ascii_uppercase()) || opcode == "NOP" {
+            continue;
+        }
+        let target = if opcode.starts_with("BRA") {
+            words
+                .filter_map(|w| w.trim_end_matches(',').strip_prefix("0x"))
+                .find_map(|h| u64::from_str_radix(h, 16).ok())
+        } else {
+            None
+        };
+        if let Some((_, instrs)) = out.last_mut() {
+            instrs.push(Instr { at, opcode: opcode.to_string(), target });
+        }
+    }
+    out
+}
+
+/// Each function's digest from `cuobjdump -sass` text.
+pub fn digest(sass: &str) -> Vec<Digest> {
+    functions(sass)
+        .into_iter()
+        .map(|(kernel, instrs)| {
+            // A loop: a branch back to or before itself, over more than the branch (the trailing
+            // `BRA` to itself after `EXIT` is padding).
+            let loops: Vec<(u64, u64)> =
+                instrs.iter().filter_map(|i| i.target.filter(|&t| t < i.at).map(|t| (t, i.at))).collect();
+            let count = |lo: u64, hi: u64, class: Anchor| {
+                let within = instrs.iter().filter(|i| (lo..=hi).contains(&i.at));
+                within.fold((0u32, 0u32), |(n, a), i| (n + 1, a + class.weight(&i.opcode)))
+            };
+            let per_anchor = Anchor::ALL.map(|class| {
+                let holding: Vec<(u64, u64, (u32, u32))> =
+                    loops.iter().map(|&(lo, hi)| (lo, hi, count(lo, hi, class))).filter(|l| l.2.1 > 0).collect();
+                let innermost = holding.iter().filter(|&&(lo, hi, _)| {
+                    !holding.iter().any(|&(l2, h2, _)| (l2, h2) != (lo, hi) && lo <= l2 && h2 <= hi)
+                });
+                let best = innermost.max_by_key(|l| (l.2.1, std::cmp::Reverse(l.0))).map(|l| l.2);
+                best.or_else(|| Some(count(0, u64::MAX, class)).filter(|c| c.1 > 0))
+            });
+            Digest { kernel, per_anchor }
+        })
+        .collect()
+}
+
+/// The digest file: a header naming the ptxas that made the SASS, then a line a kernel, sorted
+/// by name: `kernel`, then `instructions/anchors` (or `-`) for global, shared and FFMA.
+pub fn render(digests: &[Digest], ptxas_version: &str) -> String {
+    let mut rows: Vec<&Digest> = digests.iter().collect();
+    rows.sort_by(|a, b| a.kernel.cmp(&b.kernel));
+    let mut s = format!(
+        "# Instructions per anchor in each kernel's hot loop, from SASS (builder/src/sass.rs).\n\
+         # {ptxas_version}\n# kernel\tglobal\tshared\tffma\n"
+    );
+    for d in rows {
+        s.push_str(&d.kernel);
+        for c in d.per_anchor {
+            match c {
+                Some((n, a)) => s.push_str(&format!("\t{n}/{a}")),
+                None => s.push_str("\t-"),
+            }
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// Reads [`render`]'s text back (comment lines skipped; a malformed line is an error).
+pub fn parse(text: &str) -> Result<Vec<Digest>, String> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let mut cols = l.split('\t');
+            let kernel = cols.next().unwrap_or("").to_string();
+            let mut per_anchor = [None; 3];
+            for slot in &mut per_anchor {
+                let col = cols.next().ok_or_else(|| format!("short line: {l}"))?;
+                if col != "-" {
+                    let (n, a) = col.split_once('/').ok_or_else(|| format!("bad column {col:?}: {l}"))?;
+                    let n = n.parse::<u32>().map_err(|e| format!("{col:?}: {e}"))?;
+                    let a = a.parse::<u32>().map_err(|e| format!("{col:?}: {e}"))?;
+                    if a == 0 {
+                        return Err(format!("no anchors in {col:?}: {l}"));
+                    }
+                    *slot = Some((n, a));
+                }
+            }
+            Ok(Digest { kernel, per_anchor })
+        })
+        .collect()
+}
+
+/// `ptxas` then `cuobjdump -sass` over `ptx` for `gpu`, digested; `cuobjdump` is looked for
+/// beside `ptxas`, then on `PATH`. Also returns ptxas's version line.
+pub fn digest_ptx(ptxas: &Path, ptx: &Path, gpu: &str) -> Result<(Vec<Digest>, String), String> {
+    let dir = std::env::temp_dir().join(format!("coalesce-sass-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let cubin = dir.join("module.cubin");
+    let run = |cmd: &mut Command| -> Result<String, String> {
+        let out = cmd.output().map_err(|e| format!("could not run {cmd:?}: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("{cmd:?}: {}", String::from_utf8_lossy(&out.stderr)));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    run(Command::new(ptxas).args(["--gpu-name", gpu, "-o"]).arg(&cubin).arg(ptx))?;
+    let version = run(Command::new(ptxas).arg("--version"))?;
+    let version = version.lines().last().unwrap_or("").trim().to_string();
+    let beside = ptxas.with_file_name("cuobjdump");
+    let cuobjdump = if beside.is_file() { beside } else { "cuobjdump".into() };
+    let sass = run(Command::new(cuobjdump).arg("-sass").arg(&cubin));
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok((digest(&sass?), version))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SASS: &str = "\t\tFunction : k\n\
+        \t/*0000*/ LDC R1, c[0x0][0x28] ;\n\
+        \t/*0010*/ LDG.E R2, desc[UR4][R2.64] ;\n\
+        \t/*0020*/ LDS.128 R4, [R0] ;\n\
+        \t/*0030*/ FFMA R5, R4, R4, R5 ;\n\
+        \t/*0040*/ FFMA R6, R4, R4, R6 ;\n\
+        \t/*0050*/ IADD3 R0, R0, 0x1, RZ ;\n\
+        \t/*0060*/ @P0 BRA 0x20 ;\n\
+        \t/*0070*/ STG.E desc[UR4][R2.64], R5 ;\n\
+        \t/*0080*/ EXIT ;\n\
+        \t/*0090*/ BRA 0x90 ;\n\
+        \t\tFunction : flat\n\
+        \t/*0000*/ LDG.E R2, desc[UR4][R2.64] ;\n\
+        \t/*0010*/ STG.E desc[UR4][R2.64], R2 ;\n\
+        \t/*0020*/ EXIT ;\n";
+
+    #[test]
+    fn the_innermost_loop_holding_each_class_sets_its_ratio() {
+        let d = digest(SASS);
+        assert_eq!(d.len(), 2);
+        // The loop 0x20..=0x60: five instructions, one LDS.128 (four wavefronts), two FFMAs.
+        assert_eq!(d[0].per_anchor, [Some((10, 2)), Some((5, 4)), Some((5, 2))]);
+        assert_eq!(d[0].ratio(Anchor::Ffma), Some(2.5));
+        // No loop: the whole kernel, the padding branch included; no loop holds a global access.
+        assert_eq!(d[1].per_anchor, [Some((3, 2)), None, None]);
+        let text = render(&d, "Cuda compilation tools, test");
+        assert_eq!(parse(&text).unwrap(), {
+            let mut sorted = d.clone();
+            sorted.sort_by(|a, b| a.kernel.cmp(&b.kernel));
+            sorted
+        });
+        assert!(parse("k\t1/0\t-\t-\n").is_err());
+        assert!(parse("k\t1/2\n").is_err());
+    }
+}
