@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 use coalesce::access_order::Order;
 use coalesce::bank::{OUTPUTS, Pattern, Tile};
 use coalesce::coalescing::Load;
-use coalesce::model::warp::{self, Op, WarpAccess};
+use coalesce::model::warp::{self, Op, Space, WarpAccess};
 use coalesce::reduce::Method as Reduce;
+use coalesce::transpose::Method as Transpose;
 use coalesce_benches::report::{self, Measurement, Report, WARP_FILES};
 use coalesce_kernels::bank::ITERS;
 
@@ -117,6 +118,20 @@ fn access(case: &str) -> WarpAccess {
         warp::walk(Order::Interleaved, per_thread, 0)
     } else if case == format!("chunked/per_thread={per_thread}") {
         warp::walk(Order::Chunked, per_thread, 0)
+    } else if let Some(space) = [("aos_staged/round", Space::Global), ("aos_staged/x", Space::Shared)]
+        .into_iter()
+        .find_map(|(name, space)| (name == case).then_some(space))
+    {
+        warp::aos_staged(space, 0)
+    } else if let Some((method, space, op)) = [
+        ("shared/column", Transpose::Shared, Space::Shared, Op::Load),
+        ("padded/column", Transpose::Padded, Space::Shared, Op::Load),
+        ("padded/store", Transpose::Padded, Space::Global, Op::Store),
+    ]
+    .into_iter()
+    .find_map(|(name, method, space, op)| (name == case).then_some((method, space, op)))
+    {
+        warp::transpose_tile(method, space, op, rows, cols)
     } else if case == "naive/load" {
         warp::transpose_naive(Op::Load, rows, cols)
     } else if case == "naive/store" {
@@ -145,6 +160,8 @@ fn table_count(r: &Report, case: &str) -> Option<f64> {
         "soa" => model("layouts/soa").ld_sectors_per_request,
         "naive/load" => model("transpose/naive/shape=0").ld_sectors_per_request,
         "naive/store" => model("transpose/naive/shape=0").st_sectors_per_request,
+        "aos_staged/round" => model("layouts/aos_staged").ld_sectors_per_request,
+        "padded/store" => model("transpose/padded/shape=0").st_sectors_per_request,
         c if c.starts_with("offset=") => model(&format!("coalescing/offset/{c}")).ld_sectors_per_request,
         c if c.starts_with("stride=") => model(&format!("coalescing/stride/{c}")).ld_sectors_per_request,
         c if c.ends_with(&format!("/per_thread={per_thread}")) => {

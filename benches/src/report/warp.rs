@@ -18,6 +18,7 @@ use coalesce::bank::{Pattern, Tile};
 use coalesce::coalescing::Load;
 use coalesce::model::warp::{self, Op, Space, WarpAccess};
 use coalesce::reduce::Method as Reduce;
+use coalesce::transpose::Method as Transpose;
 
 use super::format::pct;
 use super::model::{Measurement, Report};
@@ -78,7 +79,7 @@ pub fn pictures(report: &Report) -> io::Result<Vec<WarpPicture>> {
         out.push(stride().map_err(model_error)?);
     }
     if has("layouts", "aos") && has("layouts", "soa") {
-        out.push(layouts().map_err(model_error)?);
+        out.push(layouts(has("layouts", "aos_staged")).map_err(model_error)?);
     }
     if has("access_order", "chunked") && has("access_order", "interleaved") {
         out.push(access_order().map_err(model_error)?);
@@ -87,7 +88,8 @@ pub fn pictures(report: &Report) -> io::Result<Vec<WarpPicture>> {
         let shape = naive.param_value().unwrap_or(0) as usize;
         let (rows, cols) =
             crate::transpose::BENCH_SHAPES.get(shape).copied().unwrap_or(crate::transpose::BENCH_SHAPES[0]);
-        out.push(transpose(rows, cols).map_err(model_error)?);
+        let fix = has("transpose", "shared") && has("transpose", "padded");
+        out.push(transpose(rows, cols, fix).map_err(model_error)?);
     }
     if has("bank", "rows") || has("bank", "cols") || has("bank", "cols_padded") {
         out.push(bank().map_err(model_error)?);
@@ -159,7 +161,7 @@ fn stride() -> coalesce::Result<WarpPicture> {
     Ok(picture("warp_stride.svg", "coalescing", "coalescing: the load of warp 0 at stride 1, 2 and 3", caption, panels))
 }
 
-fn layouts() -> coalesce::Result<WarpPicture> {
+fn layouts(staged: bool) -> coalesce::Result<WarpPicture> {
     let [x, y, z] = warp::aos_loads()?;
     let soa = warp::soa_load()?;
     let sectors = |a: &WarpAccess| {
@@ -181,24 +183,48 @@ fn layouts() -> coalesce::Result<WarpPicture> {
     } else {
         format!("its loads of y and z touch {} and {} sectors", y.sectors(), z.sectors())
     };
-    let caption = format!(
+    let mut caption = format!(
         "Array of structs: lane l's x is 12 bytes after lane l - 1's, so the load of x touches {} sectors; {three}. \
          Struct of arrays: the load of x touches {} sectors, and y and z are the same in their own arrays.",
         x.sectors(),
         soa.sectors()
     );
-    Ok(picture(
-        "warp_layouts.svg",
-        "layouts",
-        "layouts: warp 0 loading x, y and z (array of structs), and x (struct of arrays)",
-        caption,
-        vec![
-            Panel { case: "aos".into(), label: "AoS, load of x".into(), access: x },
-            Panel { case: "aos_y".into(), label: "AoS, load of y (the same sectors: L1 hits)".into(), access: y },
-            Panel { case: "aos_z".into(), label: "AoS, load of z (the same sectors again)".into(), access: z },
-            Panel { case: "soa".into(), label: "SoA, load of x".into(), access: soa },
-        ],
-    ))
+    let mut panels = vec![
+        Panel { case: "aos".into(), label: "AoS, load of x".into(), access: x },
+        Panel { case: "aos_y".into(), label: "AoS, load of y (the same sectors: L1 hits)".into(), access: y },
+        Panel { case: "aos_z".into(), label: "AoS, load of z (the same sectors again)".into(), access: z },
+        Panel { case: "soa".into(), label: "SoA, load of x".into(), access: soa },
+    ];
+    if staged {
+        // The fix that keeps the layout: load the block's floats in order, then pick fields from
+        // shared memory.
+        let round = warp::aos_staged(Space::Global, 0)?;
+        let field = warp::aos_staged(Space::Shared, 0)?;
+        caption += &format!(
+            " Staged AoS keeps the layout and changes the loads: each of three rounds reads 32 consecutive floats \
+             ({} sectors, {}), whatever fields they are, into shared memory; each lane then reads its x three words \
+             after the lane before, over all 32 banks: {}.",
+            round.sectors(),
+            useful(&round),
+            plural(field.wavefronts(), "wavefront")
+        );
+        panels.push(Panel {
+            case: "aos_staged/round".into(),
+            label: "staged AoS, round 0 (consecutive floats)".into(),
+            access: round,
+        });
+        panels.push(Panel {
+            case: "aos_staged/x".into(),
+            label: "staged AoS, read of x from shared memory".into(),
+            access: field,
+        });
+    }
+    let title = if staged {
+        "layouts: warp 0 loading x, y and z (array of structs), x (struct of arrays), and staged"
+    } else {
+        "layouts: warp 0 loading x, y and z (array of structs), and x (struct of arrays)"
+    };
+    Ok(picture("warp_layouts.svg", "layouts", title, caption, panels))
 }
 
 fn access_order() -> coalesce::Result<WarpPicture> {
@@ -225,10 +251,10 @@ fn access_order() -> coalesce::Result<WarpPicture> {
     ))
 }
 
-fn transpose(rows: usize, cols: usize) -> coalesce::Result<WarpPicture> {
+fn transpose(rows: usize, cols: usize, fix: bool) -> coalesce::Result<WarpPicture> {
     let load = warp::transpose_naive(Op::Load, rows, cols)?;
     let store = warp::transpose_naive(Op::Store, rows, cols)?;
-    let caption = format!(
+    let mut caption = format!(
         "The naive transpose of a {rows} × {cols} matrix: warp 0 reads 32 floats along a row of the input ({} \
          sectors) and writes them down a column of the output, {} bytes apart: {} sectors, one per lane, {}.",
         load.sectors(),
@@ -236,16 +262,45 @@ fn transpose(rows: usize, cols: usize) -> coalesce::Result<WarpPicture> {
         store.sectors(),
         useful(&store)
     );
-    Ok(picture(
-        "warp_transpose.svg",
-        "transpose",
-        &format!("transpose: warp 0 of the naive kernel, {rows}x{cols}"),
-        caption,
-        vec![
-            Panel { case: "naive/load".into(), label: "naive, load (a row of the input)".into(), access: load },
-            Panel { case: "naive/store".into(), label: "naive, store (a column of the output)".into(), access: store },
-        ],
-    ))
+    let mut panels = vec![
+        Panel { case: "naive/load".into(), label: "naive, load (a row of the input)".into(), access: load },
+        Panel { case: "naive/store".into(), label: "naive, store (a column of the output)".into(), access: store },
+    ];
+    if fix {
+        // The fix: the tile turns the column into a row, and its pitch decides the banks.
+        let tiled = warp::transpose_tile(Transpose::Padded, Space::Global, Op::Store, rows, cols)?;
+        let column = warp::transpose_tile(Transpose::Shared, Space::Shared, Op::Load, rows, cols)?;
+        let padded = warp::transpose_tile(Transpose::Padded, Space::Shared, Op::Load, rows, cols)?;
+        caption += &format!(
+            " The shared tile is the fix: the warp stores a row of the tile it staged, along a row of the output ({} \
+             sectors), after reading it down a column of the tile: {} at a pitch of 32 floats, every lane in one \
+             bank, and {} at 33.",
+            tiled.sectors(),
+            plural(column.wavefronts(), "wavefront"),
+            plural(padded.wavefronts(), "wavefront")
+        );
+        panels.push(Panel {
+            case: "shared/column".into(),
+            label: "32 × 32 tile, read down a column".into(),
+            access: column,
+        });
+        panels.push(Panel {
+            case: "padded/column".into(),
+            label: "32 × 33 tile, read down a column".into(),
+            access: padded,
+        });
+        panels.push(Panel {
+            case: "padded/store".into(),
+            label: "tiled, store (a row of the output)".into(),
+            access: tiled,
+        });
+    }
+    let title = if fix {
+        format!("transpose: warp 0 of the naive kernel and of the shared tile, {rows}x{cols}")
+    } else {
+        format!("transpose: warp 0 of the naive kernel, {rows}x{cols}")
+    };
+    Ok(picture("warp_transpose.svg", "transpose", &title, caption, panels))
 }
 
 fn bank() -> coalesce::Result<WarpPicture> {

@@ -19,8 +19,12 @@ use crate::transpose::{Method as Transpose, plan as plan_transpose};
 use coalesce_kernels::access_order::{access_order_chunked, chunked_index, interleaved_index, walk_threads};
 use coalesce_kernels::bank::lane;
 use coalesce_kernels::coalescing::{coalescing_stride, offset_index, offset_len, stride_index, stride_len};
+use coalesce_kernels::layouts::{floats, staged_component_slot, staged_index};
 use coalesce_kernels::reduce::{conflict_pair, divergent_pair, sequential_pair};
-use coalesce_kernels::transpose::{col_tiles, load_coords, row_major_index, tile_origin, transposed_index};
+use coalesce_kernels::transpose::{
+    PITCH, PITCH_PADDED, col_tiles, load_coords, row_major_index, store_coords, tile_origin, tile_slot,
+    transposed_index,
+};
 
 /// Elements of the 1-D launches planned for a picture: enough that warp 0 is whole.
 const ELEMENTS: usize = 1 << 16;
@@ -226,6 +230,72 @@ pub fn transpose_naive(op: Op, rows: usize, cols: usize) -> Result<WarpAccess> {
     })
 }
 
+/// One access of warp 0 of a shared-tile transpose (`method` [`Transpose::Shared`], pitch 32, or
+/// [`Transpose::Padded`], pitch 33) of a `rows × cols` matrix, at the first row of its tile:
+/// - global load: along a row of the input, as the naive kernel's;
+/// - shared store: that row into the tile (`tile_slot(ty, tx)`);
+/// - shared load: back out down a column of the tile (`tile_slot(tx, ty)`), a lane a row;
+/// - global store: the column, now along a row of the output (`store_coords`).
+pub fn transpose_tile(method: Transpose, space: Space, op: Op, rows: usize, cols: usize) -> Result<WarpAccess> {
+    let pitch = match method {
+        Transpose::Shared => PITCH,
+        Transpose::Padded => PITCH_PADDED,
+        other => return Err(Error::Unsupported(format!("a shared-tile access of the {other:?} transpose"))),
+    };
+    let n = product("transpose rows * cols", rows, cols)?;
+    let (input, mut output): (DeviceViewMut<'static, f32>, _) = (fake_slice(0, n), fake_slice(1, n));
+    let call = plan_transpose(method, &input, &mut output, rows, cols)?;
+    let &(_, _, rows, cols) = call.args();
+    let w = first_warp(&call.launch())?;
+    let origin = tile_origin(w.block.0, col_tiles(cols));
+    let inside = |(r, c): (u32, u32)| r < rows && c < cols;
+    let loaded = lanes_where(w.lanes, |l| inside(load_coords(origin, w.thread(l), 0)));
+    let stored = lanes_where(w.lanes, |l| inside(store_coords(origin, w.thread(l), 0)));
+    match (space, op) {
+        (Space::Global, Op::Load) => WarpAccess::global(op, 4, loaded, |l| {
+            let (r, c) = load_coords(origin, w.thread(l), 0);
+            4 * row_major_index(r, c, cols)
+        }),
+        (Space::Shared, Op::Store) => WarpAccess::shared(op, 4, loaded, |l| {
+            let (tx, ty) = w.thread(l);
+            4 * tile_slot(ty, tx, pitch)
+        }),
+        (Space::Shared, Op::Load) => WarpAccess::shared(op, 4, stored, |l| {
+            let (tx, ty) = w.thread(l);
+            4 * tile_slot(tx, ty, pitch)
+        }),
+        (Space::Global, Op::Store) => WarpAccess::global(op, 4, stored, |l| {
+            let (r, c) = store_coords(origin, w.thread(l), 0);
+            4 * transposed_index(r, c, rows)
+        }),
+    }
+}
+
+/// Warp 0 of the staged array-of-structs update: its global load of round `round` (`k` of
+/// `staged_index`, consecutive floats whatever field they are), or, with `space` =
+/// [`Space::Shared`], its read of field `round` of each lane's own `Float3` from the staged
+/// block (`staged_component_slot`: three words apart).
+pub fn aos_staged(space: Space, round: u32) -> Result<WarpAccess> {
+    if round >= 3 {
+        return Err(Error::OutOfRange { what: "float3 field or round", value: round.into(), min: 0, max: 2 });
+    }
+    let (input, mut output): (DeviceViewMut<'static, Float3>, _) = (fake_slice(0, ELEMENTS), fake_slice(1, ELEMENTS));
+    let call = plan_aos(AosMethod::Staged, &input, &mut output)?;
+    let &(_, _, n) = call.args();
+    let w = first_warp(&call.launch())?;
+    let t = |l| w.thread(l).0;
+    match space {
+        Space::Global => {
+            let active = lanes_where(w.lanes, |l| staged_index(w.block.0, t(l), round) < floats(n));
+            WarpAccess::global(Op::Load, 4, active, |l| 4 * staged_index(w.block.0, t(l), round))
+        }
+        Space::Shared => {
+            let active = lanes_where(w.lanes, |l| w.index_1d(l) < n);
+            WarpAccess::shared(Op::Load, 4, active, |l| 4 * staged_component_slot(t(l), round))
+        }
+    }
+}
+
 /// Step `k` of warp 0's shared-memory reads in the bank kernel reading with `pattern`: lane `l`
 /// reads word `pattern.index(l, k)` of the table.
 pub fn bank_read(pattern: Pattern, k: u32) -> Result<WarpAccess> {
@@ -273,6 +343,7 @@ pub fn reduce_level(method: Reduce, d: u32) -> Result<WarpAccess> {
 mod tests {
     use super::*;
     use crate::model::{access_order, bank, coalescing, layouts, transpose};
+    use coalesce_kernels::layouts::staged_slot;
 
     /// Distinct sectors of the active lanes, counted apart from the model.
     fn distinct(a: &WarpAccess) -> u64 {
@@ -317,6 +388,46 @@ mod tests {
         assert_eq!(load.sectors() as f64, launch.ld_sectors_per_request());
         assert_eq!(store.sectors() as f64, launch.st_sectors_per_request());
         assert_eq!((load.sectors(), store.sectors(), store.counts.st_requests), (4, 32, 1));
+    }
+
+    #[test]
+    fn the_fixes_cost_what_their_family_replays_count() {
+        for (rows, cols) in [(256, 512), (64, 64)] {
+            let store = transpose_tile(Transpose::Padded, Space::Global, Op::Store, rows, cols).unwrap();
+            let load = transpose_tile(Transpose::Padded, Space::Global, Op::Load, rows, cols).unwrap();
+            let launch = transpose::run(Transpose::Padded, rows, cols).unwrap();
+            assert_eq!(store.sectors() as f64, launch.st_sectors_per_request());
+            assert_eq!(load.sectors() as f64, launch.ld_sectors_per_request());
+            assert_eq!((load.sectors(), store.sectors()), (4, 4));
+            // Into the tile along a row: conflict-free at either pitch; out down a column: 32
+            // wavefronts at pitch 32, 1 at 33.
+            for (method, column) in [(Transpose::Shared, 32), (Transpose::Padded, 1)] {
+                let into = transpose_tile(method, Space::Shared, Op::Store, rows, cols).unwrap();
+                let out = transpose_tile(method, Space::Shared, Op::Load, rows, cols).unwrap();
+                assert_eq!((into.wavefronts(), out.wavefronts()), (1, column), "{method:?}");
+                let replay = transpose::run(method, rows, cols).unwrap();
+                let conflicts = replay.shared_ld_bank_conflicts > 0;
+                assert_eq!(conflicts, column > 1, "{method:?}");
+            }
+        }
+        assert!(transpose_tile(Transpose::Naive, Space::Global, Op::Load, 64, 64).is_err());
+        // The staged AoS update: each round a coalesced 4-sector load; each field read from
+        // shared memory three words a lane apart, one wavefront.
+        let replay = layouts::aos_update(AosMethod::Staged, ELEMENTS).unwrap();
+        for round in 0..3 {
+            let global = aos_staged(Space::Global, round).unwrap();
+            assert_eq!(global.sectors() as f64, replay.ld_sectors_per_request());
+            assert_eq!(global.sectors(), 4);
+            for l in 0..32 {
+                // Round k of lane l loads the float that shared slot k·BLOCK + l then holds.
+                assert_eq!(global.address[l as usize] / 4, u64::from(staged_slot(l, round)));
+            }
+            let field = aos_staged(Space::Shared, round).unwrap();
+            assert_eq!(field.wavefronts(), 1);
+            assert_eq!(field.address[1] - field.address[0], 12);
+        }
+        assert_eq!(replay.shared_ld_bank_conflicts, 0);
+        assert!(aos_staged(Space::Global, 3).is_err());
     }
 
     #[test]
