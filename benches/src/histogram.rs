@@ -37,7 +37,12 @@ pub fn values(rng: &mut Rng, n: usize, kind: u32) -> Vec<u32> {
 /// The benchmark's input of kind `kind`: [`BENCH_N`] values from a fixed seed per kind (the
 /// model replays the same values).
 pub fn bench_input(kind: u32) -> Vec<u32> {
-    values(&mut Rng::new(u64::from(kind) + 11), BENCH_N, kind)
+    bench_values(kind, BENCH_N)
+}
+
+/// The first `n` values of [`bench_input`] (the warp pictures draw the first block's).
+pub fn bench_values(kind: u32, n: usize) -> Vec<u32> {
+    values(&mut Rng::new(u64::from(kind) + 11), n, kind)
 }
 
 /// The registry's histogram variants are the library's methods themselves, in teaching order.

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use coalesce::access_order::Order;
 use coalesce::bank::{OUTPUTS, Pattern, Tile};
 use coalesce::coalescing::Load;
+use coalesce::histogram::Method as Histogram;
 use coalesce::model::warp::{self, Op, Space, WarpAccess};
 use coalesce::reduce::Method as Reduce;
 use coalesce::transpose::Method as Transpose;
@@ -132,6 +133,18 @@ fn access(case: &str) -> WarpAccess {
     .find_map(|(name, method, space, op)| (name == case).then_some((method, space, op)))
     {
         warp::transpose_tile(method, space, op, rows, cols)
+    } else if let Some((method, kind)) = [
+        ("global/uniform", Histogram::Global, 0),
+        ("global/skewed", Histogram::Global, 1),
+        ("shared/uniform", Histogram::Shared, 0),
+        ("shared/skewed", Histogram::Shared, 1),
+    ]
+    .into_iter()
+    .find_map(|(name, method, kind)| (name == case).then_some((method, kind)))
+    {
+        // Warp 0 adds values of the first block only.
+        let block = coalesce_kernels::histogram::BLOCK * coalesce_kernels::histogram::VECTORS_PER_THREAD * 4;
+        warp::histogram_atomic(method, &coalesce_benches::histogram::bench_values(kind, block as usize))
     } else if case == "naive/load" {
         warp::transpose_naive(Op::Load, rows, cols)
     } else if case == "naive/store" {
@@ -189,13 +202,20 @@ fn each_warp_picture_states_the_models_count() {
         assert!(panels.len() >= 2, "{file}: a comparison, {} panels", panels.len());
         for p in panels {
             let a = access(&p.case);
-            let (count, unit) =
-                if p.unit == "sector" { (a.sectors(), "sector") } else { (a.wavefronts(), "wavefront") };
+            let (count, unit) = match (p.unit.as_str(), a.contention) {
+                ("sector", None) => (a.sectors(), "sector"),
+                ("atomic", Some(c)) => (c.busiest, "atomic"),
+                ("wavefront", None) => (a.wavefronts(), "wavefront"),
+                (unit, c) => panic!("{file} {}: a panel in {unit}s of an access with contention {c:?}", p.case),
+            };
             assert_eq!(p.count, count, "{file} {}: the model counts {count} {unit}s", p.case);
             let plural = if count == 1 { "" } else { "s" };
             assert!(p.heading.contains(&format!(": {count} {unit}{plural}")), "{file} {}: {:?}", p.case, p.heading);
             if unit == "sector" {
                 assert_eq!(p.sectors as u64, count, "{file} {}: one box a sector", p.case);
+            } else if unit == "atomic" {
+                // Every lane's bin is drawn: the busiest takes `count` of the lines.
+                assert!(p.sectors >= 1 && count >= 1, "{file} {}", p.case);
             } else {
                 let deepest = p.per_bank.values().copied().max().unwrap_or(0) as u64;
                 assert_eq!(deepest, count, "{file} {}: the deepest bank is the wavefront count", p.case);

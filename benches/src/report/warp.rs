@@ -16,6 +16,7 @@ use std::io;
 use coalesce::access_order::Order;
 use coalesce::bank::{Pattern, Tile};
 use coalesce::coalescing::Load;
+use coalesce::histogram::Method as Histogram;
 use coalesce::model::warp::{self, Op, Space, WarpAccess};
 use coalesce::reduce::Method as Reduce;
 use coalesce::transpose::Method as Transpose;
@@ -32,6 +33,7 @@ pub const WARP_FILES: &[&str] = &[
     "warp_transpose.svg",
     "warp_bank.svg",
     "warp_reduce.svg",
+    "warp_histogram.svg",
 ];
 
 /// The `per_thread` the access-order picture shows: from 8 floats (32 bytes) a thread on, each
@@ -96,6 +98,9 @@ pub fn pictures(report: &Report) -> io::Result<Vec<WarpPicture>> {
     }
     if has("reduce", "interleaved_conflicts") || has("reduce", "sequential") {
         out.push(reduce().map_err(model_error)?);
+    }
+    if has("histogram", "global") && has("histogram", "shared") {
+        out.push(histogram().map_err(model_error)?);
     }
     Ok(out)
 }
@@ -361,6 +366,42 @@ fn reduce() -> coalesce::Result<WarpPicture> {
     Ok(picture("warp_reduce.svg", "reduce", "reduce: warp 0 reading the shared-memory tree, two ways", caption, panels))
 }
 
+fn histogram() -> coalesce::Result<WarpPicture> {
+    // The first block's values of each benchmark input, which its warp 0 adds first.
+    let block = (coalesce_kernels::histogram::BLOCK * coalesce_kernels::histogram::VECTORS_PER_THREAD * 4) as usize;
+    let uniform = crate::histogram::bench_values(0, block);
+    let skewed = crate::histogram::bench_values(1, block);
+    let panel = |method, values: &[u32], case: &str, label: &str| -> coalesce::Result<Panel> {
+        Ok(Panel { case: case.into(), label: label.into(), access: warp::histogram_atomic(method, values)? })
+    };
+    let panels = vec![
+        panel(Histogram::Global, &uniform, "global/uniform", "global bins, uniform input")?,
+        panel(Histogram::Global, &skewed, "global/skewed", "global bins, skewed input")?,
+        panel(Histogram::Shared, &uniform, "shared/uniform", "shared bins, uniform input")?,
+        panel(Histogram::Shared, &skewed, "shared/skewed", "shared bins, skewed input")?,
+    ];
+    let busiest = |p: &Panel| p.access.contention.map_or(0, |c| c.busiest);
+    let caption = format!(
+        "The first atomic add of warp 0 of each histogram, over the benchmark's own first values. Into global \
+         bins, lanes on the same bin wait on each other at the L2: uniform input puts at most {} on one bin, \
+         skewed input {}, one after another, and every block's warps queue on those same few addresses. Into the \
+         block's shared bins, lanes on one word are one update (`ATOMS.POPC.INC` adds their count), and only \
+         distinct bins in one bank wait: {} for uniform input, {} for skewed. The shared kernels then flush each \
+         block's non-zero bins to global memory once.",
+        plural(busiest(&panels[0]), "lane"),
+        plural(busiest(&panels[1]), "lane"),
+        plural(panels[2].access.wavefronts(), "wavefront"),
+        plural(panels[3].access.wavefronts(), "wavefront"),
+    );
+    Ok(picture(
+        "warp_histogram.svg",
+        "histogram",
+        "histogram: warp 0's first atomic add, global against shared bins",
+        caption,
+        panels,
+    ))
+}
+
 fn plural(n: u64, what: &str) -> String {
     if n == 1 { format!("1 {what}") } else { format!("{n} {what}s") }
 }
@@ -392,6 +433,16 @@ fn xml(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
+/// What a panel's heading counts: a global atomic's lanes on its busiest address, else sectors
+/// (global) or wavefronts (shared).
+fn count(a: &WarpAccess) -> u64 {
+    match (a.space, a.contention) {
+        (Space::Global, Some(c)) => c.busiest,
+        (Space::Global, None) => a.sectors(),
+        (Space::Shared, _) => a.wavefronts(),
+    }
+}
+
 fn picture(file: &'static str, family: &'static str, title: &str, caption: String, panels: Vec<Panel>) -> WarpPicture {
     let mut body = String::new();
     let mut y = 44.0;
@@ -417,12 +468,7 @@ fn picture(file: &'static str, family: &'static str, title: &str, caption: Strin
     );
     svg.push_str(&body);
     svg.push_str("</svg>\n");
-    let panels = panels
-        .iter()
-        .map(|p| {
-            (p.case.clone(), if p.access.space == Space::Global { p.access.sectors() } else { p.access.wavefronts() })
-        })
-        .collect();
+    let panels = panels.iter().map(|p| (p.case.clone(), count(&p.access))).collect();
     WarpPicture { file, family, title: title.to_string(), caption, panels, svg }
 }
 
@@ -508,8 +554,19 @@ fn fitting_sector_width(a: &WarpAccess) -> f64 {
 /// a figure, so a panel's sectors take room in proportion to the bytes they move.
 fn sectors_panel(svg: &mut String, p: &Panel, top: f64, sector_w: f64) -> f64 {
     let a = &p.access;
-    let detail = format!("({})", useful(a));
-    open_panel(svg, p, a.sectors(), "sector", top, &detail);
+    match a.contention {
+        // An atomic's cost is its busiest address, not the sectors it touches.
+        Some(c) => {
+            let runs: usize = sector_runs(a).iter().map(Vec::len).sum();
+            let detail = format!(
+                "on the busiest bin, one after another ({} over {})",
+                plural(c.addresses, "bin"),
+                plural(runs as u64, "sector")
+            );
+            open_panel(svg, p, c.busiest, "atomic", top, &detail);
+        }
+        None => open_panel(svg, p, a.sectors(), "sector", top, &format!("({})", useful(a))),
+    }
     let lanes_y = top + 22.0;
     lanes_row(svg, a, lanes_y);
     let runs = sector_runs(a);

@@ -12,6 +12,7 @@ use crate::bank::{Pattern, Tile, plan_stride as plan_bank_stride, plan_tile};
 use crate::buffer::DeviceViewMut;
 use crate::coalescing::{Load, plan_offset, plan_stride};
 use crate::error::{Error, Result, product};
+use crate::histogram::{BINS as HISTOGRAM_BINS, Method as Histogram, plan as plan_histogram};
 use crate::launch::Launch;
 use crate::layouts::{AosMethod, Float3, Soa3, Soa3Mut, plan_aos, plan_soa};
 use crate::reduce::{Method as Reduce, partials_needed, plan_first};
@@ -19,6 +20,7 @@ use crate::transpose::{Method as Transpose, plan as plan_transpose};
 use coalesce_kernels::access_order::{access_order_chunked, chunked_index, interleaved_index, walk_threads};
 use coalesce_kernels::bank::lane;
 use coalesce_kernels::coalescing::{coalescing_stride, offset_index, offset_len, stride_index, stride_len};
+use coalesce_kernels::histogram::{bin, split, vector_index};
 use coalesce_kernels::layouts::{floats, staged_component_slot, staged_index};
 use coalesce_kernels::reduce::{conflict_pair, divergent_pair, sequential_pair};
 use coalesce_kernels::transpose::{
@@ -45,6 +47,20 @@ pub enum Op {
     Load,
     /// A store.
     Store,
+    /// An atomic add (`RED` in global memory, `ATOMS` in shared): read, add and write at the
+    /// memory, one lane after another where lanes share an address.
+    Atomic,
+}
+
+/// How a warp's atomics fall on their addresses, as the model's replay collector counts them
+/// ([`super::shape`]): the addresses they spread over and the lanes on the busiest one, which
+/// wait on each other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Contention {
+    /// Distinct addresses.
+    pub addresses: u64,
+    /// Atomics on the busiest address.
+    pub busiest: u64,
 }
 
 /// One warp-wide memory instruction and its cost.
@@ -63,8 +79,10 @@ pub struct WarpAccess {
     /// the active lanes' entries mean anything.
     pub address: [u64; 32],
     /// This one instruction as [`Model`] counts it: one request and its sectors, or its
-    /// wavefronts and bank conflicts.
+    /// wavefronts and bank conflicts (a shared atomic's as a store's: distinct words a bank).
     pub counts: Counts,
+    /// A global atomic's spread over its addresses (`None` for every other access).
+    pub contention: Option<Contention>,
 }
 
 impl WarpAccess {
@@ -74,11 +92,19 @@ impl WarpAccess {
         let address: [u64; 32] = std::array::from_fn(|l| if active & (1 << l) != 0 { offset(l as u32) } else { 0 });
         let mut m = Model::instructions_only();
         let buffer = m.buffer(FAKE_BASE);
+        let mut contention = None;
         match op {
             Op::Load => m.load(buffer, width, active, |l| address[l as usize])?,
             Op::Store => m.store(buffer, width, active, |l| address[l as usize])?,
+            Op::Atomic => {
+                let mut lanes = (0..32).filter(|l| active & (1 << l) != 0);
+                let (done, seen) = super::shape::observe(|| lanes.try_for_each(|l| m.atomic(buffer, address[l])));
+                done?;
+                contention =
+                    Some(Contention { addresses: seen.atomic_addresses, busiest: seen.atomic_max_per_address });
+            }
         }
-        Ok(WarpAccess { space: Space::Global, op, width, active, address, counts: m.counts() })
+        Ok(WarpAccess { space: Space::Global, op, width, active, address, counts: m.counts(), contention })
     }
 
     /// Counts one shared-memory instruction, lane `l` at byte `address(l)`.
@@ -87,9 +113,12 @@ impl WarpAccess {
         let mut m = Model::instructions_only();
         match op {
             Op::Load => m.shared_load(width, active, |l| lanes[l as usize])?,
-            Op::Store => m.shared_store(width, active, |l| lanes[l as usize])?,
+            // An `ATOMS` takes a wavefront per distinct word of a bank, as a store does; lanes on
+            // one word are one update (`ATOMS.POPC.INC` adds their count).
+            Op::Store | Op::Atomic => m.shared_store(width, active, |l| lanes[l as usize])?,
         }
-        Ok(WarpAccess { space: Space::Shared, op, width, active, address: lanes.map(u64::from), counts: m.counts() })
+        let address = lanes.map(u64::from);
+        Ok(WarpAccess { space: Space::Shared, op, width, active, address, counts: m.counts(), contention: None })
     }
 
     /// The active lanes, ascending.
@@ -210,6 +239,9 @@ pub fn walk(order: Order, per_thread: u32, k: u32) -> Result<WarpAccess> {
 /// Warp 0's first row of the naive transpose of a `rows × cols` matrix: its load (`op` =
 /// [`Op::Load`], along a row of the input) or its store (down a column of the output).
 pub fn transpose_naive(op: Op, rows: usize, cols: usize) -> Result<WarpAccess> {
+    if op == Op::Atomic {
+        return Err(Error::Unsupported("an atomic of a transpose".into()));
+    }
     let n = product("transpose rows * cols", rows, cols)?;
     let (input, mut output): (DeviceViewMut<'static, f32>, _) = (fake_slice(0, n), fake_slice(1, n));
     let call = plan_transpose(Transpose::Naive, &input, &mut output, rows, cols)?;
@@ -225,7 +257,7 @@ pub fn transpose_naive(op: Op, rows: usize, cols: usize) -> Result<WarpAccess> {
         let (r, c) = at(l);
         4 * match op {
             Op::Load => row_major_index(r, c, cols),
-            Op::Store => transposed_index(r, c, rows),
+            Op::Store | Op::Atomic => transposed_index(r, c, rows),
         }
     })
 }
@@ -268,6 +300,7 @@ pub fn transpose_tile(method: Transpose, space: Space, op: Op, rows: usize, cols
             let (r, c) = store_coords(origin, w.thread(l), 0);
             4 * transposed_index(r, c, rows)
         }),
+        (_, Op::Atomic) => Err(Error::Unsupported("an atomic of a transpose".into())),
     }
 }
 
@@ -293,6 +326,28 @@ pub fn aos_staged(space: Space, round: u32) -> Result<WarpAccess> {
             let active = lanes_where(w.lanes, |l| w.index_1d(l) < n);
             WarpAccess::shared(Op::Load, 4, active, |l| 4 * staged_component_slot(t(l), round))
         }
+    }
+}
+
+/// Warp 0's first atomic of histogram `method` over input `values` (at least the launch's first
+/// block's: its lanes add the first value of their first vector, `4 · vector_index(0, 0, t)`):
+/// the global kernel's `RED` on `bins[bin(v)]`, or the shared kernels' `ATOMS` on shared word
+/// `bin(v)`.
+pub fn histogram_atomic(method: Histogram, values: &[u32]) -> Result<WarpAccess> {
+    let n = values.len();
+    let input: DeviceViewMut<'static, u32> = fake_slice(0, n);
+    let mut bins: DeviceViewMut<'static, u32> = fake_slice(1, HISTOGRAM_BINS as usize);
+    let call = plan_histogram(method, &input, &mut bins)?;
+    let &(_, _, n) = call.args();
+    let w = first_warp(&call.launch())?;
+    let (vectors, _) = split(n);
+    let first = |l: u32| 4 * vector_index(w.block.0, 0, w.thread(l).0);
+    let active = lanes_where(w.lanes, |l| vector_index(w.block.0, 0, w.thread(l).0) < vectors);
+    // In bounds: a vector below n / 4 starts below n, and `values` holds n (the plan's n).
+    let bin_of = |l: u32| bin(values[first(l) as usize]);
+    match method {
+        Histogram::Global => WarpAccess::global(Op::Atomic, 4, active, |l| 4 * u64::from(bin_of(l))),
+        Histogram::Shared | Histogram::Cluster => WarpAccess::shared(Op::Atomic, 4, active, |l| 4 * bin_of(l)),
     }
 }
 
@@ -428,6 +483,34 @@ mod tests {
         }
         assert_eq!(replay.shared_ld_bank_conflicts, 0);
         assert!(aos_staged(Space::Global, 3).is_err());
+    }
+
+    #[test]
+    fn a_histogram_warps_atomics_land_on_its_values_bins() {
+        // Lane l adds value 4l, the first of its first vector.
+        let with = |bin_of: fn(u32) -> u32| {
+            let mut values = vec![7u32; 4096];
+            for l in 0..32 {
+                values[4 * l as usize] = 256 * 9 + bin_of(l);
+            }
+            values
+        };
+        let one_bin = with(|_| 5);
+        let global = histogram_atomic(Histogram::Global, &one_bin).unwrap();
+        assert_eq!(global.contention, Some(Contention { addresses: 1, busiest: 32 }));
+        assert_eq!((global.op, global.sectors()), (Op::Atomic, 0));
+        assert!((0..32).all(|l| global.address[l] == 20));
+        let shared = histogram_atomic(Histogram::Shared, &one_bin).unwrap();
+        assert_eq!((shared.wavefronts(), shared.contention), (1, None));
+        let spread = with(|l| l);
+        let global = histogram_atomic(Histogram::Global, &spread).unwrap();
+        assert_eq!(global.contention, Some(Contention { addresses: 32, busiest: 1 }));
+        assert_eq!(histogram_atomic(Histogram::Cluster, &spread).unwrap().wavefronts(), 1);
+        // Eight bins 32 apart: one bank, eight words, eight wavefronts; four lanes a bin.
+        let one_bank = with(|l| 32 * (l % 8));
+        assert_eq!(histogram_atomic(Histogram::Shared, &one_bank).unwrap().wavefronts(), 8);
+        let global = histogram_atomic(Histogram::Global, &one_bank).unwrap();
+        assert_eq!(global.contention, Some(Contention { addresses: 8, busiest: 4 }));
     }
 
     #[test]
