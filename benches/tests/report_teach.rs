@@ -145,6 +145,10 @@ fn access(case: &str) -> WarpAccess {
         // Warp 0 adds values of the first block only.
         let block = coalesce_kernels::histogram::BLOCK * coalesce_kernels::histogram::VECTORS_PER_THREAD * 4;
         warp::histogram_atomic(method, &coalesce_benches::histogram::bench_values(kind, block as usize))
+    } else if case == "cp_async/global" {
+        warp::cp_async(Space::Global)
+    } else if case == "cp_async/ring" {
+        warp::cp_async(Space::Shared)
     } else if case == "naive/load" {
         warp::transpose_naive(Op::Load, rows, cols)
     } else if case == "naive/store" {

@@ -34,6 +34,7 @@ pub const WARP_FILES: &[&str] = &[
     "warp_bank.svg",
     "warp_reduce.svg",
     "warp_histogram.svg",
+    "warp_async.svg",
 ];
 
 /// The `per_thread` the access-order picture shows: from 8 floats (32 bytes) a thread on, each
@@ -101,6 +102,9 @@ pub fn pictures(report: &Report) -> io::Result<Vec<WarpPicture>> {
     }
     if has("histogram", "global") && has("histogram", "shared") {
         out.push(histogram().map_err(model_error)?);
+    }
+    if has("coalescing", "cp_async") {
+        out.push(async_copies(has("coalescing", "bulk")).map_err(model_error)?);
     }
     Ok(out)
 }
@@ -399,6 +403,43 @@ fn histogram() -> coalesce::Result<WarpPicture> {
         "histogram: warp 0's first atomic add, global against shared bins",
         caption,
         panels,
+    ))
+}
+
+fn async_copies(bulk: bool) -> coalesce::Result<WarpPicture> {
+    let global = warp::cp_async(Space::Global)?;
+    let ring = warp::cp_async(Space::Shared)?;
+    let mut caption = format!(
+        "Who moves the bytes. In the `cp.async` copy each lane still names its own 16 bytes ({} sectors a warp, \
+         as a vector load), but the load unit writes them into the block's shared ring itself: no register holds \
+         them, and the warp goes on issuing while {} chunks are in flight. Once its group has landed, the warp reads \
+         the vectors back out of the ring ({}) and stores them.",
+        global.sectors(),
+        coalesce_kernels::coalescing::CP_STAGES,
+        plural(ring.wavefronts(), "wavefront")
+    );
+    if bulk {
+        let chunk = coalesce_kernels::coalescing::BULK_CHUNK_BYTES;
+        caption += &format!(
+            " The TMA bulk copy goes further: lane 0 alone issues one `cp.async.bulk` for {chunk} bytes ({} sectors), \
+             and the TMA unit generates every address; no lane issues a load, which is why its table shows no \
+             sectors a request.",
+            u64::from(chunk) / coalesce::model::SECTOR_BYTES
+        );
+    }
+    Ok(picture(
+        "warp_async.svg",
+        "coalescing",
+        "coalescing: warp 0 of the cp.async copy, global side and ring",
+        caption,
+        vec![
+            Panel { case: "cp_async/global".into(), label: "cp.async into shared memory".into(), access: global },
+            Panel {
+                case: "cp_async/ring".into(),
+                label: "the landed vectors, read from the ring".into(),
+                access: ring,
+            },
+        ],
     ))
 }
 

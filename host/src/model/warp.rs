@@ -10,7 +10,7 @@ use super::{BANK_BYTES, BANKS, Counts, FAKE_BASE, Model, SECTOR_BYTES, Warp, blo
 use crate::access_order::{Order, plan_walk};
 use crate::bank::{Pattern, Tile, plan_stride as plan_bank_stride, plan_tile};
 use crate::buffer::DeviceViewMut;
-use crate::coalescing::{Load, plan_offset, plan_stride};
+use crate::coalescing::{AsyncCopy, Load, plan_async_copy, plan_offset, plan_stride};
 use crate::error::{Error, Result, product};
 use crate::histogram::{BINS as HISTOGRAM_BINS, Method as Histogram, plan as plan_histogram};
 use crate::launch::Launch;
@@ -20,6 +20,7 @@ use crate::transpose::{Method as Transpose, plan as plan_transpose};
 use coalesce_kernels::access_order::{access_order_chunked, chunked_index, interleaved_index, walk_threads};
 use coalesce_kernels::bank::lane;
 use coalesce_kernels::coalescing::{coalescing_stride, offset_index, offset_len, stride_index, stride_len};
+use coalesce_kernels::coalescing::{cp_chunk, cp_slot, cp_vector, vec4_split};
 use coalesce_kernels::histogram::{bin, split, vector_index};
 use coalesce_kernels::layouts::{floats, staged_component_slot, staged_index};
 use coalesce_kernels::reduce::{conflict_pair, divergent_pair, sequential_pair};
@@ -351,6 +352,25 @@ pub fn histogram_atomic(method: Histogram, values: &[u32]) -> Result<WarpAccess>
     }
 }
 
+/// Warp 0's first trip of the `cp.async` copy: its `cp.async.cg` of a 16-byte vector a lane
+/// (`space` [`Space::Global`]: the global side, read through L2 straight into shared memory,
+/// no register on the way), or its read of the landed vectors back out of the ring slots
+/// (`cp_slot`) before the store ([`Space::Shared`]).
+pub fn cp_async(space: Space) -> Result<WarpAccess> {
+    let (input, mut output): (DeviceViewMut<'static, f32>, _) = (fake_slice(0, ELEMENTS), fake_slice(1, ELEMENTS));
+    let call = plan_async_copy(AsyncCopy::CpAsync, &input, &mut output, super::DEFAULT_SMS, 0)?;
+    let &(_, _, n) = call.args();
+    let launch = call.launch();
+    let w = first_warp(&launch)?;
+    let (vectors, _) = vec4_split(n);
+    let at = |l| cp_vector(cp_chunk(w.block.0, 0, launch.grid.0), w.thread(l).0);
+    let active = lanes_where(w.lanes, |l| at(l) < vectors);
+    match space {
+        Space::Global => WarpAccess::global(Op::Load, 16, active, |l| 16 * at(l)),
+        Space::Shared => WarpAccess::shared(Op::Load, 16, active, |l| cp_slot(0, w.thread(l).0)),
+    }
+}
+
 /// Step `k` of warp 0's shared-memory reads in the bank kernel reading with `pattern`: lane `l`
 /// reads word `pattern.index(l, k)` of the table.
 pub fn bank_read(pattern: Pattern, k: u32) -> Result<WarpAccess> {
@@ -511,6 +531,18 @@ mod tests {
         assert_eq!(histogram_atomic(Histogram::Shared, &one_bank).unwrap().wavefronts(), 8);
         let global = histogram_atomic(Histogram::Global, &one_bank).unwrap();
         assert_eq!(global.contention, Some(Contention { addresses: 8, busiest: 4 }));
+    }
+
+    #[test]
+    fn a_cp_async_warp_moves_what_its_replay_counts() {
+        let global = cp_async(Space::Global).unwrap();
+        let shared = cp_async(Space::Shared).unwrap();
+        let replay = coalescing::hardware_copy(AsyncCopy::CpAsync, ELEMENTS, super::super::DEFAULT_SMS, 0).unwrap();
+        assert_eq!(global.sectors() as f64, replay.ld_sectors_per_request());
+        assert_eq!((global.sectors(), shared.wavefronts()), (16, 4));
+        // One shared read a vector, conflict-free: the replay's wavefronts are four a request.
+        assert_eq!(replay.shared_ld_wavefronts, 4 * replay.ld_requests);
+        assert_eq!(replay.shared_ld_bank_conflicts, 0);
     }
 
     #[test]
