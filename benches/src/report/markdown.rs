@@ -1,6 +1,7 @@
 //! `report.md`: a header table saying what was measured where, the summary of every lesson, the
-//! warp pictures, then per family the variants' summaries, one table of every run (in the units
-//! that fit the family), the computed reading and the family's plots.
+//! time model, how to read the warp pictures, then per family, in the order a lesson is read: the
+//! variants' summaries, the family's warp pictures, its plots, the computed reading, and one table
+//! of every run (in the units that fit the family).
 use std::fmt::Write;
 
 use super::cost::cublas_at;
@@ -10,8 +11,8 @@ use super::readings::readings;
 use super::warp::WarpPicture;
 use super::warp::bank_wavefronts;
 
-/// The markdown of `report`, embedding `plots` in their families' sections and `pictures` in the
-/// section after the summary (by file name, relative to the markdown).
+/// The markdown of `report`, embedding `plots` and `pictures` in their families' sections (by
+/// file name, relative to the markdown).
 pub fn markdown(report: &Report, plots: &[Plot], pictures: &[WarpPicture]) -> String {
     let mut md = String::new();
     header(&mut md, report);
@@ -19,7 +20,7 @@ pub fn markdown(report: &Report, plots: &[Plot], pictures: &[WarpPicture]) -> St
     super::time::section(&mut md, report, plots);
     warp_section(&mut md, pictures);
     for family in report.families() {
-        section(&mut md, report, family, plots);
+        section(&mut md, report, family, plots, pictures);
     }
     super::cost::section(&mut md, report, plots);
     super::peer::skipped_section(&mut md, report);
@@ -53,23 +54,23 @@ fn header(md: &mut String, r: &Report) {
     );
 }
 
-/// "What a warp touches": each picture with its caption, nothing without pictures.
+/// "What a warp touches": how to read the pictures each lesson opens with (nothing without
+/// pictures).
 fn warp_section(md: &mut String, pictures: &[WarpPicture]) {
     if pictures.is_empty() {
         return;
     }
-    md.push_str(
+    let _ = write!(
+        md,
         "\n## What a warp touches\n\nWarp 0 of a lesson kernel, one memory instruction: its 32 lanes on top, below \
          them the 32-byte sectors (global memory, each drawn as eight 4-byte words, the lanes' words filled) or the \
          32 banks (shared memory, each stacking the distinct words asked of it) they land in. A figure draws all \
          its panels to one scale: a sector is as wide in each, so the bytes a warp moves take the room they cost. The lanes' addresses \
          come from the model's replay of the kernel's own index functions, and each count is the model's, the \
          counter behind the tables' sectors per request and bank conflicts; the pictures are computed when the \
-         report is rendered, not read from the record.\n",
+         report is rendered, not read from the record. Each lesson below opens with its pictures: {}.\n",
+        pictures.iter().map(|p| format!("[{}](#{})", p.file, p.family)).collect::<Vec<_>>().join(", ")
     );
-    for p in pictures {
-        let _ = writeln!(md, "\n![{}]({})\n\n{}", p.title, p.file, p.caption);
-    }
 }
 
 /// What a family's table shows besides the time: the units that fit its lesson.
@@ -94,11 +95,25 @@ fn units(runs: &[&Measurement], family: &str) -> Units {
     }
 }
 
-fn section(md: &mut String, r: &Report, family: &str, plots: &[Plot]) {
+fn section(md: &mut String, r: &Report, family: &str, plots: &[Plot], pictures: &[WarpPicture]) {
     let _ = writeln!(md, "\n## {family}\n");
     for variant in r.variants(family) {
         if let Some(m) = r.get(family, variant) {
             let _ = writeln!(md, "- `{variant}`: {}", m.summary);
+        }
+    }
+    // A lesson reads picture, plot, reading, then the table of every run.
+    for p in pictures.iter().filter(|p| p.family == family) {
+        let _ = writeln!(md, "\n![{}]({})\n\n{}", p.title, p.file, p.caption);
+    }
+    for plot in plots.iter().filter(|p| p.family == family) {
+        let _ = writeln!(md, "\n![{}]({})", plot.title, plot.file);
+    }
+    let sentences = readings(r, family);
+    if !sentences.is_empty() {
+        md.push_str("\n**Reading.**\n\n");
+        for s in sentences {
+            let _ = writeln!(md, "- {s}");
         }
     }
     let runs: Vec<&Measurement> = r.family(family).collect();
@@ -218,16 +233,6 @@ fn section(md: &mut String, r: &Report, family: &str, plots: &[Plot]) {
              GB/s.\n",
         ),
         Units::Bandwidth => {}
-    }
-    let sentences = readings(r, family);
-    if !sentences.is_empty() {
-        md.push_str("\n**Reading.**\n\n");
-        for s in sentences {
-            let _ = writeln!(md, "- {s}");
-        }
-    }
-    for plot in plots.iter().filter(|p| p.family == family) {
-        let _ = writeln!(md, "\n![{}]({})", plot.title, plot.file);
     }
 }
 
