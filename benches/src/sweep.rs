@@ -20,7 +20,19 @@ pub const ELEMENT_LOG2: [u32; 11] = [10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
 /// The sides of the square matmuls.
 pub const MATMUL_SIDES: [u64; 8] = [64, 128, 256, 512, 1024, 2048, 4096, 8192];
 /// The curves, in the report's order.
-pub const ENTRIES: [&str; 5] = ["copy", "sum", "transpose", "transpose_1x4", "matmul"];
+pub const ENTRIES: [&str; 5] = [entry::COPY, entry::SUM, entry::TRANSPOSE, entry::TRANSPOSE_1X4, entry::MATMUL];
+
+/// The library's sum that hands its result back to the host (against the peers' `.item()`s).
+pub const SUM_READ_BACK: &str = "reduce::sum";
+
+/// The entry points' names, as the cost curve's rows and `peers.py` spell them.
+pub mod entry {
+    pub const COPY: &str = "copy";
+    pub const SUM: &str = "sum";
+    pub const TRANSPOSE: &str = "transpose";
+    pub const TRANSPOSE_1X4: &str = "transpose_1x4";
+    pub const MATMUL: &str = "matmul";
+}
 
 /// Samples per point; points of more than [`BIG`] bytes (or flops) take [`REPS_BIG`].
 pub const REPS: u32 = 21;
@@ -161,7 +173,7 @@ fn point(gpu: &Gpu, entry: &str, n: u64, reps: u32) -> Result<Vec<(&'static str,
             let mut total: DeviceBuffer<i32> = random_buffer(gpu, 1, Fill::Bits, 7)?;
             let sum = time(gpu, reps, || reduce::sum(gpu, &input).map(drop))?;
             let sum_to = time(gpu, reps, || reduce::sum_to(gpu, &input, &mut total))?;
-            vec![("reduce::sum", sum), ("reduce::sum_to", sum_to)]
+            vec![(SUM_READ_BACK, sum), ("reduce::sum_to", sum_to)]
         }
         "transpose" | "transpose_1x4" => {
             let (rows, cols) = transpose_shape(entry, n).expect("a transpose curve");

@@ -840,3 +840,23 @@ fn the_html_page_holds_every_table_and_inlines_every_plot() {
     // Text is escaped: the markdown's `<`-free prose never opens a stray tag.
     assert!(!page.contains("<<") && !page.contains("&&"));
 }
+
+/// The views look runs up through the registry's types (`Report::of(Coalescing::Offset)`), never
+/// by a family's name in a string: a renamed family or variant is then a compile error, not a
+/// silently missing sentence or plot. Their unit tests may name families in fixtures.
+#[test]
+fn the_report_spells_no_family_name() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/report");
+    let families: Vec<&str> = coalesce_benches::registry::families().into_iter().map(|(name, _)| name).collect();
+    let mut files = 0;
+    for entry in fs::read_dir(&dir).expect("src/report") {
+        let path = entry.expect("a directory entry").path();
+        let text = fs::read_to_string(&path).expect("a source file");
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for family in &families {
+            assert!(!code.contains(&format!("\"{family}\"")), "{}: spells \"{family}\"", path.display());
+        }
+        files += 1;
+    }
+    assert!(files >= 10, "{files} files read");
+}

@@ -6,7 +6,10 @@ use std::fmt::Write;
 
 use super::format::{gbps, ratio, tflops, us};
 use super::model::{PeerRow, Plot, Report};
-use crate::sweep::{ENTRIES, work};
+use crate::sweep::{ENTRIES, SUM_READ_BACK, entry, work};
+
+/// cuBLAS's name among `peers.py`'s peers.
+pub const CUBLAS: &str = "cublas";
 
 /// One timed call of one implementation at one size.
 #[derive(Debug, Clone)]
@@ -74,7 +77,7 @@ impl Curve {
 /// A peer's name as the tables and legends show it.
 fn peer_label(peer: &str) -> String {
     match peer {
-        "cublas" => "cuBLAS (torch)".into(),
+        CUBLAS => "cuBLAS (torch)".into(),
         other => other.into(),
     }
 }
@@ -286,7 +289,7 @@ fn is_peer(r: &Report, label: &str) -> bool {
 /// Whether a series' call hands its result back to the host (`reduce::sum`, a peer's `.item()`
 /// or `int()`): those are compared with each other, the rest with the rest.
 fn reads_back(label: &str) -> bool {
-    label == "reduce::sum" || label.ends_with(".item()") || label.ends_with("int()")
+    label == SUM_READ_BACK || label.ends_with(".item()") || label.ends_with("int()")
 }
 
 /// The fastest peer of curve `c` at size `n` among those that read back (or do not), with its
@@ -307,5 +310,5 @@ pub(crate) fn cublas_at(r: &Report, flops: u64) -> Option<&PeerRow> {
     }
     let peers = r.peers.as_ref()?;
     let flops_of = |n: u64| n.checked_pow(3).and_then(|c| c.checked_mul(2));
-    peers.rows.iter().find(|p| p.peer == "cublas" && p.entry == "matmul" && flops_of(p.n) == Some(flops))
+    peers.rows.iter().find(|p| p.peer == CUBLAS && p.entry == entry::MATMUL && flops_of(p.n) == Some(flops))
 }

@@ -1,6 +1,7 @@
 //! How the report writes numbers: times, rates, percentages, ratios and counts, the same way in
 //! every table, reading and plot label.
 use super::model::Measurement;
+use coalesce::matmul::Method as Matmul;
 
 /// A change of time in words, never a negative cost: `3.5% slower`, `2.33× slower`,
 /// `12.0% faster`, `36.49× faster` for `ratio` = the changed run's time over the baseline's
@@ -72,7 +73,7 @@ pub(crate) fn label(m: &Measurement) -> String {
     let Some(p) = &m.param else { return m.variant.clone() };
     match m.param_label() {
         Some(l) => format!("{} {l}", m.variant),
-        None if p.name == "size" && m.family == "matmul" => format!("{} {}³", m.variant, p.value),
+        None if p.name == "size" && m.in_family::<Matmul>() => format!("{} {}³", m.variant, p.value),
         None => format!("{} {}={}", m.variant, p.name, p.value),
     }
 }

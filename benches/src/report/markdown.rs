@@ -10,6 +10,9 @@ use super::model::{Measurement, Model, Plot, Report};
 use super::readings::readings;
 use super::warp::WarpPicture;
 use super::warp::bank_wavefronts;
+use crate::bank::Bank;
+use crate::family::Family;
+use coalesce::bank::Tile;
 
 /// The markdown of `report`, embedding `plots` and `pictures` in their families' sections (by
 /// file name, relative to the markdown).
@@ -86,7 +89,7 @@ enum Units {
 }
 
 fn units(runs: &[&Measurement], family: &str) -> Units {
-    if family == "bank" {
+    if family == Bank::NAME {
         Units::Shared
     } else if runs.iter().any(|m| m.flops > 0) {
         Units::Flops
@@ -121,7 +124,7 @@ fn section(md: &mut String, r: &Report, family: &str, plots: &[Plot], pictures: 
     let with_model = runs.iter().any(|m| m.model.is_some());
     // The conflict-free tile read every bank run is compared with (the same loads, one
     // wavefront each).
-    let rows = r.get("bank", "rows").filter(|m| m.median_us > 0.0);
+    let rows = r.of(Bank::Tile(Tile::Rows)).filter(|m| m.median_us > 0.0);
     let with_cublas = units == Units::Flops && runs.iter().any(|m| cublas_at(r, m.flops).is_some());
     let mut head = String::from("| run | median µs |");
     let mut rule = String::from("|---|---:|");

@@ -4,6 +4,8 @@
 //! is computed from these fields (never typed in by hand) and a report can be re-rendered later.
 use serde::{Deserialize, Serialize};
 
+use crate::family::Family;
+
 pub use crate::sweep::SweepRow;
 
 /// One run of the report binary on one GPU.
@@ -386,6 +388,52 @@ impl Report {
     /// The swept runs of `family/variant` as (parameter value, run), in registry order.
     pub fn sweep(&self, family: &str, variant: &str) -> Vec<(u32, &Measurement)> {
         self.family(family).filter(|m| m.variant == variant).filter_map(|m| Some((m.param_value()?, m))).collect()
+    }
+
+    // The views look runs up by the registry's own types, so a renamed variant or family is a
+    // compile error or a failing test, never a silently missing sentence.
+
+    /// The runs of family `F`.
+    pub fn runs_of<F: Family>(&self) -> impl Iterator<Item = &Measurement> {
+        self.family(F::NAME)
+    }
+
+    /// The first run of `variant` (its only one where it has no parameter).
+    pub fn of<F: Family + PartialEq>(&self, variant: F) -> Option<&Measurement> {
+        self.get(F::NAME, name_of(variant)?)
+    }
+
+    /// The swept runs of `variant` as (parameter value, run), in registry order.
+    pub fn sweep_of<F: Family + PartialEq>(&self, variant: F) -> Vec<(u32, &Measurement)> {
+        name_of(variant).map_or_else(Vec::new, |name| self.sweep(F::NAME, name))
+    }
+
+    /// The run of `variant` at parameter `value`.
+    pub fn at<F: Family + PartialEq>(&self, variant: F, value: u32) -> Option<&Measurement> {
+        self.sweep_of(variant).into_iter().find(|(v, _)| *v == value).map(|(_, m)| m)
+    }
+}
+
+/// The registry's name of `variant` (its row in `F::ROWS`), `None` for a value no row registers.
+pub fn name_of<F: Family + PartialEq>(variant: F) -> Option<&'static str> {
+    F::ROWS.iter().find(|row| row.variant == variant).map(|row| row.name)
+}
+
+impl Measurement {
+    /// Whether this is a run of `variant`.
+    pub fn is<F: Family + PartialEq>(&self, variant: F) -> bool {
+        self.family == F::NAME && name_of(variant).is_some_and(|name| self.variant == name)
+    }
+
+    /// Whether this is a run of family `F`.
+    pub fn in_family<F: Family>(&self) -> bool {
+        self.family == F::NAME
+    }
+
+    /// The variant of family `F` this is a run of (`None` for another family's run, or a name
+    /// the registry no longer has).
+    pub fn variant_in<F: Family>(&self) -> Option<F> {
+        F::ROWS.iter().find(|row| self.family == F::NAME && row.name == self.variant).map(|row| row.variant)
     }
 }
 

@@ -4,16 +4,16 @@ use std::fmt::Write;
 
 use super::format::{gbps, pct};
 use super::model::{Measurement, Report};
+use crate::peer::Peer;
 
 /// The readings of the `peer` family: the link against local memory, then each kernel as a share
 /// of the peer copy in its direction, and what an offset or a stride costs across the link.
 pub(crate) fn readings(r: &Report) -> Vec<Option<String>> {
-    let get = |variant: &str| r.get("peer", variant);
-    let at =
-        |variant: &str, value: u32| r.sweep("peer", variant).into_iter().find(|(v, _)| *v == value).map(|(_, m)| m);
+    let get = |variant| r.of(variant);
+    let at = |variant, value| r.at(variant, value);
     let sectors = |m: &Measurement| m.model.as_ref().map(|model| model.ld_sectors_per_request);
     let mut out = Vec::new();
-    if let Some(read) = get("memcpy_read") {
+    if let Some(read) = get(Peer::MemcpyRead) {
         out.push(Some(format!(
             "The driver's peer copy pulls {} GB/s across the link (bytes counted once), {} of this \
              GPU's own memcpy ({} GB/s): every byte a kernel fetches from the other GPU costs \
@@ -23,7 +23,7 @@ pub(crate) fn readings(r: &Report) -> Vec<Option<String>> {
             gbps(r.memcpy.gbps()),
             r.memcpy.gbps() / read.gbps()
         )));
-        out.push(get("copy_read").map(|copy| {
+        out.push(get(Peer::CopyRead).map(|copy| {
             format!(
                 "The library's 16-byte copy reading the other GPU's buffer runs at {} GB/s, {} of \
                  the peer copy.",
@@ -31,7 +31,7 @@ pub(crate) fn readings(r: &Report) -> Vec<Option<String>> {
                 pct(copy.percent_of(read))
             )
         }));
-        out.push(at("offset_read", 0).zip(at("offset_read", 1)).map(|(aligned, off)| {
+        out.push(at(Peer::OffsetRead, 0).zip(at(Peer::OffsetRead, 1)).map(|(aligned, off)| {
             let cost = aligned.gbps() / off.gbps() - 1.0;
             let counts = sectors(aligned)
                 .zip(sectors(off))
@@ -47,7 +47,7 @@ pub(crate) fn readings(r: &Report) -> Vec<Option<String>> {
                 pct(aligned.percent_of(read))
             )
         }));
-        out.push(at("stride_read", 1).zip(at("stride_read", 32)).map(|(unit, wide)| {
+        out.push(at(Peer::StrideRead, 1).zip(at(Peer::StrideRead, 32)).map(|(unit, wide)| {
             let counts = sectors(wide).map_or(String::new(), |s| format!(", {s:.0} sectors a request for 4 useful"));
             format!(
                 "Stride 32 across the link delivers {} GB/s of useful data, {} of stride 1 ({} of the peer copy){counts}: the link carries the wasted sectors too.",
@@ -57,8 +57,8 @@ pub(crate) fn readings(r: &Report) -> Vec<Option<String>> {
             )
         }));
     }
-    if let Some(write) = get("memcpy_write") {
-        out.push(get("copy_write").map(|copy| {
+    if let Some(write) = get(Peer::MemcpyWrite) {
+        out.push(get(Peer::CopyWrite).map(|copy| {
             format!(
                 "Writing the other GPU's memory, the library's copy runs at {} GB/s, {} of the driver's peer copy in that direction ({} GB/s).",
                 gbps(copy.gbps()),

@@ -14,11 +14,23 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::cost::{Curve, Point as CostPoint, cublas_at, curves};
+use super::cost::{CUBLAS, Curve, Point as CostPoint, cublas_at, curves};
 use super::format::{gbps, label, tflops};
-use super::model::{Measurement, Plot, Report};
+use super::model::{Measurement, Plot, Report, name_of};
 use super::readings::{bank_fit, matmul_side};
 use super::warp::bank_wavefronts;
+use crate::access_order::AccessOrder;
+use crate::bank::Bank;
+use crate::coalescing::Coalescing;
+use crate::distance::Distance;
+use crate::family::Family;
+use crate::layouts::Layouts;
+use crate::reduce::Reduce as ReduceRun;
+use crate::sweep::entry;
+use crate::transpose::Transpose as TransposeRun;
+use coalesce::access_order::Order;
+use coalesce::histogram::Method as Histogram;
+use coalesce::matmul::Method as Matmul;
 
 /// Every plot file [`plots`] can produce, so [`super::render`] can remove stale ones.
 pub const PLOT_FILES: &[&str] = &[
@@ -68,18 +80,30 @@ pub fn plots(report: &Report) -> io::Result<Vec<Plot>> {
 /// `(file, family, chart)` of every plot, `None` where its runs are missing from `report`.
 fn charts(report: &Report) -> Vec<(&'static str, &'static str, Option<Chart>)> {
     let specs = [
-        ("coalescing_offset.svg", "coalescing", coalescing_offset(report)),
-        ("coalescing_stride.svg", "coalescing", coalescing_stride(report)),
-        ("access_order.svg", "access_order", access_order(report)),
-        ("layouts.svg", "layouts", percent_bars(report, "layouts", "layouts: % of memcpy per layout (float3)")),
-        ("transpose.svg", "transpose", grouped_bars(report, "transpose", "transpose: bandwidth per method and shape")),
-        ("bank_stride.svg", "bank", bank_stride(report)),
-        ("reduce.svg", "reduce", reduce(report)),
-        ("histogram.svg", "histogram", grouped_bars(report, "histogram", "histogram: bandwidth per method and input")),
-        ("matmul.svg", "matmul", matmul(report)),
-        ("matmul_loads.svg", "matmul", matmul_loads(report)),
-        ("matmul_size.svg", "matmul", matmul_size(report)),
-        ("distance.svg", "distance", percent_bars(report, "distance", "distance: % of memcpy per layout and access")),
+        ("coalescing_offset.svg", Coalescing::NAME, coalescing_offset(report)),
+        ("coalescing_stride.svg", Coalescing::NAME, coalescing_stride(report)),
+        ("access_order.svg", AccessOrder::NAME, access_order(report)),
+        ("layouts.svg", Layouts::NAME, percent_bars::<Layouts>(report, "layouts: % of memcpy per layout (float3)")),
+        (
+            "transpose.svg",
+            TransposeRun::NAME,
+            grouped_bars::<TransposeRun>(report, "transpose: bandwidth per method and shape"),
+        ),
+        ("bank_stride.svg", Bank::NAME, bank_stride(report)),
+        ("reduce.svg", ReduceRun::NAME, reduce(report)),
+        (
+            "histogram.svg",
+            Histogram::NAME,
+            grouped_bars::<Histogram>(report, "histogram: bandwidth per method and input"),
+        ),
+        ("matmul.svg", Matmul::NAME, matmul(report)),
+        ("matmul_loads.svg", Matmul::NAME, matmul_loads(report)),
+        ("matmul_size.svg", Matmul::NAME, matmul_size(report)),
+        (
+            "distance.svg",
+            Distance::NAME,
+            percent_bars::<Distance>(report, "distance: % of memcpy per layout and access"),
+        ),
         ("time_model.svg", "time", time_model(report)),
     ];
     let mut specs: Vec<(&'static str, &'static str, Option<Chart>)> = specs.into();
@@ -210,10 +234,10 @@ fn memcpy_label(r: &Report) -> (String, f64) {
     (format!("memcpy ({} GB/s)", gbps(r.memcpy.gbps())), r.memcpy.gbps())
 }
 
-/// `y(run)` against the swept parameter for each of `variants` of `family` that has runs.
-fn sweep_series(
+/// `y(run)` against the swept parameter for each of the variants of family `F` named `variants`
+/// that has runs.
+fn sweep_series<F: Family>(
     r: &Report,
-    family: &str,
     variants: &[&str],
     x: fn(u32) -> f64,
     y: impl Fn(&Measurement) -> f64,
@@ -223,16 +247,21 @@ fn sweep_series(
         .map(|v| {
             // A zero time has no finite value to plot; the table shows it as n/a.
             let points =
-                r.sweep(family, v).into_iter().map(|(p, m)| (x(p), y(m))).filter(|(_, y)| y.is_finite()).collect();
-            series(format!("{family}/{v}"), points)
+                r.sweep(F::NAME, v).into_iter().map(|(p, m)| (x(p), y(m))).filter(|(_, y)| y.is_finite()).collect();
+            series(format!("{}/{v}", F::NAME), points)
         })
         .filter(|s| !s.points.is_empty())
         .collect()
 }
 
-/// GB/s against the swept parameter for each of `variants` of `family` that has runs.
-fn gbps_series(r: &Report, family: &str, variants: &[&str], x: fn(u32) -> f64) -> Vec<Series> {
-    sweep_series(r, family, variants, x, Measurement::gbps)
+/// The registry's names of `variants`, those it has.
+fn names<F: Family + PartialEq>(variants: &[F]) -> Vec<&'static str> {
+    variants.iter().filter_map(|&v| name_of(v)).collect()
+}
+
+/// GB/s against the swept parameter for each of `variants` that has runs.
+fn gbps_series<F: Family + PartialEq>(r: &Report, variants: &[F], x: fn(u32) -> f64) -> Vec<Series> {
+    sweep_series::<F>(r, &names(variants), x, Measurement::gbps)
 }
 
 fn lines(title: &str, x_desc: &'static str, y_desc: &str, series: Vec<Series>) -> Lines {
@@ -264,18 +293,19 @@ fn tight_range(values: impl Iterator<Item = f64>, anchor: f64) -> (f64, f64) {
 /// enough to show a 3% step, with the model's sectors per request on the right: the step in time
 /// sits where the sectors go from 4 to 5.
 fn coalescing_offset(r: &Report) -> Option<Chart> {
-    let variants = ["offset", "offset_cg"];
-    let base_of = |v: &str| r.sweep("coalescing", v).into_iter().find(|(p, _)| *p == 0).map(|(_, m)| m.gbps());
-    let (base_variant, base) = variants.iter().find_map(|v| Some((*v, base_of(v)?)))?;
-    let measured = sweep_series(r, "coalescing", &variants, f64::from, |m| 100.0 * m.gbps() / base);
+    let variants = [Coalescing::Offset, Coalescing::OffsetCg];
+    let base_of = |v| r.at(v, 0).map(Measurement::gbps);
+    let (base_variant, base) = variants.iter().find_map(|&v| Some((v, base_of(v)?)))?;
+    let measured = sweep_series::<Coalescing>(r, &names(&variants), f64::from, |m| 100.0 * m.gbps() / base);
     if measured.is_empty() {
         return None;
     }
     let (y0, y1) = tight_range(measured.iter().flat_map(|s| s.points.iter().map(|p| p.1)), 100.0);
     let from = if y0 > 0.0 { format!(", axis from {y0:.0}%") } else { String::new() };
-    let kind = if base_variant == "offset" { "plain loads" } else { "L2-only loads" };
+    let kind = if base_variant == Coalescing::Offset { "plain loads" } else { "L2-only loads" };
+    let base_name = name_of(base_variant)?;
     let sectors: Vec<(f64, f64)> = r
-        .sweep("coalescing", base_variant)
+        .sweep_of(base_variant)
         .into_iter()
         .filter_map(|(p, m)| Some((f64::from(p), m.model.as_ref()?.ld_sectors_per_request)))
         .collect();
@@ -284,7 +314,7 @@ fn coalescing_offset(r: &Report) -> Option<Chart> {
         Secondary {
             desc: "sectors per load request (model)".into(),
             range: (0.0, top),
-            series: vec![series(format!("sectors per request, coalescing/{base_variant} (model)"), sectors)],
+            series: vec![series(format!("sectors per request, {}/{base_name} (model)", Coalescing::NAME), sectors)],
         }
     });
     Some(Chart::Lines(Lines {
@@ -303,7 +333,7 @@ fn coalescing_offset(r: &Report) -> Option<Chart> {
 /// useful-bytes fraction: the 4 bytes a lane asks for over the 32-byte sectors a request moves
 /// per lane (4 / sectors per request for these 4-byte loads).
 fn coalescing_stride(r: &Report) -> Option<Chart> {
-    let sweep = r.sweep("coalescing", "stride");
+    let sweep = r.sweep_of(Coalescing::Stride);
     let unit = sweep.iter().find(|(s, _)| *s == 1)?.1.gbps();
     let log2 = |s: u32| f64::from(s.max(1)).log2();
     let mut all = vec![series(
@@ -332,7 +362,8 @@ fn coalescing_stride(r: &Report) -> Option<Chart> {
 }
 
 fn access_order(r: &Report) -> Option<Chart> {
-    let series = gbps_series(r, "access_order", &["chunked", "interleaved"], |p| f64::from(p.max(1)).log2());
+    let orders = [AccessOrder::OneD(Order::Chunked), AccessOrder::OneD(Order::Interleaved)];
+    let series = gbps_series(r, &orders, |p| f64::from(p.max(1)).log2());
     (!series.is_empty()).then(|| {
         Chart::Lines(Lines {
             ceiling: Some(memcpy_label(r)),
@@ -352,8 +383,8 @@ fn access_order(r: &Report) -> Option<Chart> {
 /// the points sit on the line, the wavefronts explain the time.
 fn bank_stride(r: &Report) -> Option<Chart> {
     let point = |m: &Measurement| Some((bank_wavefronts(m)? as f64, m.median_us));
-    let strides: Vec<(f64, f64)> = r.sweep("bank", "stride").into_iter().filter_map(|(_, m)| point(m)).collect();
-    let tiles: Vec<(f64, f64)> = r.family("bank").filter(|m| m.param.is_none()).filter_map(point).collect();
+    let strides: Vec<(f64, f64)> = r.sweep_of(Bank::Stride).into_iter().filter_map(|(_, m)| point(m)).collect();
+    let tiles: Vec<(f64, f64)> = r.runs_of::<Bank>().filter(|m| m.param.is_none()).filter_map(point).collect();
     let mut all = Vec::new();
     if !strides.is_empty() {
         all.push(Series { style: Style::Dots, ..series("bank/stride (one dot a stride)", strides.clone()) });
@@ -377,7 +408,7 @@ fn bank_stride(r: &Report) -> Option<Chart> {
 }
 
 fn reduce(r: &Report) -> Option<Chart> {
-    let runs: Vec<&Measurement> = r.family("reduce").collect();
+    let runs: Vec<&Measurement> = r.runs_of::<ReduceRun>().collect();
     if runs.is_empty() {
         return None;
     }
@@ -392,13 +423,18 @@ fn reduce(r: &Report) -> Option<Chart> {
     }))
 }
 
+/// The size of the matmul ladder: the naive kernel's, else the first matmul run's.
+fn ladder_size(r: &Report) -> Option<u64> {
+    let naive = r.of(Matmul::Naive).filter(|m| m.flops > 0);
+    naive.map_or_else(|| r.runs_of::<Matmul>().find(|m| m.flops > 0).map(|m| m.flops), |n| Some(n.flops))
+}
+
 /// The matmul ladder: every run at the size of the naive kernel's, in registry order, in TFLOP/s,
 /// with cuBLAS at that size where the record's peers timed it.
 fn matmul(r: &Report) -> Option<Chart> {
-    let naive = r.get("matmul", "naive").filter(|m| m.flops > 0);
-    let size = naive.map_or_else(|| r.family("matmul").find(|m| m.flops > 0).map(|m| m.flops), |n| Some(n.flops))?;
+    let size = ladder_size(r)?;
     let bars: Vec<Bar> = r
-        .family("matmul")
+        .runs_of::<Matmul>()
         .filter(|m| m.flops == size)
         .map(|m| Bar { name: label(m), value: m.tflops(), group: 0 })
         .collect();
@@ -429,10 +465,9 @@ fn matmul(r: &Report) -> Option<Chart> {
 /// Why tiling wins: the bytes of global loads each FMA of the ladder's runs asks of L1 (the
 /// model's load sectors × 32 over FMAs), falling by the tile's reuse at every stage.
 fn matmul_loads(r: &Report) -> Option<Chart> {
-    let naive = r.get("matmul", "naive").filter(|m| m.flops > 0);
-    let size = naive.map_or_else(|| r.family("matmul").find(|m| m.flops > 0).map(|m| m.flops), |n| Some(n.flops))?;
+    let size = ladder_size(r)?;
     let bars: Vec<Bar> = r
-        .family("matmul")
+        .runs_of::<Matmul>()
         .filter(|m| m.flops == size)
         .filter_map(|m| {
             let t = m.model.as_ref()?.time_inputs.as_ref()?;
@@ -454,12 +489,12 @@ fn matmul_loads(r: &Report) -> Option<Chart> {
 
 fn matmul_size(r: &Report) -> Option<Chart> {
     let variants: Vec<&str> = r
-        .variants("matmul")
+        .variants(Matmul::NAME)
         .into_iter()
-        .filter(|v| r.get("matmul", v).and_then(|m| m.param.as_ref()).is_some_and(|p| p.name == "size"))
+        .filter(|v| r.get(Matmul::NAME, v).and_then(|m| m.param.as_ref()).is_some_and(|p| p.name == "size"))
         .collect();
     let log2 = |n: u32| f64::from(n.max(1)).log2();
-    let mut all = sweep_series(r, "matmul", &variants, log2, Measurement::tflops);
+    let mut all = sweep_series::<Matmul>(r, &variants, log2, Measurement::tflops);
     if all.is_empty() {
         return None;
     }
@@ -469,7 +504,7 @@ fn matmul_size(r: &Report) -> Option<Chart> {
         .peers
         .iter()
         .flat_map(|p| &p.rows)
-        .filter(|p| p.peer == "cublas" && p.entry == "matmul" && p.median_us > 0.0)
+        .filter(|p| p.peer == CUBLAS && p.entry == entry::MATMUL && p.median_us > 0.0)
         .map(|p| ((p.n as f64).log2(), 2.0 * (p.n as f64).powi(3) / (p.median_us * 1e-6) / 1e12))
         .filter(|(x, _)| (lo..=hi).contains(x))
         .collect();
@@ -484,8 +519,8 @@ fn matmul_size(r: &Report) -> Option<Chart> {
 
 /// Every run of `family` as a bar of GB/s, coloured by its parameter's value (a shape, an input),
 /// with the memcpy line.
-fn grouped_bars(r: &Report, family: &str, title: &str) -> Option<Chart> {
-    let runs: Vec<&Measurement> = r.family(family).collect();
+fn grouped_bars<F: Family>(r: &Report, title: &str) -> Option<Chart> {
+    let runs: Vec<&Measurement> = r.runs_of::<F>().collect();
     let mut groups: Vec<(Option<u32>, String)> = Vec::new();
     for m in &runs {
         if !groups.iter().any(|(v, _)| *v == m.param_value()) {
@@ -517,9 +552,9 @@ fn grouped_bars(r: &Report, family: &str, title: &str) -> Option<Chart> {
 }
 
 /// Each run of `family` as a percentage of memcpy, with the 100% line.
-fn percent_bars(r: &Report, family: &str, title: &str) -> Option<Chart> {
+fn percent_bars<F: Family>(r: &Report, title: &str) -> Option<Chart> {
     let bars: Vec<Bar> = r
-        .family(family)
+        .runs_of::<F>()
         .map(|m| Bar { name: label(m), value: m.percent_of(&r.memcpy), group: usize::from(m.on_cpu) })
         .collect();
     (!bars.is_empty()).then(|| {

@@ -7,6 +7,21 @@
 use super::format::{gbps, pct, ratio, short, slower_or_faster, tflops, thousands, us};
 use super::model::{Measurement, Report};
 use super::warp::bank_wavefronts;
+use crate::access_order::AccessOrder;
+use crate::bank::Bank;
+use crate::coalescing::Coalescing;
+use crate::distance::Distance;
+use crate::family::Family;
+use crate::layouts::Layouts;
+use crate::peer::Peer;
+use crate::reduce::Reduce as ReduceRun;
+use crate::transpose::Transpose as TransposeRun;
+use coalesce::access_order::{Lanes, Order};
+use coalesce::bank::Tile;
+use coalesce::layouts::AosMethod;
+use coalesce::matmul::Method as Matmul;
+use coalesce::reduce::Method as Reduce;
+use coalesce::transpose::Method as Transpose;
 
 /// The reading of `family`: sentences, each computed from `report` alone. Empty when the runs it
 /// compares are absent. Families without a reading of their own get the fastest and slowest run.
@@ -14,15 +29,15 @@ pub fn readings(report: &Report, family: &str) -> Vec<String> {
     let timed = timed(report);
     let report = &timed;
     let sentences = match family {
-        "coalescing" => coalescing(report),
-        "access_order" => access_order(report),
-        "transpose" => transpose(report),
-        "bank" => bank(report),
-        "reduce" => reduce(report),
-        "matmul" => matmul(report),
-        "distance" => distance(report),
-        "peer" => super::peer::readings(report),
-        "layouts" => {
+        Coalescing::NAME => coalescing(report),
+        AccessOrder::NAME => access_order(report),
+        TransposeRun::NAME => transpose(report),
+        Bank::NAME => bank(report),
+        ReduceRun::NAME => reduce(report),
+        Matmul::NAME => matmul(report),
+        Distance::NAME => distance(report),
+        Peer::NAME => super::peer::readings(report),
+        Layouts::NAME => {
             let mut s = extremes(report, family);
             s.push(aos_vs_soa(report));
             s
@@ -66,8 +81,8 @@ fn label(m: &Measurement) -> String {
 
 fn coalescing(r: &Report) -> Vec<Option<String>> {
     // Misaligned: a warp's 32 floats do not start on a 128-byte line (offset not a multiple of 32).
-    let offset = |variant: &str, what: &str| {
-        let sweep = r.sweep("coalescing", variant);
+    let offset = |variant: Coalescing, what: &str| {
+        let sweep = r.sweep_of(variant);
         let base = sweep.iter().find(|(v, _)| *v == 0)?.1;
         let (k, worst) = sweep.iter().filter(|(v, _)| v % 32 != 0).min_by(|a, b| a.1.gbps().total_cmp(&b.1.gbps()))?;
         let verb = if worst.gbps() > base.gbps() { "even the slowest" } else { "the slowest" };
@@ -79,7 +94,7 @@ fn coalescing(r: &Report) -> Vec<Option<String>> {
         ))
     };
     let stride = || {
-        let sweep = r.sweep("coalescing", "stride");
+        let sweep = r.sweep_of(Coalescing::Stride);
         let (s, widest) = sweep.iter().max_by_key(|(v, _)| *v)?;
         let unit = sweep.iter().find(|(v, _)| *v == 1).filter(|(v, _)| v != s);
         let against =
@@ -87,16 +102,22 @@ fn coalescing(r: &Report) -> Vec<Option<String>> {
         Some(format!("Stride {s} runs at {} of memcpy{against}.", pct(widest.percent_of(&r.memcpy))))
     };
     let vec4 = || {
-        let best = fastest(r.family("coalescing").filter(|m| m.variant.starts_with("vec4")))?;
+        let vec4 = |m: &&Measurement| m.is(Coalescing::Vec4) || m.is(Coalescing::Vec4Stream);
+        let best = fastest(r.runs_of::<Coalescing>().filter(vec4))?;
         Some(format!("The best vec4 grid (`{}`) reaches {} of memcpy.", short(best), pct(best.percent_of(&r.memcpy))))
     };
-    vec![offset("offset", "Plain loads:"), offset("offset_cg", "L2-only `.cg` loads:"), stride(), vec4()]
+    vec![
+        offset(Coalescing::Offset, "Plain loads:"),
+        offset(Coalescing::OffsetCg, "L2-only `.cg` loads:"),
+        stride(),
+        vec4(),
+    ]
 }
 
 /// The largest `per_thread` both orders were measured at, with its (chunked, interleaved) runs.
 pub(crate) fn widest_orders(r: &Report) -> Option<(u32, &Measurement, &Measurement)> {
-    let chunked = r.sweep("access_order", "chunked");
-    let interleaved = r.sweep("access_order", "interleaved");
+    let chunked = r.sweep_of(AccessOrder::OneD(Order::Chunked));
+    let interleaved = r.sweep_of(AccessOrder::OneD(Order::Interleaved));
     let (n, c) =
         chunked.into_iter().filter(|(n, _)| interleaved.iter().any(|(v, _)| v == n)).max_by_key(|(n, _)| *n)?;
     let i = interleaved.iter().find(|(v, _)| *v == n)?.1;
@@ -114,7 +135,7 @@ fn access_order(r: &Report) -> Vec<Option<String>> {
         ))
     };
     let blocks = || {
-        let (x, y) = (r.get("access_order", "block_x")?, r.get("access_order", "block_y")?);
+        let (x, y) = (r.of(AccessOrder::TwoD(Lanes::AlongX))?, r.of(AccessOrder::TwoD(Lanes::AlongY))?);
         Some(format!(
             "In 2-D, lanes along a row (block_x) run at {} of memcpy and lanes down a column (block_y) at {}: {}.",
             pct(x.percent_of(&r.memcpy)),
@@ -140,16 +161,23 @@ fn extremes(r: &Report, family: &str) -> Vec<Option<String>> {
 fn transpose(r: &Report) -> Vec<Option<String>> {
     // The copies are the ceilings the transposes are read against, not transposes; of a shape's
     // copies the fastest is its ceiling (the wide tile's, on the H100), not the 32x32 one.
-    let variants: Vec<&str> = r.variants("transpose").into_iter().filter(|v| !v.contains("copy")).collect();
-    let shapes: Vec<&Measurement> = r.family("transpose").filter(|m| m.variant == "copy").collect();
+    let copies =
+        |m: &Measurement| matches!(m.variant_in::<TransposeRun>(), Some(TransposeRun::Method(t)) if t.copies());
+    let variants: Vec<&str> = r
+        .variants(TransposeRun::NAME)
+        .into_iter()
+        .filter(|v| r.runs_of::<TransposeRun>().any(|m| m.variant == *v && !copies(m)))
+        .collect();
+    let shapes: Vec<&Measurement> =
+        r.runs_of::<TransposeRun>().filter(|m| m.is(TransposeRun::Method(Transpose::Copy))).collect();
     let mut sentences: Vec<Option<String>> = shapes
         .into_iter()
         .map(|first| {
             let ceiling = r
-                .family("transpose")
-                .filter(|m| m.variant.contains("copy") && m.param == first.param)
+                .runs_of::<TransposeRun>()
+                .filter(|m| copies(m) && m.param == first.param)
                 .max_by(|a, b| a.gbps().total_cmp(&b.gbps()))?;
-            let same_shape = |v: &str| r.family("transpose").find(|m| m.variant == v && m.param == first.param);
+            let same_shape = |v: &str| r.runs_of::<TransposeRun>().find(|m| m.variant == v && m.param == first.param);
             let parts: Vec<String> = variants
                 .iter()
                 .filter_map(|v| same_shape(v))
@@ -167,7 +195,8 @@ fn transpose(r: &Report) -> Vec<Option<String>> {
             })
         })
         .collect();
-    sentences.extend(r.family("transpose").filter(|m| m.variant == "wide_copy").map(|along| column_walk(r, along)));
+    let along_rows = TransposeRun::Method(Transpose::WideCopy);
+    sentences.extend(r.runs_of::<TransposeRun>().filter(|m| m.is(along_rows)).map(|along| column_walk(r, along)));
     sentences
 }
 
@@ -182,15 +211,15 @@ fn shape_prefix(m: &Measurement) -> String {
 /// the same copy down columns (and whether the model gives them the same transactions), and
 /// where the wide transpose, which walks its input down columns, lands between them.
 fn column_walk(r: &Report, along: &Measurement) -> Option<String> {
-    let same = |v: &str| r.family("transpose").find(|m| m.variant == v && m.param == along.param);
-    let down = same("wide_copy_down")?;
+    let same = |v| r.runs_of::<TransposeRun>().find(|m| m.is(TransposeRun::Method(v)) && m.param == along.param);
+    let down = same(Transpose::WideCopyDown)?;
     let shape = shape_prefix(along);
     let transactions = match (&along.model, &down.model) {
         (Some(a), Some(d)) if a == d => " for the same transactions in the model",
         (Some(_), Some(_)) => " (the model counts different transactions)",
         _ => "",
     };
-    let wide = same("wide").map(|w| {
+    let wide = same(Transpose::Wide).map(|w| {
         format!(
             "; the wide transpose, which reads down columns and writes along rows, runs at {} of the along-rows copy",
             pct(100.0 * w.gbps() / along.gbps())
@@ -215,8 +244,8 @@ pub(crate) fn gcd(a: u32, b: u32) -> u32 {
 const SAME_DEGREE_TOLERANCE: f64 = 0.10;
 
 fn bank(r: &Report) -> Vec<Option<String>> {
-    let rows = r.get("bank", "rows");
-    let cols = rows.zip(r.get("bank", "cols")).map(|(rows, cols)| {
+    let rows = r.of(Bank::Tile(Tile::Rows));
+    let cols = rows.zip(r.of(Bank::Tile(Tile::Cols))).map(|(rows, cols)| {
         format!(
             "Reading a 32 × 32 tile down columns takes {} the time of reading it along rows ({} vs {} µs).",
             ratio(cols.median_us / rows.median_us),
@@ -224,7 +253,7 @@ fn bank(r: &Report) -> Vec<Option<String>> {
             us(rows.median_us)
         )
     });
-    let padded = rows.zip(r.get("bank", "cols_padded")).map(|(rows, padded)| {
+    let padded = rows.zip(r.of(Bank::Tile(Tile::ColsPadded))).map(|(rows, padded)| {
         format!(
             "Padded columns are {} than rows ({} vs {} µs).",
             slower_or_faster(padded.median_us / rows.median_us),
@@ -232,7 +261,7 @@ fn bank(r: &Report) -> Vec<Option<String>> {
             us(rows.median_us)
         )
     });
-    vec![cols, padded, stride_law(&r.sweep("bank", "stride")), wavefront_fit(r)]
+    vec![cols, padded, stride_law(&r.sweep_of(Bank::Stride)), wavefront_fit(r)]
 }
 
 /// A least-squares line `intercept + slope × x`.
@@ -275,7 +304,7 @@ pub(crate) fn bank_fit(points: &[(f64, f64)]) -> Option<Fit> {
 /// and how far the fewest and the most wavefronts' mean times lie from it.
 fn wavefront_fit(r: &Report) -> Option<String> {
     let points: Vec<(f64, f64)> = r
-        .sweep("bank", "stride")
+        .sweep_of(Bank::Stride)
         .into_iter()
         .filter_map(|(_, m)| Some((bank_wavefronts(m)? as f64, m.median_us)))
         .collect();
@@ -313,7 +342,7 @@ pub(crate) fn matmul_side(flops: u64) -> Option<u64> {
 /// difference: the model counts DRAM bytes and sectors a request, so it explains AoS winning only
 /// where AoS moves fewer of either.
 fn aos_vs_soa(r: &Report) -> Option<String> {
-    let (aos, soa) = (r.get("layouts", "aos")?, r.get("layouts", "soa")?);
+    let (aos, soa) = (r.of(Layouts::Aos(AosMethod::Element))?, r.of(Layouts::Soa)?);
     let q = aos.median_us / aos.bytes as f64 / (soa.median_us / soa.bytes as f64);
     let head =
         format!("`aos` is {} than `soa` ({} vs {} µs)", slower_or_faster(q), us(aos.median_us), us(soa.median_us));
@@ -380,7 +409,7 @@ fn stride_law(sweep: &[(u32, &Measurement)]) -> Option<String> {
 }
 
 fn reduce(r: &Report) -> Vec<Option<String>> {
-    let best = fastest(r.family("reduce").filter(|m| !m.on_cpu));
+    let best = fastest(r.runs_of::<ReduceRun>().filter(|m| !m.on_cpu));
     let headline = best.map(|b| {
         format!(
             "The best GPU method, `{}`, reads {} GB/s: {} of memcpy.",
@@ -389,7 +418,7 @@ fn reduce(r: &Report) -> Vec<Option<String>> {
             pct(b.percent_of(&r.memcpy))
         )
     });
-    let seed = best.zip(r.get("reduce", "seed")).filter(|(b, s)| b.run != s.run).map(|(b, seed)| {
+    let seed = best.zip(r.of(ReduceRun::Method(Reduce::Seed))).filter(|(b, s)| b.run != s.run).map(|(b, seed)| {
         format!(
             "It is {} faster than the seed ({} → {} µs).",
             ratio(b.gbps() / seed.gbps()),
@@ -397,7 +426,7 @@ fn reduce(r: &Report) -> Vec<Option<String>> {
             us(b.median_us)
         )
     });
-    let cpu = best.zip(fastest(r.family("reduce").filter(|m| m.on_cpu))).map(|(b, cpu)| {
+    let cpu = best.zip(fastest(r.runs_of::<ReduceRun>().filter(|m| m.on_cpu))).map(|(b, cpu)| {
         format!(
             "The fastest CPU reference, `{}` ({} GB/s), is {} slower than `{}`.",
             short(cpu),
@@ -412,8 +441,8 @@ fn reduce(r: &Report) -> Vec<Option<String>> {
 /// The ladder at the naive kernel's size, the best run against naive, and the best run at the
 /// largest size cuBLAS was timed at in this record against cuBLAS.
 fn matmul(r: &Report) -> Vec<Option<String>> {
-    let methods: Vec<&Measurement> = r.family("matmul").filter(|m| m.flops > 0).collect();
-    let naive = r.get("matmul", "naive").filter(|n| n.flops > 0);
+    let methods: Vec<&Measurement> = r.runs_of::<Matmul>().filter(|m| m.flops > 0).collect();
+    let naive = r.of(Matmul::Naive).filter(|n| n.flops > 0);
     let ladder_size = naive.map(|n| n.flops).or_else(|| methods.first().map(|m| m.flops));
     let ladder = ladder_size.map(|size| {
         let parts: Vec<String> = methods
@@ -451,8 +480,8 @@ fn matmul(r: &Report) -> Vec<Option<String>> {
 }
 
 fn distance(r: &Report) -> Vec<Option<String>> {
-    let pair = |what: &str, aos: &str, soa: &str| {
-        let (a, s) = (r.get("distance", aos)?, r.get("distance", soa)?);
+    let pair = |what: &str, gather: bool| {
+        let (a, s) = (r.of(Distance { soa: false, gather })?, r.of(Distance { soa: true, gather })?);
         Some(format!(
             "{what}: AoS {} vs SoA {} of memcpy; {}.",
             pct(a.percent_of(&r.memcpy)),
@@ -460,7 +489,7 @@ fn distance(r: &Report) -> Vec<Option<String>> {
             faster(a, s)
         ))
     };
-    vec![pair("All points", "aos_all", "soa_all"), pair("Gathers", "aos_gather", "soa_gather")]
+    vec![pair("All points", false), pair("Gathers", true)]
 }
 
 #[cfg(test)]

@@ -8,6 +8,19 @@ use std::fmt::Write;
 use super::format::{pct, slower_or_faster, tflops, thousands};
 use super::model::{Measurement, Model, Report};
 use super::readings::{timed, widest_orders};
+use crate::access_order::AccessOrder;
+use crate::bank::Bank;
+use crate::coalescing::Coalescing;
+use crate::family::Family;
+use crate::layouts::Layouts;
+use crate::reduce::Reduce as ReduceRun;
+use crate::transpose::Transpose as TransposeRun;
+use coalesce::bank::Tile;
+use coalesce::histogram::Method as Histogram;
+use coalesce::layouts::AosMethod;
+use coalesce::matmul::Method as Matmul;
+use coalesce::reduce::Method as Reduce;
+use coalesce::transpose::Method as Transpose;
 
 /// One lesson's row of the summary.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,9 +49,9 @@ pub fn summary(report: &Report) -> Vec<SummaryRow> {
     let r = &timed;
     let predicted = super::time::rows(report).unwrap_or_default();
     let rows: Vec<SummaryRow> = [
-        offset(r, "offset", "plain loads at offset 1 vs 0"),
+        offset(r, Coalescing::Offset, "plain loads at offset 1 vs 0"),
         stride(r),
-        offset(r, "offset_cg", "L2-only (`.cg`) loads at offset 1 vs 0"),
+        offset(r, Coalescing::OffsetCg, "L2-only (`.cg`) loads at offset 1 vs 0"),
         any_offset(r),
         access_order(r),
         layouts(r),
@@ -220,20 +233,15 @@ fn pair(lesson: &'static str, change: String, changed: &Measurement, base: &Meas
     }
 }
 
-/// The run of `family/variant` at parameter value `value`.
-fn at<'a>(r: &'a Report, family: &str, variant: &str, value: u32) -> Option<&'a Measurement> {
-    r.sweep(family, variant).into_iter().find(|(v, _)| *v == value).map(|(_, m)| m)
-}
-
-fn offset(r: &Report, variant: &str, change: &str) -> Option<SummaryRow> {
-    let (one, zero) = (at(r, "coalescing", variant, 1)?, at(r, "coalescing", variant, 0)?);
-    Some(pair("coalescing", change.into(), one, zero))
+fn offset(r: &Report, variant: Coalescing, change: &str) -> Option<SummaryRow> {
+    let (one, zero) = (r.at(variant, 1)?, r.at(variant, 0)?);
+    Some(pair(Coalescing::NAME, change.into(), one, zero))
 }
 
 fn stride(r: &Report) -> Option<SummaryRow> {
-    let unit = at(r, "coalescing", "stride", 1)?;
+    let unit = r.at(Coalescing::Stride, 1)?;
     let wide: Vec<(u32, &Measurement)> =
-        [2, 4, 8, 32].into_iter().filter_map(|s| Some((s, at(r, "coalescing", "stride", s)?))).collect();
+        [2, 4, 8, 32].into_iter().filter_map(|s| Some((s, r.at(Coalescing::Stride, s)?))).collect();
     if wide.is_empty() {
         return None;
     }
@@ -249,7 +257,7 @@ fn stride(r: &Report) -> Option<SummaryRow> {
             format!("{} sectors a request instead of {}", s.join(", "), sectors(u.ld_sectors_per_request))
         });
     Some(SummaryRow {
-        lesson: "coalescing",
+        lesson: Coalescing::NAME,
         change: format!("stride {} vs 1", strides.join(", ")),
         ratios,
         cost: costs.join(", "),
@@ -261,8 +269,8 @@ fn stride(r: &Report) -> Option<SummaryRow> {
 
 /// The any-offset copy at its slowest misaligned offsets against the same copy aligned.
 fn any_offset(r: &Report) -> Option<SummaryRow> {
-    let aligned = at(r, "coalescing", "any_offset", 0)?;
-    let sweep = r.sweep("coalescing", "any_offset");
+    let aligned = r.at(Coalescing::AnyOffset, 0)?;
+    let sweep = r.sweep_of(Coalescing::AnyOffset);
     let (value, worst) = sweep
         .iter()
         .filter(|(v, _)| *v != 0)
@@ -270,7 +278,7 @@ fn any_offset(r: &Report) -> Option<SummaryRow> {
         .map(|(v, m)| (*v, *m))?;
     let label = worst.param_label().unwrap_or_else(|| value.to_string());
     let mut row = pair(
-        "coalescing",
+        Coalescing::NAME,
         format!("the any-offset copy at its slowest misaligned offsets ({label}) vs aligned"),
         worst,
         aligned,
@@ -281,22 +289,22 @@ fn any_offset(r: &Report) -> Option<SummaryRow> {
 
 fn access_order(r: &Report) -> Option<SummaryRow> {
     let (n, chunked, interleaved) = widest_orders(r)?;
-    Some(pair("access_order", format!("chunked vs interleaved, per_thread={n}"), chunked, interleaved))
+    Some(pair(AccessOrder::NAME, format!("chunked vs interleaved, per_thread={n}"), chunked, interleaved))
 }
 
 fn layouts(r: &Report) -> Option<SummaryRow> {
-    let (aos, soa) = (r.get("layouts", "aos")?, r.get("layouts", "soa")?);
-    Some(pair("layouts", "array of structs vs struct of arrays".into(), aos, soa))
+    let (aos, soa) = (r.of(Layouts::Aos(AosMethod::Element))?, r.of(Layouts::Soa)?);
+    Some(pair(Layouts::NAME, "array of structs vs struct of arrays".into(), aos, soa))
 }
 
 /// Naive → padded → wide transposes of the first shape measured, the wide one against memcpy.
 fn transpose(r: &Report) -> Option<SummaryRow> {
-    let naive = r.get("transpose", "naive")?;
-    let same = |v: &str| r.family("transpose").find(|m| m.variant == v && m.param == naive.param);
-    let padded = same("padded")?;
+    let naive = r.of(TransposeRun::Method(Transpose::Naive))?;
+    let same = |v| r.runs_of::<TransposeRun>().find(|m| m.is(TransposeRun::Method(v)) && m.param == naive.param);
+    let padded = same(Transpose::Padded)?;
     let shape = naive.param_label().map_or(String::new(), |l| format!(" ({l})"));
-    let mut row = pair("transpose", format!("padded tile vs naive{shape}"), padded, naive);
-    if let Some(wide) = same("wide") {
+    let mut row = pair(TransposeRun::NAME, format!("padded tile vs naive{shape}"), padded, naive);
+    if let Some(wide) = same(Transpose::Wide) {
         row.change = format!("naive → padded tile → wide tile{shape}");
         let q = ratio_of(wide, padded);
         row.ratios.push(q);
@@ -315,38 +323,38 @@ fn transpose(r: &Report) -> Option<SummaryRow> {
 }
 
 fn bank_stride(r: &Report) -> Option<SummaryRow> {
-    let (wide, unit) = (at(r, "bank", "stride", 32)?, at(r, "bank", "stride", 1)?);
-    Some(pair("bank", "shared-memory stride 32 vs 1".into(), wide, unit))
+    let (wide, unit) = (r.at(Bank::Stride, 32)?, r.at(Bank::Stride, 1)?);
+    Some(pair(Bank::NAME, "shared-memory stride 32 vs 1".into(), wide, unit))
 }
 
 fn bank_padded(r: &Report) -> Option<SummaryRow> {
-    let (padded, cols) = (r.get("bank", "cols_padded")?, r.get("bank", "cols")?);
-    Some(pair("bank", "reading a tile's columns, padded vs unpadded".into(), padded, cols))
+    let (padded, cols) = (r.of(Bank::Tile(Tile::ColsPadded))?, r.of(Bank::Tile(Tile::Cols))?);
+    Some(pair(Bank::NAME, "reading a tile's columns, padded vs unpadded".into(), padded, cols))
 }
 
 fn reduce(r: &Report) -> Option<SummaryRow> {
-    let (best, seed) = (r.get("reduce", "shuffle_vec4")?, r.get("reduce", "seed")?);
-    Some(pair("reduce", "`shuffle_vec4` vs the seed kernel".into(), best, seed))
+    let (best, seed) = (r.of(ReduceRun::Method(Reduce::ShuffleVec4))?, r.of(ReduceRun::Method(Reduce::Seed))?);
+    Some(pair(ReduceRun::NAME, "`shuffle_vec4` vs the seed kernel".into(), best, seed))
 }
 
 /// Shared- against global-memory histograms on the skewed input (the first input otherwise).
 fn histogram(r: &Report) -> Option<SummaryRow> {
-    let global = r.sweep("histogram", "global");
+    let global = r.sweep_of(Histogram::Global);
     let (value, g) = global
         .iter()
         .find(|(_, m)| m.param_label().as_deref() == Some("skewed"))
         .or_else(|| global.first())
         .map(|(v, m)| (*v, *m))?;
-    let shared = at(r, "histogram", "shared", value)?;
+    let shared = r.at(Histogram::Shared, value)?;
     let input = g.param_label().unwrap_or_else(|| format!("input={value}"));
-    Some(pair("histogram", format!("shared-memory vs global atomics, {input} input"), shared, g))
+    Some(pair(Histogram::NAME, format!("shared-memory vs global atomics, {input} input"), shared, g))
 }
 
 /// The matmul ladder: each unswept kernel, then the warp-tiled one at the same size, in TFLOP/s.
 fn matmul(r: &Report) -> Option<SummaryRow> {
-    let naive = r.get("matmul", "naive").filter(|m| m.flops > 0)?;
-    let mut ladder: Vec<&Measurement> = r.family("matmul").filter(|m| m.param.is_none() && m.flops > 0).collect();
-    ladder.extend(r.family("matmul").find(|m| m.variant == "warptile" && m.flops == naive.flops));
+    let naive = r.of(Matmul::Naive).filter(|m| m.flops > 0)?;
+    let mut ladder: Vec<&Measurement> = r.runs_of::<Matmul>().filter(|m| m.param.is_none() && m.flops > 0).collect();
+    ladder.extend(r.runs_of::<Matmul>().find(|m| m.is(Matmul::WarpTile) && m.flops == naive.flops));
     let last = *ladder.last()?;
     if last.run == naive.run {
         return None;
@@ -371,7 +379,7 @@ fn matmul(r: &Report) -> Option<SummaryRow> {
         None => "no model counts for these runs".into(),
     };
     Some(SummaryRow {
-        lesson: "matmul",
+        lesson: Matmul::NAME,
         change: names.join(" → "),
         ratios: vec![q],
         cost: format!("{} TFLOP/s: {} than naive", rates.join(" → "), cost(q)),

@@ -5,10 +5,12 @@ use std::fmt::Write;
 
 use super::format::{pct, ratio, us};
 use super::model::Report;
+use crate::family::Family;
+use crate::peer::Peer;
 use crate::timing::{Predicted, RunCounts, Term, predict};
 
 /// Families the model leaves out, and why: their time is made where it does not look.
-const OUTSIDE: &[(&str, &str)] = &[("peer", "NVLink: the peer's memory, which the model does not follow")];
+const OUTSIDE: &[(&str, &str)] = &[(Peer::NAME, "NVLink: the peer's memory, which the model does not follow")];
 
 /// One run with a prediction.
 #[derive(Debug, Clone)]

@@ -23,6 +23,14 @@ use coalesce::transpose::Method as Transpose;
 
 use super::format::pct;
 use super::model::{Measurement, Report};
+use crate::access_order::AccessOrder;
+use crate::bank::Bank;
+use crate::coalescing::Coalescing;
+use crate::family::Family;
+use crate::layouts::Layouts;
+use crate::reduce::Reduce as ReduceRun;
+use crate::transpose::Transpose as TransposeRun;
+use coalesce::layouts::AosMethod;
 
 /// Every picture file [`pictures`] can produce, so a render can remove stale ones.
 pub const WARP_FILES: &[&str] = &[
@@ -73,38 +81,43 @@ fn model_error(e: coalesce::Error) -> io::Error {
 
 /// Every picture whose lesson has runs in `report`, in [`WARP_FILES`] order.
 pub fn pictures(report: &Report) -> io::Result<Vec<WarpPicture>> {
-    let has = |family: &str, variant: &str| report.get(family, variant).is_some();
+    let has = |found: Option<&Measurement>| found.is_some();
+    let coalescing = |v| has(report.of(v));
+    let transposes = |m| has(report.of(TransposeRun::Method(m)));
+    let banks = |t| has(report.of(Bank::Tile(t)));
+    let reduces = |m| has(report.of(ReduceRun::Method(m)));
+    let histograms = |m: Histogram| has(report.of(m));
     let mut out = Vec::new();
-    if has("coalescing", "offset") {
+    if coalescing(Coalescing::Offset) {
         out.push(offset().map_err(model_error)?);
     }
-    if has("coalescing", "stride") {
+    if coalescing(Coalescing::Stride) {
         out.push(stride().map_err(model_error)?);
     }
-    if has("layouts", "aos") && has("layouts", "soa") {
-        out.push(layouts(has("layouts", "aos_staged")).map_err(model_error)?);
+    if has(report.of(Layouts::Aos(AosMethod::Element))) && has(report.of(Layouts::Soa)) {
+        out.push(layouts(has(report.of(Layouts::Aos(AosMethod::Staged)))).map_err(model_error)?);
     }
-    if has("access_order", "chunked") && has("access_order", "interleaved") {
+    if has(report.of(AccessOrder::OneD(Order::Chunked))) && has(report.of(AccessOrder::OneD(Order::Interleaved))) {
         out.push(access_order().map_err(model_error)?);
     }
-    if let Some(naive) = report.get("transpose", "naive") {
+    if let Some(naive) = report.of(TransposeRun::Method(Transpose::Naive)) {
         let shape = naive.param_value().unwrap_or(0) as usize;
         let (rows, cols) =
             crate::transpose::BENCH_SHAPES.get(shape).copied().unwrap_or(crate::transpose::BENCH_SHAPES[0]);
-        let fix = has("transpose", "shared") && has("transpose", "padded");
+        let fix = transposes(Transpose::Shared) && transposes(Transpose::Padded);
         out.push(transpose(rows, cols, fix).map_err(model_error)?);
     }
-    if has("bank", "rows") || has("bank", "cols") || has("bank", "cols_padded") {
+    if banks(Tile::Rows) || banks(Tile::Cols) || banks(Tile::ColsPadded) {
         out.push(bank().map_err(model_error)?);
     }
-    if has("reduce", "interleaved_conflicts") || has("reduce", "sequential") {
+    if reduces(Reduce::InterleavedConflicts) || reduces(Reduce::Sequential) {
         out.push(reduce().map_err(model_error)?);
     }
-    if has("histogram", "global") && has("histogram", "shared") {
+    if histograms(Histogram::Global) && histograms(Histogram::Shared) {
         out.push(histogram().map_err(model_error)?);
     }
-    if has("coalescing", "cp_async") {
-        out.push(async_copies(has("coalescing", "bulk")).map_err(model_error)?);
+    if coalescing(Coalescing::CpAsync) {
+        out.push(async_copies(coalescing(Coalescing::Bulk)).map_err(model_error)?);
     }
     Ok(out)
 }
@@ -143,7 +156,7 @@ fn offset() -> coalesce::Result<WarpPicture> {
     );
     Ok(picture(
         "warp_offset.svg",
-        "coalescing",
+        Coalescing::NAME,
         "coalescing: the load of warp 0 at offset 0 and 1",
         caption,
         vec![
@@ -167,7 +180,13 @@ fn stride() -> coalesce::Result<WarpPicture> {
          sectors. {}.",
         parts.join("; ")
     );
-    Ok(picture("warp_stride.svg", "coalescing", "coalescing: the load of warp 0 at stride 1, 2 and 3", caption, panels))
+    Ok(picture(
+        "warp_stride.svg",
+        Coalescing::NAME,
+        "coalescing: the load of warp 0 at stride 1, 2 and 3",
+        caption,
+        panels,
+    ))
 }
 
 fn layouts(staged: bool) -> coalesce::Result<WarpPicture> {
@@ -233,7 +252,7 @@ fn layouts(staged: bool) -> coalesce::Result<WarpPicture> {
     } else {
         "layouts: warp 0 loading x, y and z (array of structs), and x (struct of arrays)"
     };
-    Ok(picture("warp_layouts.svg", "layouts", title, caption, panels))
+    Ok(picture("warp_layouts.svg", Layouts::NAME, title, caption, panels))
 }
 
 fn access_order() -> coalesce::Result<WarpPicture> {
@@ -250,7 +269,7 @@ fn access_order() -> coalesce::Result<WarpPicture> {
     );
     Ok(picture(
         "warp_access_order.svg",
-        "access_order",
+        AccessOrder::NAME,
         &format!("access_order: step 0 of warp 0, per_thread={n}"),
         caption,
         vec![
@@ -309,7 +328,7 @@ fn transpose(rows: usize, cols: usize, fix: bool) -> coalesce::Result<WarpPictur
     } else {
         format!("transpose: warp 0 of the naive kernel, {rows}x{cols}")
     };
-    Ok(picture("warp_transpose.svg", "transpose", &title, caption, panels))
+    Ok(picture("warp_transpose.svg", TransposeRun::NAME, &title, caption, panels))
 }
 
 fn bank() -> coalesce::Result<WarpPicture> {
@@ -330,7 +349,13 @@ fn bank() -> coalesce::Result<WarpPicture> {
         counts.join(", "),
         plural(stride2.wavefronts(), "wavefront")
     );
-    Ok(picture("warp_bank.svg", "bank", "bank: one shared-memory load of warp 0 over the 32 banks", caption, panels))
+    Ok(picture(
+        "warp_bank.svg",
+        Bank::NAME,
+        "bank: one shared-memory load of warp 0 over the 32 banks",
+        caption,
+        panels,
+    ))
 }
 
 fn reduce() -> coalesce::Result<WarpPicture> {
@@ -367,7 +392,13 @@ fn reduce() -> coalesce::Result<WarpPicture> {
         conflicts.join(", "),
         sequential.join(", ")
     );
-    Ok(picture("warp_reduce.svg", "reduce", "reduce: warp 0 reading the shared-memory tree, two ways", caption, panels))
+    Ok(picture(
+        "warp_reduce.svg",
+        ReduceRun::NAME,
+        "reduce: warp 0 reading the shared-memory tree, two ways",
+        caption,
+        panels,
+    ))
 }
 
 fn histogram() -> coalesce::Result<WarpPicture> {
@@ -399,7 +430,7 @@ fn histogram() -> coalesce::Result<WarpPicture> {
     );
     Ok(picture(
         "warp_histogram.svg",
-        "histogram",
+        Histogram::NAME,
         "histogram: warp 0's first atomic add, global against shared bins",
         caption,
         panels,
@@ -429,7 +460,7 @@ fn async_copies(bulk: bool) -> coalesce::Result<WarpPicture> {
     }
     Ok(picture(
         "warp_async.svg",
-        "coalescing",
+        Coalescing::NAME,
         "coalescing: warp 0 of the cp.async copy, global side and ring",
         caption,
         vec![
@@ -760,7 +791,7 @@ fn banks_panel(svg: &mut String, p: &Panel, top: f64) -> f64 {
 
 /// The shared-memory pattern of a bank run, by its variant (and stride).
 fn bank_pattern(m: &Measurement) -> Option<Pattern> {
-    if m.family != "bank" {
+    if m.family != Bank::NAME {
         return None;
     }
     match m.variant.as_str() {
