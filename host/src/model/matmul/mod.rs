@@ -4,7 +4,7 @@
 //! `regblock`, `warptile`, `async_ring`, `stream_k`, `spread_ring`, `spread_edge`; stage 10,
 //! `spread_stream_k`, is `stream_k`'s replay over `spread_ring`'s loop), each replaying its
 //! kernels from their SASS (sm_90; the Hopper kernels from the Hopper module, the rest from the
-//! main one), saying what that SASS is, and giving the stage's descriptor its [`Replay`]; this
+//! main one), saying what that SASS is, and giving the stage's descriptor its `Replay`; this
 //! module finds a launch's stage in the table of descriptors and holds what they share.
 //!
 //! Uniformity: a 4096³ multiply is 10^11 lane accesses, so each launch is replayed one block
