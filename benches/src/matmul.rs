@@ -1,14 +1,12 @@
 //! Matmul lessons: the registry entries, checks and workloads for `coalesce::matmul`.
 use std::ops::Range;
 
-use coalesce::matmul::{self as lib, Method, matmul_cpu};
+use coalesce::matmul::lesson::EDGE_BENCH_SHAPES;
+use coalesce::matmul::{self as lib, Bench, Bounds, Method, matmul_cpu};
 use coalesce::model::Counts;
 use coalesce::util::Fill;
 use coalesce::{Error, Gpu, Result};
-use coalesce_kernels::matmul::{
-    BM, BN, WARPTILE, WARPTILE_ASYNC, WARPTILE_SMALL, matmul_spread_edge_waves, matmul_spread_streamk_waves,
-    matmul_warptile_streamk_waves,
-};
+use coalesce_kernels::matmul::BM;
 
 use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, close};
 use crate::family::{Family, Param, Row};
@@ -16,65 +14,7 @@ use crate::workload::{Workload, random_buffer};
 
 /// Relative error (‖C − R‖₂ / ‖R‖₂ against float64) every kernel must stay under.
 pub const TOLERANCE: f64 = 1e-5;
-/// Shapes (m, n, k) checked for the general kernels: 1, odd, prime and non-tile sizes.
-pub const CHECK_SHAPES: [(usize, usize, usize); 5] =
-    [(1, 1, 1), (33, 17, 65), (127, 131, 67), (257, 96, 200), (512, 512, 512)];
-/// Shapes checked for the register-blocked kernel (multiples of its 128 × 128 × 8 tile).
-pub const REGBLOCK_SHAPES: [(usize, usize, usize); 4] =
-    [(128, 128, 8), (256, 384, 136), (128, 640, 1000), (512, 512, 512)];
-/// Shapes checked for the unguarded warp-tiled kernel (multiples of its 128 × 128 × 16 tile).
-pub const WARPTILE_SHAPES: [(usize, usize, usize); 4] =
-    [(128, 128, 16), (256, 384, 144), (128, 640, 1008), (512, 512, 512)];
-/// Shapes checked for the `cp.async` warp-tiled kernel (multiples of its 128 × 256 × 16 tile;
-/// 1008 = 63 k tiles, more than its ring's 3 stages, not a multiple of them).
-pub const WARPTILE_ASYNC_SHAPES: [(usize, usize, usize); 5] =
-    [(128, 256, 16), (128, 256, 32), (256, 512, 144), (128, 768, 1008), (512, 512, 512)];
-/// Shapes checked for stream-K on the GPU's own wave (on 132 SMs): 144 tiles (one whole wave
-/// and 12 shared), 90 tiles all shared (no whole wave; a block's range inside one tile), one
-/// tile of one k tile (most blocks idle), 8 tiles, 132 tiles (one whole wave, no shared row),
-/// and the first shape again twice: each launch finds the flags the one before cleared (a flag
-/// left set would let a block add sums not yet written).
-pub const STREAMK_SHAPES: [(usize, usize, usize); 7] = [
-    (1152, 4096, 512),
-    (1280, 2304, 1008),
-    (128, 256, 16),
-    (512, 512, 512),
-    (1536, 2816, 64),
-    (1152, 4096, 512),
-    (1152, 4096, 512),
-];
-/// Shapes checked for the guarded spread ring's stream-K (on 132 SMs) besides the guarded
-/// kernel's: 170 tiles, partial in m, n and k (one whole wave, 38 shared, k 32 whole tiles and 3
-/// columns); 64 tiles all shared, k 62 tiles and 8; 4 tiles of k below one step (only the
-/// partial k tile, most blocks idle); 66 tiles one column wide at the edge; the first again
-/// twice (each launch finds the flags the one before cleared).
-pub const SPREAD_EDGE_SHAPES: [(usize, usize, usize); 6] =
-    [(1153, 4097, 515), (1000, 2000, 1000), (130, 300, 7), (4097, 257, 100), (1153, 4097, 515), (1153, 4097, 515)];
-/// Shapes checked for the small-grid warp-tiled kernel (multiples of its 64 × 128 × 16 tile).
-pub const WARPTILE_SMALL_SHAPES: [(usize, usize, usize); 4] =
-    [(64, 128, 16), (192, 384, 144), (64, 640, 1008), (512, 512, 512)];
-/// Extra shapes for the guarded warp-tiled kernel: partial tiles in m, n and k at once, k below
-/// one k step, a single row and column, whole tiles (which it takes too).
-pub const EDGE_EXTRA_SHAPES: [(usize, usize, usize); 5] =
-    [(300, 260, 1000), (129, 385, 17), (1, 1000, 5), (1000, 1, 33), (256, 256, 256)];
-/// The benchmark: 4096³.
-pub const BENCH_SIZE: usize = 4096;
-/// Sizes (s × s × s) the warp-tiled kernel is swept over.
-const SIZE: Param = Param { name: "size", sweep: &[1024, 2048, 4096, 8192], check: &[1024], labels: None };
-/// Sizes the stream-K kernel is swept over: 3072³ (288 tiles, 2.18 waves on 132 SMs), 4096³
-/// (3.88) and 8192³ (15.5).
-const STREAMK_SIZE: Param = Param { name: "size", sweep: &[3072, 4096, 8192], check: &[3072], labels: None };
-/// Sizes the spread ring's stream-K is swept over: stream-K's, and 2048³ (128 tiles, one wave
-/// short of 132 SMs by 4 blocks: all shared).
-const SPREAD_STREAMK_SIZE: Param =
-    Param { name: "size", sweep: &[2048, 3072, 4096, 8192], check: &[3072], labels: None };
-/// Sizes the small-grid kernel is swept over: where it is chosen, and the next size up.
-const SMALL_SIZE: Param = Param { name: "size", sweep: &[1024, 2048], check: &[1024], labels: None };
-/// Shapes (m, n, k) the guarded kernel is benchmarked at, selected by the `shape` parameter:
-/// one short of 4096, one past, all three different, and 4096³ itself for the cost of the guards.
-pub const EDGE_BENCH_SHAPES: [(usize, usize, usize); 4] =
-    [(4095, 4095, 4095), (4097, 4097, 4097), (4000, 4100, 4033), (4096, 4096, 4096)];
-/// `shape` 0..=3: an index into [`EDGE_BENCH_SHAPES`].
+/// `shape` 0..=3: an index into [`EDGE_BENCH_SHAPES`] ([`Bench::EdgeShapes`]).
 const EDGE_SHAPE: Param = Param { name: "shape", sweep: &[0, 1, 2, 3], check: &[0], labels: Some(edge_shape) };
 /// An [`EDGE_SHAPE`] value as `MxNxK` (`0`: `4095x4095x4095`).
 fn edge_shape(value: u32) -> String {
@@ -90,23 +30,12 @@ const FULL_COMPARE: usize = 1 << 26;
 /// The registry's matmul variants are the library's methods themselves, in teaching order.
 impl Family for Method {
     const NAME: &'static str = "matmul";
-    const ROWS: &'static [Row<Self>] = VARIANTS;
+    const ROWS: &'static [Row<Self>] = &VARIANTS;
 
     fn check(self, gpu: &Gpu, rng: &mut Rng, _: u32) -> CheckResult<String> {
-        let shapes: Vec<(usize, usize, usize)> = match self {
-            Method::RegisterBlocked => REGBLOCK_SHAPES.to_vec(),
-            Method::WarpTile | Method::WarpTileSm90 => WARPTILE_SHAPES.to_vec(),
-            Method::WarpTileAsync | Method::WarpTileSpread => WARPTILE_ASYNC_SHAPES.to_vec(),
-            Method::WarpTileStreamK | Method::WarpTileSpreadStreamK => STREAMK_SHAPES.to_vec(),
-            Method::WarpTileSmall => WARPTILE_SMALL_SHAPES.to_vec(),
-            Method::WarpTileEdge | Method::WarpTileEdgeSm90 => {
-                CHECK_SHAPES.iter().chain(&EDGE_EXTRA_SHAPES).copied().collect()
-            }
-            Method::WarpTileSpreadEdge => {
-                CHECK_SHAPES.iter().chain(&EDGE_EXTRA_SHAPES).chain(&SPREAD_EDGE_SHAPES).copied().collect()
-            }
-            Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync => CHECK_SHAPES.to_vec(),
-        };
+        let stage = self.stage();
+        let shapes: Vec<(usize, usize, usize)> =
+            stage.lesson.checks.iter().flat_map(|set| set.iter()).copied().collect();
         let mut worst = 0.0f64;
         for &shape in &shapes {
             let (m, n, k) = shape;
@@ -134,10 +63,14 @@ impl Family for Method {
                 }
             }
         }
-        if matches!(self, Method::WarpTileEdge | Method::WarpTileEdgeSm90 | Method::WarpTileSpreadEdge) {
+        // The guarded warp-tiled stages are where `matmul::matmul` sends what the unguarded ones
+        // refuse.
+        let guarded = stage.bounds == Bounds::Guarded;
+        if guarded && stage.warp_tile.is_some() {
             extra = format!("; {}", check_unaligned(self, gpu, rng)?);
         }
-        if self == Method::WarpTileSpreadEdge {
+        // The guarded stream-K stage (11) is `matmul::matmul`'s where `spread_edge_pays`.
+        if guarded && stage.waves.is_some() {
             extra = format!("{extra}; {}", check_library_edge(gpu, rng)?);
         }
         let banded = check_banded(self, gpu, rng)?;
@@ -145,7 +78,7 @@ impl Family for Method {
     }
 
     fn bench(self, gpu: &Gpu, value: u32) -> Result<Workload> {
-        let (m, n, k) = bench_shape(self, value);
+        let (m, n, k) = self.stage().lesson.bench.shape(value);
         let a = random_buffer::<f32>(gpu, m * k, Fill::Unit, 8)?;
         let b = random_buffer::<f32>(gpu, k * n, Fill::Unit, 9)?;
         let mut c = random_buffer::<f32>(gpu, m * n, Fill::Unit, 10)?;
@@ -156,53 +89,35 @@ impl Family for Method {
 
     fn model(self, value: u32, sms: u32) -> Result<Option<Counts>> {
         // One band: every benchmark shape fits one launch.
-        let shape = bench_shape(self, value);
+        let shape = self.stage().lesson.bench.shape(value);
         coalesce::model::matmul::run(self, shape, sms).map(Some)
     }
 }
 
-/// The matmul variants, one row each, in teaching order.
-#[rustfmt::skip]
-const VARIANTS: &[Row<Method>] = &[
-    row(Method::Naive, "one output a thread, operands straight from global memory"),
-    row(Method::Tiled, "32x32 shared-memory tiles, barriers after store and after use"),
-    row(Method::Prefetch, "tiles with the next one loaded into registers during compute"),
-    row(Method::CpAsync, "32x32 tiles through a 4-stage cp.async ring: 3 tiles in flight, 1 barrier a tile (sm_90)"),
-    row(Method::RegisterBlocked, "128x128 block tile, 8x8 per thread, 16-byte shared loads, 2 stages"),
-    row(Method::WarpTile, "warps of 64x32 (lanes 8x4), BK 16, next fragments loaded during the FMAs").swept(SIZE),
-    row(Method::WarpTileSm90, "warptile built for sm_90: next A stored, B loaded at k step 12 of 16 (sm_90)").swept(SIZE),
-    row(Method::WarpTileAsync, "128x256 blocks, 8x16 a thread, 3-stage cp.async ring of k 16, 1 block/SM (sm_90)").swept(SIZE),
-    // Its shared row names it; the whole waves launch first, and the model counts both.
-    row(Method::WarpTileStreamK, "warptile_async over the whole waves by linear block id, then one row shares the rest by k iteration (sm_90)").launches(matmul_warptile_streamk_waves).swept(STREAMK_SIZE).profiling(2),
-    row(Method::WarpTileSpread, "warptile_async with each thread's 12 copies a tile issued 2 at a time over the k steps, 4-stage ring (sm_90)").swept(SIZE),
-    row(Method::WarpTileSpreadStreamK, "stream-K over warptile_spread's k loop: whole waves, then one row shares the rest (sm_90)").launches(matmul_spread_streamk_waves).swept(SPREAD_STREAMK_SIZE).profiling(2),
-    row(Method::WarpTileSpreadEdge, "stream-K over the spread ring for any shape: A rows clamped, B columns wrapped, B copied a float at a time, partial k tile last (sm_90)").launches(matmul_spread_edge_waves).swept(EDGE_SHAPE).profiling(2),
-    row(Method::WarpTileSmall, "warptile on 64x128 blocks of 4 warps, for grids smaller than the GPU").swept(SMALL_SIZE),
-    row(Method::WarpTileEdge, "warptile with guarded single-float loads: any shape (4095, 4097, 4000x4100x4033, 4096)").swept(EDGE_SHAPE),
-    row(Method::WarpTileEdgeSm90, "warptile_edge built for sm_90 with warptile's interleaved lanes: fragment loads pair up (sm_90)").swept(EDGE_SHAPE),
-];
+/// The matmul variants, one row each, from the table of stages (teaching order).
+const VARIANTS: [Row<Method>; Method::ALL.len()] = {
+    let mut rows = [row(Method::Naive); Method::ALL.len()];
+    let mut i = 0;
+    while i < rows.len() {
+        rows[i] = row(Method::ALL[i]);
+        i += 1;
+    }
+    rows
+};
 
-/// A method's row: it launches its own kernel, and is named after it.
-const fn row(method: Method, summary: &'static str) -> Row<Method> {
-    Row::by_kernel(method, summary, method.kernel())
-}
-
-/// The shape `(m, n, k)` `method` is benchmarked (and modelled) at for its parameter `value`.
-fn bench_shape(method: Method, value: u32) -> (usize, usize, usize) {
-    match method {
-        Method::WarpTile
-        | Method::WarpTileSm90
-        | Method::WarpTileAsync
-        | Method::WarpTileStreamK
-        | Method::WarpTileSpread
-        | Method::WarpTileSpreadStreamK
-        | Method::WarpTileSmall => (value as usize, value as usize, value as usize),
-        Method::WarpTileEdge | Method::WarpTileEdgeSm90 | Method::WarpTileSpreadEdge => {
-            EDGE_BENCH_SHAPES[value as usize]
-        }
-        Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::RegisterBlocked => {
-            (BENCH_SIZE, BENCH_SIZE, BENCH_SIZE)
-        }
+/// A stage's row: it launches its own kernel, and is named after it.
+const fn row(method: Method) -> Row<Method> {
+    let stage = method.stage();
+    let row = Row::by_kernel(method, stage.lesson.summary, stage.kernel);
+    // Stream-K's shared row names it; the whole waves launch first, and the model counts both.
+    let row = match stage.waves {
+        Some(waves) => row.launches(waves.kernel).profiling(2),
+        None => row,
+    };
+    match stage.lesson.bench {
+        Bench::Fixed => row,
+        Bench::Cubes { sweep, check } => row.swept(Param { name: "size", sweep, check, labels: None }),
+        Bench::EdgeShapes => row.swept(EDGE_SHAPE),
     }
 }
 
@@ -281,20 +196,9 @@ fn one_float_off(
 /// full where C is small, else at both ends and around the band boundary.
 fn check_banded(method: Method, gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
     let band = method.band_rows() as usize;
-    let (m, n, k) = match method {
-        Method::RegisterBlocked => (band + BM as usize, BN as usize, 8),
-        Method::WarpTile | Method::WarpTileSm90 => (band + WARPTILE.bm as usize, WARPTILE.bn as usize, 16),
-        Method::WarpTileAsync | Method::WarpTileStreamK | Method::WarpTileSpread | Method::WarpTileSpreadStreamK => {
-            (band + WARPTILE_ASYNC.bm as usize, WARPTILE_ASYNC.bn as usize, 16)
-        }
-        Method::WarpTileSmall => (band + WARPTILE_SMALL.bm as usize, WARPTILE_SMALL.bn as usize, 16),
-        Method::Naive
-        | Method::Tiled
-        | Method::Prefetch
-        | Method::CpAsync
-        | Method::WarpTileEdge
-        | Method::WarpTileEdgeSm90
-        | Method::WarpTileSpreadEdge => (band + 33, 5, 3),
+    let (m, n, k) = match method.stage().bounds {
+        Bounds::WholeTiles { bm, bn, bk } => (band + bm as usize, bn as usize, bk as usize),
+        Bounds::Guarded => (band + 33, 5, 3),
     };
     let need = 4 * (m * k + k * n + m * n) as u64 + (1 << 30);
     if gpu.info().memory_bytes < need {

@@ -32,42 +32,40 @@ fn slices(
     }
 }
 
-/// The kernels that take any shape.
-fn general() -> impl Strategy<Value = Method> {
-    prop_oneof![
-        Just(Method::Naive),
-        Just(Method::Tiled),
-        Just(Method::Prefetch),
-        Just(Method::CpAsync),
-        Just(Method::WarpTileEdge),
-        Just(Method::WarpTileEdgeSm90)
-    ]
+/// The stages of the table (`Method::ALL`) that `keep` picks: every strategy draws from the
+/// table, so a new stage is drawn (and its kernel's index proofs below must cover it).
+fn stages(keep: impl Fn(&Stage) -> bool) -> impl Strategy<Value = Method> + Clone {
+    let picked: Vec<Method> = Method::ALL.into_iter().filter(|m| keep(m.stage())).collect();
+    assert!(!picked.is_empty(), "a strategy with no stage");
+    proptest::sample::select(picked)
+}
+
+/// The one-launch kernels that take any shape.
+fn general() -> impl Strategy<Value = Method> + Clone {
+    stages(|s| s.bounds == Bounds::Guarded && s.waves.is_none())
 }
 
 /// The kernels that take any shape, stage 11's stream-K over the guarded ring among them (two
 /// launches a band, so not in `general()`, whose tests expect one).
-fn any_shape() -> impl Strategy<Value = Method> {
-    prop_oneof![6 => general(), 1 => Just(Method::WarpTileSpreadEdge)]
+fn any_shape() -> impl Strategy<Value = Method> + Clone {
+    stages(|s| s.bounds == Bounds::Guarded)
 }
 
-/// The kernels that take whole tiles only.
-fn whole_tiles() -> impl Strategy<Value = Method> {
-    prop_oneof![
-        Just(Method::RegisterBlocked),
-        Just(Method::WarpTile),
-        Just(Method::WarpTileSm90),
-        Just(Method::WarpTileAsync),
-        Just(Method::WarpTileSpread),
-        Just(Method::WarpTileSmall)
-    ]
+/// The one-launch kernels that take whole tiles only.
+fn whole_tiles() -> impl Strategy<Value = Method> + Clone {
+    stages(|s| s.bounds != Bounds::Guarded && s.waves.is_none())
 }
 
-/// `(m, n, k)` rounded up to whole tiles of `method` (unchanged for the general kernels).
+/// Stream-K's stages, whole tiles only (`guarded` false) or any shape.
+fn stream_k_stages(guarded: Option<bool>) -> impl Strategy<Value = Method> + Clone {
+    stages(move |s| s.waves.is_some() && guarded.is_none_or(|g| g == (s.bounds == Bounds::Guarded)))
+}
+
+/// `(m, n, k)` rounded up to whole tiles of `method` (unchanged for the guarded kernels).
 fn round_up(method: Method, (m, n, k): (usize, usize, usize)) -> (usize, usize, usize) {
-    let (bm, bn, bk) = match method.warp_tile() {
-        Some(cfg) if method.whole_tiles_only() => (cfg.bm, cfg.bn, cfg.bk),
-        _ if method == Method::RegisterBlocked => (BM, BN, BK),
-        _ => (1, 1, 1),
+    let (bm, bn, bk) = match method.stage().bounds {
+        Bounds::WholeTiles { bm, bn, bk } => (bm, bn, bk),
+        Bounds::Guarded => (1, 1, 1),
     };
     (m.next_multiple_of(bm as usize), n.next_multiple_of(bn as usize), k.next_multiple_of(bk as usize))
 }
@@ -153,13 +151,7 @@ fn schedule(method: Method, (m, n, k): (u32, u32, u32)) -> StreamK {
 /// Stream-K's launches of one band of `method`, in order: the whole waves' kernel, then the
 /// shared row's (`None` for the other methods).
 fn stream_k_kernels(method: Method) -> Option<[&'static str; 2]> {
-    let waves = match method {
-        Method::WarpTileStreamK => matmul_warptile_streamk_waves.name(),
-        Method::WarpTileSpreadStreamK => matmul_spread_streamk_waves.name(),
-        Method::WarpTileSpreadEdge => matmul_spread_edge_waves.name(),
-        _ => return None,
-    };
-    Some([waves, method.kernel().name()])
+    method.stage().waves.map(|waves| [waves.kernel.name(), method.kernel().name()])
 }
 
 /// Every index the threads of the probed blocks of one launch of `method`'s plan compute,
@@ -173,20 +165,18 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
     prop_assert_eq!(band.block, method.launch(m, n, 132).block);
     let rng = |salt: u64| (probe ^ salt).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 7;
     // Stream-K's whole waves are the async (spread) kernel by linear block id: checked as it, on
-    // its grid. The guarded ring's have no kernel of their own to be checked as: checked with
-    // its row, which runs the same k loop and stores.
-    let waves_of = [
-        (matmul_warptile_streamk_waves.name(), Method::WarpTileAsync, Method::WarpTileStreamK),
-        (matmul_spread_streamk_waves.name(), Method::WarpTileSpread, Method::WarpTileSpreadStreamK),
-        (matmul_spread_edge_waves.name(), Method::WarpTileSpreadEdge, Method::WarpTileSpreadEdge),
-    ];
-    let waves = waves_of.iter().find(|(name, _, _)| band.kernel == *name);
+    // its grid (the table's `Waves::blocks_of`). The guarded ring's have no kernel of their own
+    // to be checked as: checked with its row, which runs the same k loop and stores.
+    let waves = Method::ALL.into_iter().find_map(|stage_k| {
+        let waves = stage_k.stage().waves.filter(|w| w.kernel.name() == band.kernel)?;
+        Some((waves.blocks_of, stage_k))
+    });
     let stream_k_waves = waves.is_some();
     let kernel = match waves {
-        Some(&(_, kernel, _)) => kernel,
+        Some((kernel, _)) => kernel,
         None => Method::ALL.into_iter().find(|m| m.kernel().name() == band.kernel).unwrap(),
     };
-    if let Some(&(_, _, stream_k_method)) = waves {
+    if let Some((_, stream_k_method)) = waves {
         prop_assert_eq!(method, stream_k_method);
         prop_assert_eq!(band.grid, schedule(method, band.dims).whole_grid());
     }
@@ -635,10 +625,9 @@ proptest! {
     #[test]
     fn stream_k_launches_stay_inside_and_cover_every_tile_once(
         tiles_m in prop_oneof![1usize..100, (65_535usize - 3)..=(65_535 + 3)], tiles_n in 1usize..6,
-        tiles_k in 1usize..40, probe in any::<u64>(), spread in any::<bool>()) {
+        tiles_k in 1usize..40, probe in any::<u64>(), method in stream_k_stages(Some(false))) {
         // Stage 8's kernels, or stage 10's over the spread ring: the same schedule.
-        let method = if spread { Method::WarpTileSpreadStreamK } else { Method::WarpTileStreamK };
-        let cfg = WARPTILE_ASYNC;
+        let cfg = method.warp_tile().unwrap();
         let shape = (tiles_m * cfg.bm as usize, tiles_n * cfg.bn as usize, tiles_k * cfg.bk as usize);
         check_stream_k_plan(method, shape, probe)?;
     }
@@ -646,7 +635,8 @@ proptest! {
     #[test]
     fn spread_edge_launches_stay_inside_and_cover_every_tile_once(
         tiles_m in prop_oneof![1usize..100, (65_535usize - 3)..=(65_535 + 3)], tiles_n in 1usize..9,
-        tiles_k in 1usize..40, trim in (0usize..128, 0usize..256, 0usize..16), probe in any::<u64>()) {
+        tiles_k in 1usize..40, trim in (0usize..128, 0usize..256, 0usize..16), probe in any::<u64>(),
+        method in stream_k_stages(Some(true))) {
         // Stage 11 takes any shape: `trim` short of whole tiles (down to one row, column or k),
         // so the schedule counts exactly `tiles_m * tiles_n` tiles, the last row, column and k
         // tile partial by `trim`, next to the row bands' boundary too.
@@ -655,12 +645,12 @@ proptest! {
         let shape = (tiles_m * bm - trim.0, tiles_n * bn - trim.1, tiles_k * bk - trim.2);
         let sk = StreamK::covering(shape.0 as u32, shape.1 as u32, shape.2 as u32, 132);
         prop_assert_eq!((sk.tiles_n, sk.iters), (tiles_n as u32, tiles_k as u32));
-        check_stream_k_plan(Method::WarpTileSpreadEdge, shape, probe)?;
+        check_stream_k_plan(method, shape, probe)?;
     }
 
     #[test]
     fn warp_tile_band_indices_stay_inside_and_aligned(
-        method in prop_oneof![Just(Method::WarpTile), Just(Method::WarpTileSmall)],
+        method in stages(|s| s.warp_tile.is_some() && s.bounds != Bounds::Guarded && s.waves.is_none()),
         tiles_m in prop_oneof![1usize..100, 1usize..=80_000, (65_535usize - 3)..=(65_535 + 3), 131_069usize..=131_071],
         tiles_n in 1usize..6, tiles_k in 1usize..40, probe in any::<u64>()) {
         let cfg = method.warp_tile().unwrap();
@@ -807,9 +797,7 @@ proptest! {
     }
 
     #[test]
-    fn stream_k_stores_every_element_once(method in prop_oneof![Just(Method::WarpTileStreamK),
-                                                                Just(Method::WarpTileSpreadStreamK),
-                                                                Just(Method::WarpTileSpreadEdge)],
+    fn stream_k_stores_every_element_once(method in stream_k_stages(None),
                                           m in 1usize..700, n in 1usize..1100, k in 1usize..100, sms in 1u32..40) {
         // The host's launches of one band, on few SMs so that most have whole waves: every
         // (tile, k tile) computed once, by the blocks of both launches together, and every
@@ -870,7 +858,7 @@ proptest! {
     }
 
     #[test]
-    fn rejected_inputs_give_documented_errors(method in prop_oneof![6 => general(), 6 => whole_tiles(), 1 => Just(Method::WarpTileSpreadEdge)],
+    fn rejected_inputs_give_documented_errors(method in prop_oneof![6 => general(), 6 => whole_tiles(), 1 => stream_k_stages(Some(true))],
                                               m in 1usize..3000, n in 1usize..3000, k in 1usize..3000,
                                               which in 0usize..3, delta in prop_oneof![Just(-1isize), Just(1), -1000isize..1000],
                                               skew in prop_oneof![Just(4u64), Just(8), Just(12)]) {
@@ -963,12 +951,13 @@ proptest! {
     #[test]
     fn stream_k_computes_every_k_tile_once_and_waits_only_backwards(tiles_m in 1u32..40, tiles_n in 1u32..40,
                                                                     iters in 1u32..80, sms in 1u32..300,
-                                                                    edge in any::<bool>(),
+                                                                    method in stream_k_stages(None),
                                                                     trim in (0u32..128, 0u32..256, 0u32..16)) {
         // Whole tiles, or for stage 11's covering schedule a shape `trim` short of them, its
         // partial tiles (and last k tile) counted as whole ones.
-        let cfg = WARPTILE_ASYNC;
-        let (method, trim) = if edge { (Method::WarpTileSpreadEdge, trim) } else { (Method::WarpTileStreamK, (0, 0, 0)) };
+        let cfg = method.warp_tile().unwrap();
+        let edge = method.stage().bounds == Bounds::Guarded;
+        let trim = if edge { trim } else { (0, 0, 0) };
         let (m, n, k) = (tiles_m * cfg.bm - trim.0, tiles_n * cfg.bn - trim.1, iters * cfg.bk - trim.2);
         let wave = stream_k(m, n, sms).wave;
         let sk = StreamK::of(m, n, k, wave, edge);

@@ -3,8 +3,28 @@
 //!
 //! The host side: the `cp.async` warp-tiled kernel's launch (`stream_k`'s blocks too).
 
+use super::lesson::{Lesson, SIZES, WARPTILE_ASYNC_SHAPES};
+use super::{Bounds, Method, Stage};
 use crate::launch::Launch;
-use coalesce_kernels::matmul::{WARPTILE_ASYNC, WTA_STAGES, WTA_THREADS};
+use crate::model::matmul::async_ring::REPLAY;
+use coalesce_kernels::matmul::{WARPTILE_ASYNC, WTA_STAGES, WTA_THREADS, matmul_warptile_async};
+
+/// Stage 7's descriptor: no guards, so whole [`WARPTILE_ASYNC`] tiles only.
+pub(super) const STAGE: Stage = Stage {
+    method: Method::WarpTileAsync,
+    kernel: matmul_warptile_async,
+    waves: None,
+    warp_tile: Some(WARPTILE_ASYNC),
+    bounds: Bounds::tiles_of(WARPTILE_ASYNC),
+    block_rows: WARPTILE_ASYNC.bm,
+    launch: |_, m, n, _| launch(m, n),
+    replay: REPLAY,
+    lesson: Lesson {
+        summary: "128x256 blocks, 8x16 a thread, 3-stage cp.async ring of k 16, 1 block/SM (sm_90)",
+        bench: SIZES,
+        checks: &[&WARPTILE_ASYNC_SHAPES],
+    },
+};
 
 /// A block a `WARPTILE_ASYNC` tile of C (whole tiles only), `WTA_THREADS` threads, its
 /// `WTA_STAGES`-stage ring as shared memory (past the default: opted in at launch).

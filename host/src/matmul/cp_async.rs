@@ -3,8 +3,28 @@
 //!
 //! The host side: the `cp.async` tiled kernel's launch.
 
+use super::lesson::{Bench, CHECK_SHAPES, Lesson};
+use super::{Bounds, Method, Stage};
 use crate::launch::Launch;
-use coalesce_kernels::matmul::{MM_SHARED_BYTES, TILE, tiled_grid};
+use crate::model::matmul::cp_async::REPLAY;
+use coalesce_kernels::matmul::{MM_SHARED_BYTES, TILE, matmul_cp_async, tiled_grid};
+
+/// Stage 4's descriptor.
+pub(super) const STAGE: Stage = Stage {
+    method: Method::CpAsync,
+    kernel: matmul_cp_async,
+    waves: None,
+    warp_tile: None,
+    bounds: Bounds::Guarded,
+    block_rows: TILE,
+    launch: |_, m, n, _| launch(m, n),
+    replay: REPLAY,
+    lesson: Lesson {
+        summary: "32x32 tiles through a 4-stage cp.async ring: 3 tiles in flight, 1 barrier a tile (sm_90)",
+        bench: Bench::Fixed,
+        checks: &[&CHECK_SHAPES],
+    },
+};
 
 /// `tiled`'s blocks, with the `MM_STAGES`-stage ring as their shared memory.
 pub(super) const fn launch(m: u32, n: u32) -> Launch {

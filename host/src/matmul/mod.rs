@@ -11,28 +11,46 @@
 //!
 //! One file a stage, the kernels' own stage names in teaching order: `naive`, `tiled`,
 //! `prefetch`, `cp_async`, `regblock`, `warptile`, `async_ring`, `stream_k`, `spread_ring`,
-//! `spread_stream_k` and `spread_edge`, each with its
-//! kernels' launch geometry and the tests of their plans; this module the [`Method`] table, the
-//! checks and plans every kernel shares, the library's choice and the CPU reference. The kernels'
-//! constants and index math are public once, at `coalesce_kernels::matmul`; this module
-//! re-exports only the kernel-crate types its own signatures use ([`WarpTile`], [`StreamK`]).
+//! `spread_stream_k` and `spread_edge`, each with its stage's descriptor ([`Stage`]: kernels,
+//! tile, [`Bounds`], launch geometry, model replay, [`lesson`] shapes), its kernels' launch
+//! geometry and the tests of their plans; this module the one table of descriptors
+//! ([`Method::stage`]), the checks and plans every kernel shares, the library's choice and the
+//! CPU reference. [`Method`], [`choose`], the model, the lesson harness's registry, checks and
+//! benches and the property tests all read the table. The kernels' constants and index math are
+//! public once, at `coalesce_kernels::matmul`; this module re-exports only the kernel-crate types
+//! its own signatures use ([`WarpTile`], [`StreamK`]).
+//!
+//! # Adding a stage
+//!
+//! A new stage touches four files:
+//! 1. its kernel, `kernels-gpu/src/matmul/<stage>.rs` (declared with `kernel!`; built into
+//!    `host/ptx/` by `cargo xtask build-ptx --refresh`);
+//! 2. its host stage file, `host/src/matmul/<stage>.rs`: its launch geometry and its
+//!    descriptor, a [`Stage`] with every field given ([`Bounds`] has no default: an unguarded
+//!    kernel is [`Bounds::WholeTiles`] of its tile, which [`validate`] then enforces);
+//! 3. its model file, `host/src/model/matmul/<stage>.rs`: the replay of its warps that the
+//!    descriptor's `replay` names;
+//! 4. this module: one variant of [`Method`] and one line of the table (`STAGES`), in teaching
+//!    order.
+//!
+//! The registry row, the checks, the benches and the property tests' strategies follow from the
+//! table. A test fails while a `matmul_*` kernel of the PTX has no descriptor; the property
+//! tests then draw the new stage, and their per-kernel index proofs (exhaustive matches in
+//! `host/tests/props_matmul.rs`) do not compile until it has one.
 use std::ops::Range;
 
 use crate::buffer::{DeviceRead, DeviceWrite};
 use crate::error::{Error, Result, aligned16, dim32, exactly, in_range};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Kernel, Launch, Out};
-use coalesce_kernels::matmul::{
-    BK, BM, BN, NAIVE_BLOCK, TILE, WARPTILE, WARPTILE_ASYNC, WARPTILE_EDGE, WARPTILE_SMALL, band_rows, matmul_cp_async,
-    matmul_naive, matmul_prefetch, matmul_regblock, matmul_spread_edge, matmul_spread_streamk, matmul_tiled,
-    matmul_warptile, matmul_warptile_async, matmul_warptile_edge, matmul_warptile_edge_sm90, matmul_warptile_sm90,
-    matmul_warptile_small, matmul_warptile_spread, matmul_warptile_streamk, regblock_supports,
-};
+use crate::model::matmul::Replay;
 pub use coalesce_kernels::matmul::{StreamK, WarpTile};
+use coalesce_kernels::matmul::{WARPTILE, WARPTILE_ASYNC, band_rows, matmul_warptile_sm90};
 
-// One file a stage (teaching order in the module docs).
+// One file a stage (teaching order in the module docs), each with its descriptor.
 mod async_ring;
 mod cp_async;
+pub mod lesson;
 mod naive;
 mod prefetch;
 mod regblock;
@@ -43,6 +61,7 @@ mod stream_k;
 mod tiled;
 mod warptile;
 
+pub use lesson::{Bench, Lesson};
 pub use stream_k::{stream_k, stream_k_pays};
 
 /// Parameter list of every matmul kernel: A, B, C, m, n, k.
@@ -51,7 +70,8 @@ pub type MatmulSig = fn(*const f32, *const f32, *mut f32, u32, u32, u32);
 // m·k, k·n and m·n of `u32` dimensions are computed in `usize`: they cannot overflow 64 bits.
 const _: () = assert!(usize::BITS >= 64, "matmul lengths need a 64-bit host");
 
-/// The kernels, in teaching order.
+/// The kernels, in teaching order: each an index into the table of stage descriptors
+/// ([`Method::stage`]), in the same order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
     /// One output a thread, operands straight from global memory.
@@ -87,7 +107,8 @@ pub enum Method {
     /// copied a float at a time, a partial last k tile after the ring, stores checked.
     /// `matmul_spread_edge_waves`, then `matmul_spread_edge`.
     WarpTileSpreadEdge,
-    /// Warp-tiled 64 × 128 × 16 for small grids ([`WARPTILE_SMALL`]; whole tiles only, 16-byte
+    /// Warp-tiled 64 × 128 × 16 for small grids
+    /// ([`WARPTILE_SMALL`](coalesce_kernels::matmul::WARPTILE_SMALL); whole tiles only, 16-byte
     /// aligned buffers).
     WarpTileSmall,
     /// Warp-tiled 128 × 128 × 16 with every access guarded: any shape, any (4-byte) alignment.
@@ -97,100 +118,140 @@ pub enum Method {
     WarpTileEdgeSm90,
 }
 
+/// How a stage's kernel meets the edges of C. Every descriptor says which, with no default:
+/// [`validate`] and the safety of [`plan`]'s launches rest on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bounds {
+    /// Every global access guarded: any non-empty shape, any (4-byte) alignment.
+    Guarded,
+    /// No bounds checks: whole `bm × bn × bk` tiles only, from 16-byte aligned buffers.
+    WholeTiles {
+        /// Rows of C a tile covers.
+        bm: u32,
+        /// Columns of C a tile covers.
+        bn: u32,
+        /// Columns of A (rows of B) a k tile covers.
+        bk: u32,
+    },
+}
+
+impl Bounds {
+    /// Whole tiles of a warp-tiled shape.
+    pub const fn tiles_of(cfg: WarpTile) -> Bounds {
+        Bounds::WholeTiles { bm: cfg.bm, bn: cfg.bn, bk: cfg.bk }
+    }
+
+    /// Whether a kernel of these bounds takes an `m × n × k` multiply (shape only).
+    pub const fn supports(self, m: u32, n: u32, k: u32) -> bool {
+        let whole = match self {
+            Bounds::Guarded => true,
+            Bounds::WholeTiles { bm, bn, bk } => m.is_multiple_of(bm) && n.is_multiple_of(bn) && k.is_multiple_of(bk),
+        };
+        m > 0 && n > 0 && k > 0 && whole
+    }
+}
+
+/// Stream-K's first launch: the whole waves of tiles, by linear block id.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Waves {
+    /// Its kernel, launched on [`StreamK::whole_grid`] before the stage's own.
+    pub kernel: Kernel<MatmulSig>,
+    /// The stage whose blocks it runs, each taking the tile of its linear id (stage 11's own,
+    /// over the schedule that counts partial tiles): the model and the index proofs take it as
+    /// that stage's.
+    pub blocks_of: Method,
+}
+
+/// One stage of the lesson, described once beside its launch geometry (`naive.rs`, ...): what
+/// [`Method`], [`choose`], the plans, the model, the lesson harness and the property tests read
+/// of it. It has no default, so a stage that leaves out a field (its [`Bounds`] above all) does
+/// not compile.
+pub struct Stage {
+    /// Its place in the table.
+    pub method: Method,
+    /// Its kernel (stream-K's: the shared row's, launched after [`Stage::waves`]).
+    pub kernel: Kernel<MatmulSig>,
+    /// Stream-K's whole waves, launched first; `None` for a one-launch stage.
+    pub waves: Option<Waves>,
+    /// The warp-tiled kernels' shape, `None` for the others.
+    pub warp_tile: Option<WarpTile>,
+    /// Guarded, or whole tiles only.
+    pub bounds: Bounds,
+    /// Rows of C one block computes.
+    pub block_rows: u32,
+    /// Grid, block and shared memory of [`Stage::kernel`]'s launch over `m` rows and `n`
+    /// columns on a GPU of `sms` multiprocessors ([`Method::launch`]).
+    launch: fn(&Stage, u32, u32, u32) -> Launch,
+    /// How the model replays its launches.
+    pub(crate) replay: Replay,
+    /// What the lesson harness runs it at.
+    pub lesson: Lesson,
+}
+
+/// The stages in teaching order, indexed by [`Method`]: the one table.
+static STAGES: [Stage; 15] = [
+    naive::STAGE,
+    tiled::STAGE,
+    prefetch::STAGE,
+    cp_async::STAGE,
+    regblock::STAGE,
+    warptile::WARPTILE_STAGE,
+    warptile::SM90_STAGE,
+    async_ring::STAGE,
+    stream_k::STAGE,
+    spread_ring::STAGE,
+    spread_stream_k::STAGE,
+    spread_edge::STAGE,
+    warptile::SMALL_STAGE,
+    warptile::EDGE_STAGE,
+    warptile::EDGE_SM90_STAGE,
+];
+
 impl Method {
-    /// Every method, in teaching order.
-    pub const ALL: [Method; 15] = [
-        Method::Naive,
-        Method::Tiled,
-        Method::Prefetch,
-        Method::CpAsync,
-        Method::RegisterBlocked,
-        Method::WarpTile,
-        Method::WarpTileSm90,
-        Method::WarpTileAsync,
-        Method::WarpTileStreamK,
-        Method::WarpTileSpread,
-        Method::WarpTileSpreadStreamK,
-        Method::WarpTileSpreadEdge,
-        Method::WarpTileSmall,
-        Method::WarpTileEdge,
-        Method::WarpTileEdgeSm90,
-    ];
+    /// Every method, in teaching order (the table's).
+    pub const ALL: [Method; 15] = {
+        let mut all = [Method::Naive; 15];
+        let mut i = 0;
+        while i < all.len() {
+            all[i] = STAGES[i].method;
+            // `stage` indexes the table by the variant.
+            assert!(all[i] as usize == i, "the stage table is in Method's order");
+            i += 1;
+        }
+        all
+    };
+
+    /// The stage's descriptor.
+    pub const fn stage(self) -> &'static Stage {
+        &STAGES[self as usize]
+    }
 
     /// The kernel's typed handle (stream-K's: its shared row's, launched after its whole
     /// waves' kernel).
     pub const fn kernel(self) -> Kernel<MatmulSig> {
-        match self {
-            Method::Naive => matmul_naive,
-            Method::Tiled => matmul_tiled,
-            Method::Prefetch => matmul_prefetch,
-            Method::CpAsync => matmul_cp_async,
-            Method::RegisterBlocked => matmul_regblock,
-            Method::WarpTile => matmul_warptile,
-            Method::WarpTileSm90 => matmul_warptile_sm90,
-            Method::WarpTileAsync => matmul_warptile_async,
-            Method::WarpTileStreamK => matmul_warptile_streamk,
-            Method::WarpTileSpread => matmul_warptile_spread,
-            Method::WarpTileSpreadStreamK => matmul_spread_streamk,
-            Method::WarpTileSpreadEdge => matmul_spread_edge,
-            Method::WarpTileSmall => matmul_warptile_small,
-            Method::WarpTileEdge => matmul_warptile_edge,
-            Method::WarpTileEdgeSm90 => matmul_warptile_edge_sm90,
-        }
+        self.stage().kernel
     }
 
     /// The warp-tiled kernels' shape, `None` for the others.
     pub const fn warp_tile(self) -> Option<WarpTile> {
-        match self {
-            Method::WarpTile | Method::WarpTileSm90 | Method::WarpTileEdgeSm90 => Some(WARPTILE),
-            Method::WarpTileEdge => Some(WARPTILE_EDGE),
-            Method::WarpTileAsync
-            | Method::WarpTileStreamK
-            | Method::WarpTileSpread
-            | Method::WarpTileSpreadStreamK
-            | Method::WarpTileSpreadEdge => Some(WARPTILE_ASYNC),
-            Method::WarpTileSmall => Some(WARPTILE_SMALL),
-            Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync | Method::RegisterBlocked => None,
-        }
+        self.stage().warp_tile
     }
 
     /// Whether a multiply is stream-K's two launches ([`Method::launches`]): whole waves, then a
     /// shared row.
     pub const fn stream_k(self) -> bool {
-        matches!(self, Method::WarpTileStreamK | Method::WarpTileSpreadStreamK | Method::WarpTileSpreadEdge)
+        self.stage().waves.is_some()
     }
 
     /// Whether the kernel has no bounds checks: it takes whole tiles only, from 16-byte aligned
-    /// buffers. Every method says which it is, with no default: [`validate`] and the plans'
-    /// safety rest on it, so a new method that does not answer does not compile.
+    /// buffers ([`Bounds::WholeTiles`], which every descriptor states or not).
     pub const fn whole_tiles_only(self) -> bool {
-        match self {
-            Method::RegisterBlocked
-            | Method::WarpTile
-            | Method::WarpTileSm90
-            | Method::WarpTileAsync
-            | Method::WarpTileStreamK
-            | Method::WarpTileSpread
-            | Method::WarpTileSpreadStreamK
-            | Method::WarpTileSmall => true,
-            Method::Naive
-            | Method::Tiled
-            | Method::Prefetch
-            | Method::CpAsync
-            | Method::WarpTileSpreadEdge
-            | Method::WarpTileEdge
-            | Method::WarpTileEdgeSm90 => false,
-        }
+        matches!(self.stage().bounds, Bounds::WholeTiles { .. })
     }
 
     /// Rows of C one block computes.
     pub const fn block_rows(self) -> u32 {
-        match (self, self.warp_tile()) {
-            (_, Some(tile)) => tile.bm,
-            (Method::Naive, None) => NAIVE_BLOCK.1,
-            (Method::RegisterBlocked, None) => BM,
-            (_, None) => TILE,
-        }
+        self.stage().block_rows
     }
 
     /// Most rows one launch takes (65535 blocks of [`Method::block_rows`]): a multiple of the
@@ -203,55 +264,33 @@ impl Method {
     /// [`Method::band_rows`]) and `n` columns on a GPU of `sms` multiprocessors (only the
     /// stream-K row's grid depends on it: [`stream_k`]). A multiply may take more than this one
     /// launch: [`Method::launches`].
-    pub const fn launch(self, m: u32, n: u32, sms: u32) -> Launch {
-        match self {
-            Method::Naive => naive::launch(m, n),
-            Method::Tiled => tiled::launch(m, n),
-            Method::Prefetch => prefetch::launch(m, n),
-            Method::CpAsync => cp_async::launch(m, n),
-            Method::RegisterBlocked => regblock::launch(m, n),
-            Method::WarpTile
-            | Method::WarpTileSm90
-            | Method::WarpTileSmall
-            | Method::WarpTileEdge
-            | Method::WarpTileEdgeSm90 => {
-                let cfg = match self.warp_tile() {
-                    Some(cfg) => cfg,
-                    None => unreachable!(),
-                };
-                warptile::launch(cfg, m, n)
-            }
-            Method::WarpTileAsync => async_ring::launch(m, n),
-            Method::WarpTileStreamK => stream_k::launch(m, n, sms),
-            Method::WarpTileSpread => spread_ring::launch(m, n),
-            Method::WarpTileSpreadStreamK => spread_stream_k::launch(m, n, sms),
-            Method::WarpTileSpreadEdge => spread_edge::launch(m, n, sms),
-        }
+    pub fn launch(self, m: u32, n: u32, sms: u32) -> Launch {
+        let stage = self.stage();
+        (stage.launch)(stage, m, n, sms)
     }
 
     /// The launches of one `m × n` multiply (at most [`Method::band_rows`] rows), in the order
     /// they are queued: [`Method::kernel`] with [`Method::launch`] for every method but
-    /// stream-K, whose whole waves (if any) go through `matmul_warptile_streamk_waves` on
-    /// [`StreamK::whole_grid`] and its shared tiles (if any) through `matmul_warptile_streamk`
-    /// on [`StreamK::row_grid`].
+    /// stream-K, whose whole waves (if any) go through [`Stage::waves`] on
+    /// [`StreamK::whole_grid`] and its shared tiles (if any) through [`Method::kernel`] on
+    /// [`StreamK::row_grid`] (a guarded stage's schedule counting partial tiles).
     pub fn launches(self, m: u32, n: u32, sms: u32) -> impl Iterator<Item = (Kernel<MatmulSig>, Launch)> {
-        match self {
-            Method::WarpTileStreamK => return stream_k::launches(m, n, sms).into_iter().flatten(),
-            Method::WarpTileSpreadStreamK => return spread_stream_k::launches(m, n, sms).into_iter().flatten(),
-            Method::WarpTileSpreadEdge => return spread_edge::launches(m, n, sms).into_iter().flatten(),
-            _ => {}
-        }
-        [None, Some((self.kernel(), self.launch(m, n, sms)))].into_iter().flatten()
+        let stage = self.stage();
+        let launch = self.launch(m, n, sms);
+        let launches = match stage.waves {
+            Some(waves) => {
+                let edge = matches!(stage.bounds, Bounds::Guarded);
+                stream_k::launches_of((m, n, sms, edge), (waves.kernel, stage.kernel), launch)
+            }
+            None => [None, Some((stage.kernel, launch))],
+        };
+        launches.into_iter().flatten()
     }
 
     /// Whether the kernel takes an `m × n × k` multiply (shape only; see [`validate`]): any
     /// non-empty shape where every access is guarded, whole tiles of its own shape otherwise.
     pub const fn supports(self, m: u32, n: u32, k: u32) -> bool {
-        match (self.whole_tiles_only(), self.warp_tile()) {
-            (false, _) => m > 0 && n > 0 && k > 0,
-            (true, Some(tile)) => tile.supports(m, n, k),
-            (true, None) => regblock_supports(m, n, k),
-        }
+        self.stage().bounds.supports(m, n, k)
     }
 }
 
@@ -268,7 +307,7 @@ pub struct Dims {
 
 /// Checks `C (m × n) = A (m × k) · B (k × n)` for `method`, in this order: every dimension is at
 /// least 1 ([`Error::Empty`]) and fits `u32` ([`Error::OutOfRange`]); a whole-tiles-only kernel
-/// ([`Method::whole_tiles_only`]) gets whole tiles ([`Error::Unsupported`]); each buffer holds
+/// ([`Bounds::WholeTiles`] in its descriptor) gets whole tiles ([`Error::Unsupported`]); each buffer holds
 /// exactly its matrix ([`Error::LengthMismatch`]); a whole-tiles-only kernel's buffers start on
 /// 16-byte boundaries ([`Error::Misaligned`]).
 pub fn validate(
@@ -279,11 +318,9 @@ pub fn validate(
     (m, n, k): (usize, usize, usize),
 ) -> Result<Dims> {
     let dims = Dims { m: dim32("matmul m", m)?, n: dim32("matmul n", n)?, k: dim32("matmul k", k)? };
-    if method.whole_tiles_only() && !method.supports(dims.m, dims.n, dims.k) {
-        let (bm, bn, bk) = match method.warp_tile() {
-            Some(cfg) => (cfg.bm, cfg.bn, cfg.bk),
-            None => (BM, BN, BK),
-        };
+    if let Bounds::WholeTiles { bm, bn, bk } = method.stage().bounds
+        && !method.supports(dims.m, dims.n, dims.k)
+    {
         return Err(Error::Unsupported(format!(
             "{method:?} matmul needs m a multiple of {bm}, n of {bn} and k of {bk}, got {m} x {n} x {k}"
         )));
@@ -316,7 +353,9 @@ pub fn plan(
     let Dims { m, n, k } = validate(method, a, b, c, shape)?;
     in_range("matmul rows of one launch", m.into(), 1, method.band_rows().into())?;
     for (kernel, launch) in method.launches(m, n, sms) {
-        // SAFETY: the buffers hold exactly m·k, k·n and m·n floats (checked above), and every
+        // SAFETY: the buffers hold exactly m·k, k·n and m·n floats (checked above); the kernel
+        // and launch are `method`'s descriptor's (`Method::launches`), whose required `bounds`
+        // puts the kernel in one of the cases below (no guards: `Bounds::WholeTiles`); and every
         // kernel reads or writes only `row_major(r, col, cols)` with r < rows, col < cols of its
         // matrix:
         // - naive and tiled guard each global access (`row < m && col < n`, and `at` checks `r <
@@ -328,8 +367,9 @@ pub fn plan(
         //   vectors only where `mm_vectors` holds (k and n multiples of 4, both inputs 16-byte
         //   aligned: a vector starting inside a row ends inside it), else floats; its ring slots
         //   `mm_a_slot`/`mm_b_slot` stay inside the `MM_SHARED_BYTES` launched;
-        // - the register-blocked and the unguarded warp-tiled kernels have no guards: the shape
-        //   is whole tiles (checked by `validate`), the grid is exactly those tiles, of the threads
+        // - the register-blocked and the unguarded warp-tiled kernels have no guards, and their
+        //   descriptors say so (`Bounds::WholeTiles` of their tile, a field no stage can leave
+        //   out): the shape is whole tiles and the buffers aligned (checked by `validate`), the grid is exactly those tiles, of the threads
         //   and shared memory the kernel assumes (`regblock_grid`/`RB_THREADS`/`RB_SHARED_FLOATS`,
         //   `WarpTile::grid`/`threads`/`shared_bytes`), so its largest vectors (the last k tile's
         //   loads, the last block's stores: `rb_*`,
@@ -525,6 +565,7 @@ pub fn matmul_cpu(a: &[f32], b: &[f32], (m, n, k): (usize, usize, usize)) -> Res
 mod tests {
     use super::*;
     use crate::buffer::DeviceViewMut;
+    use coalesce_kernels::matmul::{BK, BM, BN};
 
     /// Descriptors of A, B, C with `lens` elements at made-up 256-byte-aligned addresses.
     pub(super) fn slices(
@@ -598,6 +639,43 @@ mod tests {
             plan_of(Method::Tiled, (m, 1, 1), (m, 1, m)),
             Err(Error::OutOfRange { what: "matmul rows of one launch", .. })
         ));
+    }
+
+    #[test]
+    fn every_matmul_kernel_has_a_descriptor() {
+        // A stage's kernels are its own and its whole waves'; each kernel in one descriptor.
+        let described: Vec<&str> = Method::ALL
+            .iter()
+            .flat_map(|m| [Some(m.kernel()), m.stage().waves.map(|w| w.kernel)])
+            .flatten()
+            .map(|k| k.name())
+            .collect();
+        for (i, name) in described.iter().enumerate() {
+            assert!(!described[..i].contains(name), "{name} in two descriptors");
+        }
+        let entries = crate::gpu::ptx_entries(crate::PTX).chain(crate::gpu::ptx_entries(crate::PTX_SM90));
+        let mut seen = 0;
+        for entry in entries.filter(|e| e.starts_with("matmul_")) {
+            assert!(described.contains(&entry), "{entry} has no stage descriptor (host/src/matmul/mod.rs: STAGES)");
+            seen += 1;
+        }
+        assert!(seen >= described.len(), "every described kernel is built");
+        for method in Method::ALL {
+            assert_eq!(method.stage().method, method);
+        }
+    }
+
+    #[test]
+    fn whole_tiles_are_the_kernels_own_tiles() {
+        // `validate` checks a whole-tiles-only kernel's shape against its descriptor's bounds:
+        // they must be the tiles its grid and index math assume.
+        for method in Method::ALL {
+            let stage = method.stage();
+            let Bounds::WholeTiles { bm, bn, bk } = stage.bounds else { continue };
+            let tile = stage.warp_tile.map_or((BM, BN, BK), |cfg| (cfg.bm, cfg.bn, cfg.bk));
+            assert_eq!((bm, bn, bk), tile, "{method:?}");
+            assert_eq!(stage.block_rows, bm, "{method:?}");
+        }
     }
 
     #[test]

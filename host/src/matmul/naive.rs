@@ -3,8 +3,28 @@
 //!
 //! The host side: the naive kernel's launch.
 
+use super::lesson::{Bench, CHECK_SHAPES, Lesson};
+use super::{Bounds, Method, Stage};
 use crate::launch::Launch;
-use coalesce_kernels::matmul::{NAIVE_BLOCK, naive_grid};
+use crate::model::matmul::naive::REPLAY;
+use coalesce_kernels::matmul::{NAIVE_BLOCK, matmul_naive, naive_grid};
+
+/// Stage 1's descriptor.
+pub(super) const STAGE: Stage = Stage {
+    method: Method::Naive,
+    kernel: matmul_naive,
+    waves: None,
+    warp_tile: None,
+    bounds: Bounds::Guarded,
+    block_rows: NAIVE_BLOCK.1,
+    launch: |_, m, n, _| launch(m, n),
+    replay: REPLAY,
+    lesson: Lesson {
+        summary: "one output a thread, operands straight from global memory",
+        bench: Bench::Fixed,
+        checks: &[&CHECK_SHAPES],
+    },
+};
 
 /// One thread an output of C, in blocks of [`NAIVE_BLOCK`]: partial blocks at the edges, the
 /// kernel guards `row < m && col < n`.

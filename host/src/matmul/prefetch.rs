@@ -3,7 +3,28 @@
 //!
 //! The host side: `tiled`'s launch, unchanged.
 
+use super::lesson::{Bench, CHECK_SHAPES, Lesson};
+use super::{Bounds, Method, Stage};
 use crate::launch::Launch;
+use crate::model::matmul::prefetch::REPLAY;
+use coalesce_kernels::matmul::{TILE, matmul_prefetch};
+
+/// Stage 3's descriptor.
+pub(super) const STAGE: Stage = Stage {
+    method: Method::Prefetch,
+    kernel: matmul_prefetch,
+    waves: None,
+    warp_tile: None,
+    bounds: Bounds::Guarded,
+    block_rows: TILE,
+    launch: |_, m, n, _| launch(m, n),
+    replay: REPLAY,
+    lesson: Lesson {
+        summary: "tiles with the next one loaded into registers during compute",
+        bench: Bench::Fixed,
+        checks: &[&CHECK_SHAPES],
+    },
+};
 
 /// [`super::tiled::launch`]: the prefetch changes the order of the loads, not the blocks.
 pub(super) const fn launch(m: u32, n: u32) -> Launch {

@@ -4,8 +4,28 @@
 //! The host side: the register-blocked kernel's launch (whole tiles only:
 //! [`Method::supports`](super::Method::supports)).
 
+use super::lesson::{Bench, Lesson, REGBLOCK_SHAPES};
+use super::{Bounds, Method, Stage};
 use crate::launch::Launch;
-use coalesce_kernels::matmul::{RB_SHARED_FLOATS, RB_THREADS, regblock_grid};
+use crate::model::matmul::regblock::REPLAY;
+use coalesce_kernels::matmul::{BK, BM, BN, RB_SHARED_FLOATS, RB_THREADS, matmul_regblock, regblock_grid};
+
+/// Stage 5's descriptor: no guards, so whole `BM × BN × BK` tiles only.
+pub(super) const STAGE: Stage = Stage {
+    method: Method::RegisterBlocked,
+    kernel: matmul_regblock,
+    waves: None,
+    warp_tile: None,
+    bounds: Bounds::WholeTiles { bm: BM, bn: BN, bk: BK },
+    block_rows: BM,
+    launch: |_, m, n, _| launch(m, n),
+    replay: REPLAY,
+    lesson: Lesson {
+        summary: "128x128 block tile, 8x8 per thread, 16-byte shared loads, 2 stages",
+        bench: Bench::Fixed,
+        checks: &[&REGBLOCK_SHAPES],
+    },
+};
 
 /// Exactly the `BM × BN` tiles of C, `RB_THREADS` threads and two shared stages a block.
 pub(super) const fn launch(m: u32, n: u32) -> Launch {
@@ -17,6 +37,7 @@ mod tests {
     use crate::buffer::DeviceViewMut;
     use crate::matmul::tests::{plan_of, slices};
     use crate::matmul::*;
+    use coalesce_kernels::matmul::BM;
 
     #[test]
     fn register_blocked_plans_exactly_its_tiles() {

@@ -4,21 +4,34 @@
 //! The host side: stream-K's two launches over the guarded ring, the schedule counting partial
 //! tiles ([`StreamK::covering`](coalesce_kernels::matmul::StreamK::covering)).
 
-use super::MatmulSig;
-use super::stream_k::launches_of;
-use crate::launch::{Kernel, Launch};
-use coalesce_kernels::matmul::{matmul_spread_edge, matmul_spread_edge_waves};
+use super::lesson::{Bench, CHECK_SHAPES, EDGE_EXTRA_SHAPES, Lesson, SPREAD_EDGE_SHAPES};
+use super::{Bounds, Method, Stage, Waves};
+use crate::launch::Launch;
+use crate::model::matmul::spread_edge::REPLAY;
+use coalesce_kernels::matmul::{WARPTILE_ASYNC, matmul_spread_edge, matmul_spread_edge_waves};
+
+/// Stage 11's descriptor: its own blocks over the whole waves (`matmul_spread_edge_waves`), then
+/// the shared row (`matmul_spread_edge`), every access guarded.
+pub(super) const STAGE: Stage = Stage {
+    method: Method::WarpTileSpreadEdge,
+    kernel: matmul_spread_edge,
+    waves: Some(Waves { kernel: matmul_spread_edge_waves, blocks_of: Method::WarpTileSpreadEdge }),
+    warp_tile: Some(WARPTILE_ASYNC),
+    bounds: Bounds::Guarded,
+    block_rows: WARPTILE_ASYNC.bm,
+    launch: |_, m, n, sms| launch(m, n, sms),
+    replay: REPLAY,
+    lesson: Lesson {
+        summary: "stream-K over the spread ring for any shape: A rows clamped, B columns wrapped, B copied a float at a time, partial k tile last (sm_90)",
+        bench: Bench::EdgeShapes,
+        checks: &[&CHECK_SHAPES, &EDGE_EXTRA_SHAPES, &SPREAD_EDGE_SHAPES],
+    },
+};
 
 /// The shared row's launch: `spread_stream_k`'s (the spread ring's blocks on the row grid, one
 /// block a multiprocessor, which partial tiles do not change).
 pub(super) const fn launch(m: u32, n: u32, sms: u32) -> Launch {
     super::spread_stream_k::launch(m, n, sms)
-}
-
-/// The whole waves (`matmul_spread_edge_waves`), then the shared row (`matmul_spread_edge`),
-/// each left out where it has no tile.
-pub(super) fn launches(m: u32, n: u32, sms: u32) -> [Option<(Kernel<MatmulSig>, Launch)>; 2] {
-    launches_of((m, n, sms, true), (matmul_spread_edge_waves, matmul_spread_edge), launch(m, n, sms))
 }
 
 #[cfg(test)]

@@ -3,8 +3,28 @@
 //!
 //! The host side: the spread kernel's launch (`spread_stream_k`'s blocks too).
 
+use super::lesson::{Lesson, SIZES, WARPTILE_ASYNC_SHAPES};
+use super::{Bounds, Method, Stage};
 use crate::launch::Launch;
-use coalesce_kernels::matmul::{WARPTILE_ASYNC, WTA_THREADS, WTS_STAGES};
+use crate::model::matmul::spread_ring::REPLAY;
+use coalesce_kernels::matmul::{WARPTILE_ASYNC, WTA_THREADS, WTS_STAGES, matmul_warptile_spread};
+
+/// Stage 9's descriptor: no guards, so whole [`WARPTILE_ASYNC`] tiles only.
+pub(super) const STAGE: Stage = Stage {
+    method: Method::WarpTileSpread,
+    kernel: matmul_warptile_spread,
+    waves: None,
+    warp_tile: Some(WARPTILE_ASYNC),
+    bounds: Bounds::tiles_of(WARPTILE_ASYNC),
+    block_rows: WARPTILE_ASYNC.bm,
+    launch: |_, m, n, _| launch(m, n),
+    replay: REPLAY,
+    lesson: Lesson {
+        summary: "warptile_async with each thread's 12 copies a tile issued 2 at a time over the k steps, 4-stage ring (sm_90)",
+        bench: SIZES,
+        checks: &[&WARPTILE_ASYNC_SHAPES],
+    },
+};
 
 /// A block a `WARPTILE_ASYNC` tile of C (whole tiles only), `WTA_THREADS` threads, its
 /// `WTS_STAGES`-stage ring as shared memory (past the default: opted in at launch).

@@ -4,20 +4,35 @@
 //! The host side: stream-K's two launches ([`super::stream_k`]'s schedule) with the spread
 //! ring's kernels and blocks.
 
-use super::MatmulSig;
-use super::stream_k::{launches_of, row_launch};
-use crate::launch::{Kernel, Launch};
-use coalesce_kernels::matmul::{matmul_spread_streamk, matmul_spread_streamk_waves};
+use super::lesson::{Lesson, SPREAD_STREAMK_SIZES, STREAMK_SHAPES};
+use super::stream_k::row_launch;
+use super::{Bounds, Method, Stage, Waves};
+use crate::launch::Launch;
+use crate::model::matmul::stream_k::SPREAD_REPLAY;
+use coalesce_kernels::matmul::{WARPTILE_ASYNC, matmul_spread_streamk, matmul_spread_streamk_waves};
+
+/// Stage 10's descriptor: `spread_ring`'s blocks over the whole waves
+/// (`matmul_spread_streamk_waves`), then the shared row (`matmul_spread_streamk`); no guards, so
+/// whole [`WARPTILE_ASYNC`] tiles only.
+pub(super) const STAGE: Stage = Stage {
+    method: Method::WarpTileSpreadStreamK,
+    kernel: matmul_spread_streamk,
+    waves: Some(Waves { kernel: matmul_spread_streamk_waves, blocks_of: Method::WarpTileSpread }),
+    warp_tile: Some(WARPTILE_ASYNC),
+    bounds: Bounds::tiles_of(WARPTILE_ASYNC),
+    block_rows: WARPTILE_ASYNC.bm,
+    launch: |_, m, n, sms| launch(m, n, sms),
+    replay: SPREAD_REPLAY,
+    lesson: Lesson {
+        summary: "stream-K over warptile_spread's k loop: whole waves, then one row shares the rest (sm_90)",
+        bench: SPREAD_STREAMK_SIZES,
+        checks: &[&STREAMK_SHAPES],
+    },
+};
 
 /// The shared row's launch: `spread_ring`'s blocks on the row grid.
 pub(super) const fn launch(m: u32, n: u32, sms: u32) -> Launch {
     row_launch(m, n, sms, super::spread_ring::launch(m, n))
-}
-
-/// The whole waves (`matmul_spread_streamk_waves`), then the shared row
-/// (`matmul_spread_streamk`), each left out where it has no tile.
-pub(super) fn launches(m: u32, n: u32, sms: u32) -> [Option<(Kernel<MatmulSig>, Launch)>; 2] {
-    launches_of((m, n, sms, false), (matmul_spread_streamk_waves, matmul_spread_streamk), launch(m, n, sms))
 }
 
 #[cfg(test)]

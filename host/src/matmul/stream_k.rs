@@ -3,11 +3,31 @@
 //!
 //! The host side: the schedule on a GPU of a given size, when it pays, and its two launches.
 
-use super::MatmulSig;
+use super::lesson::{Lesson, STREAMK_SHAPES, STREAMK_SIZES};
+use super::{Bounds, MatmulSig, Method, Stage, Waves};
 use crate::launch::{Kernel, Launch};
+use crate::model::matmul::stream_k::REPLAY;
 use coalesce_kernels::launch::MAX_GRID_Y;
 use coalesce_kernels::matmul::{
     SK_MAX_WAVE, StreamK, WARPTILE_ASYNC, matmul_warptile_streamk, matmul_warptile_streamk_waves,
+};
+
+/// Stage 8's descriptor: `async_ring`'s blocks over the whole waves, then the shared row; no
+/// guards, so whole [`WARPTILE_ASYNC`] tiles only.
+pub(super) const STAGE: Stage = Stage {
+    method: Method::WarpTileStreamK,
+    kernel: matmul_warptile_streamk,
+    waves: Some(Waves { kernel: matmul_warptile_streamk_waves, blocks_of: Method::WarpTileAsync }),
+    warp_tile: Some(WARPTILE_ASYNC),
+    bounds: Bounds::tiles_of(WARPTILE_ASYNC),
+    block_rows: WARPTILE_ASYNC.bm,
+    launch: |_, m, n, sms| launch(m, n, sms),
+    replay: REPLAY,
+    lesson: Lesson {
+        summary: "warptile_async over the whole waves by linear block id, then one row shares the rest by k iteration (sm_90)",
+        bench: STREAMK_SIZES,
+        checks: &[&STREAMK_SHAPES],
+    },
 };
 
 /// The stream-K schedule of an `m × n` multiply on a GPU of `sms` multiprocessors: a wave of
@@ -58,12 +78,6 @@ pub(super) const fn launch(m: u32, n: u32, sms: u32) -> Launch {
 /// The shared row's launch for blocks like `tile`'s (threads and ring): [`StreamK::row_grid`].
 pub(super) const fn row_launch(m: u32, n: u32, sms: u32, tile: Launch) -> Launch {
     Launch { grid: stream_k(m, n, sms).row_grid(), ..tile }
-}
-
-/// The whole waves (`matmul_warptile_streamk_waves` on [`StreamK::whole_grid`]), then the
-/// shared row ([`launch`]), each left out where it has no tile.
-pub(super) fn launches(m: u32, n: u32, sms: u32) -> [Option<(Kernel<MatmulSig>, Launch)>; 2] {
-    launches_of((m, n, sms, false), (matmul_warptile_streamk_waves, matmul_warptile_streamk), launch(m, n, sms))
 }
 
 /// Stream-K's two launches over any k loop: `whole` on [`StreamK::whole_grid`], then `row` on

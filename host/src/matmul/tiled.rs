@@ -3,8 +3,28 @@
 //!
 //! The host side: the tiled kernels' launch (`prefetch`'s too).
 
+use super::lesson::{Bench, CHECK_SHAPES, Lesson};
+use super::{Bounds, Method, Stage};
 use crate::launch::Launch;
-use coalesce_kernels::matmul::{TILE, TILED_SHARED_FLOATS, tiled_grid};
+use crate::model::matmul::tiled::REPLAY;
+use coalesce_kernels::matmul::{TILE, TILED_SHARED_FLOATS, matmul_tiled, tiled_grid};
+
+/// Stage 2's descriptor.
+pub(super) const STAGE: Stage = Stage {
+    method: Method::Tiled,
+    kernel: matmul_tiled,
+    waves: None,
+    warp_tile: None,
+    bounds: Bounds::Guarded,
+    block_rows: TILE,
+    launch: |_, m, n, _| launch(m, n),
+    replay: REPLAY,
+    lesson: Lesson {
+        summary: "32x32 shared-memory tiles, barriers after store and after use",
+        bench: Bench::Fixed,
+        checks: &[&CHECK_SHAPES],
+    },
+};
 
 /// One thread an output of C in `TILE × TILE` blocks, each with a tile of A and one of B in
 /// shared memory; partial blocks at the edges, the kernel guards every global access.

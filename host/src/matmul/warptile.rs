@@ -3,8 +3,97 @@
 //!
 //! The host side: the warp-tiled kernels' launch, one for every [`WarpTile`] shape.
 
-use crate::launch::Launch;
-use coalesce_kernels::matmul::WarpTile;
+use super::lesson::{
+    CHECK_SHAPES, EDGE_EXTRA_SHAPES, Lesson, SIZES, SMALL_SIZES, WARPTILE_SHAPES, WARPTILE_SMALL_SHAPES,
+};
+use super::{Bench, Bounds, MatmulSig, Method, Stage};
+use crate::launch::{Kernel, Launch};
+use crate::model::matmul::warptile::REPLAY;
+use coalesce_kernels::matmul::{
+    WARPTILE, WARPTILE_EDGE, WARPTILE_SMALL, WarpTile, matmul_warptile, matmul_warptile_edge,
+    matmul_warptile_edge_sm90, matmul_warptile_sm90, matmul_warptile_small,
+};
+
+/// A warp-tiled stage of shape `cfg`: its tile, bounds and launch from the one shape, so the
+/// three cannot disagree.
+const fn stage(method: Method, kernel: Kernel<MatmulSig>, cfg: WarpTile, guarded: bool, lesson: Lesson) -> Stage {
+    Stage {
+        method,
+        kernel,
+        waves: None,
+        warp_tile: Some(cfg),
+        bounds: if guarded { Bounds::Guarded } else { Bounds::tiles_of(cfg) },
+        block_rows: cfg.bm,
+        launch: |stage, m, n, _| launch(stage.warp_tile.expect("built with a shape"), m, n),
+        replay: REPLAY,
+        lesson,
+    }
+}
+
+/// Stage 6's descriptor: 128 × 128 × 16, whole tiles only.
+pub(super) const WARPTILE_STAGE: Stage = stage(
+    Method::WarpTile,
+    matmul_warptile,
+    WARPTILE,
+    false,
+    Lesson {
+        summary: "warps of 64x32 (lanes 8x4), BK 16, next fragments loaded during the FMAs",
+        bench: SIZES,
+        checks: &[&WARPTILE_SHAPES],
+    },
+);
+
+/// Stage 6 built for sm_90.
+pub(super) const SM90_STAGE: Stage = stage(
+    Method::WarpTileSm90,
+    matmul_warptile_sm90,
+    WARPTILE,
+    false,
+    Lesson {
+        summary: "warptile built for sm_90: next A stored, B loaded at k step 12 of 16 (sm_90)",
+        bench: SIZES,
+        checks: &[&WARPTILE_SHAPES],
+    },
+);
+
+/// Stage 6 on 64 × 128 × 16 tiles, for grids smaller than the GPU.
+pub(super) const SMALL_STAGE: Stage = stage(
+    Method::WarpTileSmall,
+    matmul_warptile_small,
+    WARPTILE_SMALL,
+    false,
+    Lesson {
+        summary: "warptile on 64x128 blocks of 4 warps, for grids smaller than the GPU",
+        bench: SMALL_SIZES,
+        checks: &[&WARPTILE_SMALL_SHAPES],
+    },
+);
+
+/// Stage 6 with every access guarded: any shape.
+pub(super) const EDGE_STAGE: Stage = stage(
+    Method::WarpTileEdge,
+    matmul_warptile_edge,
+    WARPTILE_EDGE,
+    true,
+    Lesson {
+        summary: "warptile with guarded single-float loads: any shape (4095, 4097, 4000x4100x4033, 4096)",
+        bench: Bench::EdgeShapes,
+        checks: &[&CHECK_SHAPES, &EDGE_EXTRA_SHAPES],
+    },
+);
+
+/// The guarded stage 6 built for sm_90, its lanes interleaved as [`WARPTILE`]'s.
+pub(super) const EDGE_SM90_STAGE: Stage = stage(
+    Method::WarpTileEdgeSm90,
+    matmul_warptile_edge_sm90,
+    WARPTILE,
+    true,
+    Lesson {
+        summary: "warptile_edge built for sm_90 with warptile's interleaved lanes: fragment loads pair up (sm_90)",
+        bench: Bench::EdgeShapes,
+        checks: &[&CHECK_SHAPES, &EDGE_EXTRA_SHAPES],
+    },
+);
 
 /// `cfg.grid(m, n)`: exact for the unguarded kernels (whole tiles), partial tiles included for
 /// the guarded one; `cfg.threads()` threads and two shared stages a block.

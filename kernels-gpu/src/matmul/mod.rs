@@ -22,8 +22,10 @@
 //! kernel on Hopper: async_ring's copies spread over the k steps), `spread_stream_k` and
 //! `spread_edge` (that schedule for any shape; all Hopper). Each
 //! holds its stage's kernels, their device code, its index math and its tests; `index` the index
-//! math every stage shares. Every item is re-exported here, at `matmul::`.
+//! math every stage shares, `edge` the guarded tile store of the guarded rings. Every public item
+//! is re-exported here, at `matmul::`.
 
+mod edge;
 mod index;
 pub use index::{band_rows, row_major};
 

@@ -228,7 +228,8 @@ crate::hopper_kernel! {
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
 pub(super) mod hopper_device {
     use super::*;
-    use crate::matmul::async_ring::hopper_device::{KLoop, store_tile, store_tile_edge};
+    use crate::matmul::async_ring::hopper_device::{KLoop, store_tile};
+    use crate::matmul::edge::store_tile_edge;
     use crate::prelude::{async_copy, atomic, thread};
 
     /// Block `x` of a stream-K row sets `SK_FLAGS[x]` once its partial sums for the next block

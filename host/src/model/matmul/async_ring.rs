@@ -6,12 +6,12 @@
 //!   whole waves): its `async_k_loop` replayed copy by copy and fragment by fragment, then
 //!   `matmul_warptile`'s 16-byte stores of C.
 
-use super::Launched;
 use super::warptile::{fragments, store_c_vectors};
+use super::{Blocks, Launched, Replay, own_tile};
 use crate::error::Result;
 use crate::launch::Launch;
 use crate::model::{Model, Warp};
-use coalesce_kernels::matmul::{WARPTILE_ASYNC, WarpTile, row_major};
+use coalesce_kernels::matmul::{WARPTILE_ASYNC, WTA_STAGES, WarpTile, row_major};
 
 /// One warp of the `cp.async` warp-tiled kernel of shape `cfg` with a ring of `stages`, over k
 /// tiles `kt0..kt1` of the block tile at `(row0, col0)` (the kernel's `async_k_loop`): the
@@ -106,3 +106,17 @@ pub(super) fn warptile_async_warp(
     store_c_vectors(model, l, w, cfg, origin, false)?;
     Ok(())
 }
+
+/// Stage 7's replay: a block a [`WARPTILE_ASYNC`] tile, by its coordinates or (stream-K's whole
+/// waves, `matmul_warptile_streamk_waves`) by its linear id.
+pub(crate) const REPLAY: Replay = Replay {
+    blocks: Some(Blocks {
+        tile: own_tile,
+        origin: |cx, block| Ok(async_origin(cx.launch, cx.n, block, cx.linear)),
+        warp: |model, l, cx, w| {
+            let origin = async_origin(cx.launch, cx.n, w.block, cx.linear);
+            warptile_async_warp(model, l, w, origin, WTA_STAGES)
+        },
+    }),
+    row: None,
+};

@@ -14,7 +14,7 @@
 //!   and its write to shared memory is not a shared store.
 
 use super::tiled::element_loads;
-use super::{Launched, store_c};
+use super::{Blocks, Launched, Replay, store_c};
 use crate::error::Result;
 use crate::model::{Model, Warp, lanes_where};
 use coalesce_kernels::matmul::{
@@ -76,3 +76,14 @@ pub(super) fn cp_async_warp(model: &mut Model, l: &Launched, w: &Warp, vectors: 
     store_c(model, l, w, rc)?;
     Ok(())
 }
+
+/// Stage 4's replay: `tiled`'s blocks, copying vectors where the launch's shape and buffers let
+/// it (`mm_vectors`).
+pub(crate) const REPLAY: Replay = Replay {
+    blocks: Some(Blocks {
+        tile: |_| (TILE, TILE, TILE),
+        origin: |_, (bx, by)| Ok(tiled_coords(bx, by, 0, 0)),
+        warp: |model, l, cx, w| cp_async_warp(model, l, w, cx.vectors),
+    }),
+    row: None,
+};

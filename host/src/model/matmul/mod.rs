@@ -4,8 +4,8 @@
 //! `regblock`, `warptile`, `async_ring`, `stream_k`, `spread_ring`, `spread_edge`; stage 10,
 //! `spread_stream_k`, is `stream_k`'s replay over `spread_ring`'s loop), each replaying its
 //! kernels from their SASS (sm_90; the Hopper kernels from the Hopper module, the rest from the
-//! main one) and saying what that SASS is; this module dispatches a launch to its stage and
-//! holds what they share.
+//! main one), saying what that SASS is, and giving the stage's descriptor its `Replay`; this
+//! module finds a launch's stage in the table of descriptors and holds what they share.
 //!
 //! Uniformity: a 4096³ multiply is 10^11 lane accesses, so each launch is replayed one block
 //! per *class* and the class's count multiplied by its number of blocks. A block's global
@@ -26,23 +26,20 @@ use std::collections::BTreeMap;
 use super::{Buffer, Counts, Model, Op, Warp, block_warps, blocks, blocks_per_sm, fake_slice, lanes_where, no_replay};
 use crate::error::{Error, Result, product};
 use crate::launch::{Call, Launch};
-use crate::matmul::{MatmulSig, Method, plan};
-use coalesce_kernels::matmul::{
-    BM, BN, NAIVE_BLOCK, StreamK, TILE, WTA_STAGES, WarpTile, matmul_spread_edge_waves, matmul_spread_streamk_waves,
-    matmul_warptile_streamk_waves, mm_vectors, naive_coords, rb_block_origin, row_major, tiled_coords,
-};
+use crate::matmul::{MatmulSig, Method, Stage, plan};
+use coalesce_kernels::matmul::{StreamK, WarpTile, mm_vectors, row_major};
 
-// One file a stage (teaching order in the module docs).
-mod async_ring;
-mod cp_async;
-mod naive;
-mod prefetch;
-mod regblock;
-mod spread_edge;
-mod spread_ring;
-mod stream_k;
-mod tiled;
-mod warptile;
+// One file a stage (teaching order in the module docs), each with its `Replay`.
+pub(crate) mod async_ring;
+pub(crate) mod cp_async;
+pub(crate) mod naive;
+pub(crate) mod prefetch;
+pub(crate) mod regblock;
+pub(crate) mod spread_edge;
+pub(crate) mod spread_ring;
+pub(crate) mod stream_k;
+pub(crate) mod tiled;
+pub(crate) mod warptile;
 
 /// Floats in a sector.
 const SECTOR_FLOATS: u64 = super::SECTOR_BYTES / 4;
@@ -59,78 +56,88 @@ struct Launched {
     k: u32,
 }
 
+/// How the model replays a stage's launches: the `replay` of its descriptor ([`Stage`]), defined
+/// in its model file.
+pub(crate) struct Replay {
+    /// Its blocks, class by class (`None` for a stream-K stage whose whole waves are another
+    /// stage's blocks: [`crate::matmul::Waves::blocks_of`]).
+    blocks: Option<Blocks>,
+    /// Stream-K's shared row, replayed whole: its own loads and stores are its trace.
+    row: Option<RowReplay>,
+}
+
+/// Stream-K's shared row on its launch.
+type RowReplay = fn(&mut Model, &Launched, &Launch) -> Result<()>;
+/// The origin `(row, col)` of a block's tile.
+type Origin = fn(&Cx<'_>, (u32, u32)) -> Result<(u32, u32)>;
+
+/// The replay of a launch's blocks (module docs: one block a class, then the tile stream).
+struct Blocks {
+    /// Rows and columns of C a block covers, and the columns of A (rows of B) a step of the tile
+    /// stream reads.
+    tile: fn(&Cx<'_>) -> (u32, u32, u32),
+    /// The origin `(row, col)` of block `(bx, by)`'s tile.
+    origin: Origin,
+    /// One warp of a block.
+    warp: fn(&mut Model, &Launched, &Cx<'_>, &Warp) -> Result<()>,
+}
+
+/// What a block's replay knows of its launch.
+struct Cx<'a> {
+    /// The stage whose blocks these are.
+    stage: &'static Stage,
+    launch: &'a Launch,
+    m: u32,
+    n: u32,
+    k: u32,
+    /// Stream-K's whole waves: each block takes the tile of its linear id.
+    linear: bool,
+    /// The `cp.async` tiled kernel's copy width: the same for every block.
+    vectors: bool,
+}
+
+impl Cx<'_> {
+    /// The shape of a warp-tiled stage.
+    fn tile(&self) -> WarpTile {
+        self.stage.warp_tile.expect("a warp-tiled stage")
+    }
+}
+
+/// A warp-tiled stage's block: its shape's tile, k a tile at a time.
+fn own_tile(cx: &Cx<'_>) -> (u32, u32, u32) {
+    let cfg = cx.tile();
+    (cfg.bm, cfg.bn, cfg.bk)
+}
+
 /// Counts of a planned matmul launch.
 pub fn matmul(call: &Call<'_, MatmulSig>) -> Result<Counts> {
     let launch = call.launch();
     let &(a, b, ref c, m, n, k) = call.args();
     let kernel = call.kernel();
-    // Stream-K's whole waves are the async (or spread) kernel, its tiles found by linear block id
-    // (stage 11's are its own method's, found in `origin` with the partial tiles counted).
-    let linear = kernel == matmul_warptile_streamk_waves || kernel == matmul_spread_streamk_waves;
-    let method = if kernel == matmul_warptile_streamk_waves {
-        Method::WarpTileAsync
-    } else if kernel == matmul_spread_streamk_waves {
-        Method::WarpTileSpread
-    } else if kernel == matmul_spread_edge_waves {
-        Method::WarpTileSpreadEdge
-    } else {
-        Method::ALL.into_iter().find(|method| method.kernel() == kernel).ok_or_else(|| no_replay(kernel.name()))?
-    };
+    // A stage's own kernel, or stream-K's whole waves: the blocks of the stage they run, found
+    // by linear block id.
+    let (stage, linear) = Method::ALL
+        .iter()
+        .map(|method| method.stage())
+        .find_map(|stage| match stage.waves {
+            _ if stage.kernel == kernel => Some((stage, false)),
+            Some(waves) if waves.kernel == kernel => Some((waves.blocks_of.stage(), true)),
+            _ => None,
+        })
+        .ok_or_else(|| no_replay(kernel.name()))?;
     let mut model = Model::new();
     let l =
         Launched { a: model.buffer(a.address()), b: model.buffer(b.address()), c: model.buffer(c.address()), m, n, k };
-    if method.stream_k() && kernel != matmul_spread_edge_waves {
-        // Stage 11's row (the guarded ring) counts the partial tiles too.
-        let edge = method == Method::WarpTileSpreadEdge;
-        let sk = StreamK::of(m, n, k, launch.grid.0, edge);
-        if edge {
-            spread_edge::row_counts(&mut model, &l, &launch, sk)?;
-        } else {
-            stream_k::stream_k_counts(&mut model, &l, &launch, sk, method == Method::WarpTileSpreadStreamK)?;
-        }
+    if !linear && let Some(row) = stage.replay.row {
+        row(&mut model, &l, &launch)?;
         // The row's loads and stores are its replay's, in the trace already.
         return Ok(model.counts());
     }
+    let replay = stage.replay.blocks.as_ref().ok_or_else(|| no_replay(kernel.name()))?;
+    let cx = Cx { stage, launch: &launch, m, n, k, linear, vectors: mm_vectors(n, k, a.address(), b.address()) };
     // Origin `(row, col)` of a block and how many of its rows and columns are inside C.
-    let (block_rows, block_cols) = match method {
-        Method::Naive => (NAIVE_BLOCK.1, NAIVE_BLOCK.0),
-        Method::RegisterBlocked => (BM, BN),
-        Method::WarpTile
-        | Method::WarpTileSm90
-        | Method::WarpTileAsync
-        | Method::WarpTileStreamK
-        | Method::WarpTileSpread
-        | Method::WarpTileSpreadStreamK
-        | Method::WarpTileSpreadEdge
-        | Method::WarpTileSmall
-        | Method::WarpTileEdge
-        | Method::WarpTileEdgeSm90 => {
-            let cfg = warp_tile(method);
-            (cfg.bm, cfg.bn)
-        }
-        Method::Tiled | Method::Prefetch | Method::CpAsync => (TILE, TILE),
-    };
-    let origin = |(bx, by): (u32, u32)| -> Result<(u32, u32)> {
-        Ok(match method {
-            Method::Naive => naive_coords(bx, by, 0, 0),
-            Method::RegisterBlocked => rb_block_origin(bx, by),
-            Method::WarpTileAsync | Method::WarpTileSpread => async_ring::async_origin(&launch, n, (bx, by), linear),
-            // The kernel's linear block id, in its u32 arithmetic.
-            Method::WarpTileSpreadEdge => {
-                tile_origin(StreamK::covering(m, n, k, launch.grid.0), by.wrapping_mul(launch.grid.0).wrapping_add(bx))?
-            }
-            Method::WarpTile
-            | Method::WarpTileSm90
-            | Method::WarpTileStreamK
-            | Method::WarpTileSpreadStreamK
-            | Method::WarpTileSmall
-            | Method::WarpTileEdge
-            | Method::WarpTileEdgeSm90 => warp_tile(method).block_origin(bx, by),
-            Method::Tiled | Method::Prefetch | Method::CpAsync => tiled_coords(bx, by, 0, 0),
-        })
-    };
-    // The cp.async kernel's copy width: the same for every block.
-    let vectors = mm_vectors(n, k, a.address(), b.address());
+    let (block_rows, block_cols, bk) = (replay.tile)(&cx);
+    let origin = |block: (u32, u32)| (replay.origin)(&cx, block);
     let residue = |x: u64| x % SECTOR_FLOATS;
     let key = |block: (u32, u32)| -> Result<_> {
         let (r0, c0) = origin(block)?;
@@ -148,46 +155,13 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Result<Counts> {
         let lb =
             Launched { a: one.buffer(a.address()), b: one.buffer(b.address()), c: one.buffer(c.address()), m, n, k };
         for w in block_warps(&launch, block) {
-            match method {
-                Method::Naive => naive::naive_warp(&mut one, &lb, &w)?,
-                Method::RegisterBlocked => regblock::regblock_warp(&mut one, &lb, &launch, &w)?,
-                Method::CpAsync => cp_async::cp_async_warp(&mut one, &lb, &w, vectors)?,
-                Method::WarpTile
-                | Method::WarpTileSm90
-                | Method::WarpTileSmall
-                | Method::WarpTileEdge
-                | Method::WarpTileEdgeSm90 => {
-                    // Guarded: the warp-tiled kernels that do not need whole tiles.
-                    warptile::warptile_warp(&mut one, &lb, &w, warp_tile(method), !method.whole_tiles_only())?
-                }
-                Method::WarpTileAsync => {
-                    let origin = async_ring::async_origin(&launch, n, w.block, linear);
-                    async_ring::warptile_async_warp(&mut one, &lb, &w, origin, WTA_STAGES)?
-                }
-                Method::WarpTileSpread => {
-                    let origin = async_ring::async_origin(&launch, n, w.block, linear);
-                    spread_ring::warptile_spread_warp(&mut one, &lb, &w, origin)?
-                }
-                Method::WarpTileSpreadEdge => spread_edge::waves_warp(&mut one, &lb, &w, origin(w.block)?)?,
-                Method::WarpTileStreamK | Method::WarpTileSpreadStreamK => {
-                    unreachable!("counted by stream_k_counts above")
-                }
-                Method::Tiled => tiled::tiled_warp(&mut one, &lb, &w)?,
-                Method::Prefetch => prefetch::prefetch_warp(&mut one, &lb, &w)?,
-            }
+            (replay.warp)(&mut one, &lb, &cx, &w)?;
         }
         model.add(&one.counts().repeated(count)?)?;
     }
     // Blocks a multiprocessor holds: the kernel's declared minimum where it has one (its
     // registers are what limit it), else what its threads and shared memory allow.
     let per_sm = kernel.launch_bounds().map_or_else(|| blocks_per_sm(&launch), |(_, blocks)| blocks);
-    let bk = match method {
-        // A thread walks k a float at a time; a sector of A's row holds 8 of them.
-        Method::Naive => SECTOR_FLOATS as u32,
-        Method::RegisterBlocked => coalesce_kernels::matmul::BK,
-        Method::Tiled | Method::Prefetch | Method::CpAsync => TILE,
-        _ => warp_tile(method).bk,
-    };
     tile_stream(&mut model, &l, &launch, per_sm, origin, (block_rows, block_cols), bk)?;
     Ok(model.counts())
 }
@@ -202,11 +176,6 @@ fn tile_origin(sk: StreamK, tile: u32) -> Result<(u32, u32)> {
         min: 0,
         max: u64::from(sk.tiles).saturating_sub(1),
     })
-}
-
-/// The shape of a warp-tiled method.
-fn warp_tile(method: Method) -> WarpTile {
-    method.warp_tile().expect("a warp-tiled method")
 }
 
 /// The L2 stream of a tiled launch (module docs): every block in dispatch order, with `per_sm`

@@ -5,10 +5,10 @@
 //! - `matmul_naive`: per k step one 4-byte `LDG.E` of A (the warp's 32 lanes share a row: one
 //!   address) and one of B (32 consecutive columns), unrolled but never widened; one `STG.E`.
 
-use super::{Launched, store_c};
+use super::{Blocks, Launched, Replay, SECTOR_FLOATS, store_c};
 use crate::error::Result;
 use crate::model::{Model, Warp, lanes_where};
-use coalesce_kernels::matmul::{naive_coords, row_major};
+use coalesce_kernels::matmul::{NAIVE_BLOCK, naive_coords, row_major};
 
 pub(super) fn naive_warp(model: &mut Model, l: &Launched, w: &Warp) -> Result<()> {
     let rc = |lane| {
@@ -27,3 +27,14 @@ pub(super) fn naive_warp(model: &mut Model, l: &Launched, w: &Warp) -> Result<()
     store_c(model, l, w, rc)?;
     Ok(())
 }
+
+/// Stage 1's replay: a block of [`NAIVE_BLOCK`] outputs; a thread walks k a float at a time, and
+/// a sector of A's row holds 8 of them (the tile stream's step).
+pub(crate) const REPLAY: Replay = Replay {
+    blocks: Some(Blocks {
+        tile: |_| (NAIVE_BLOCK.1, NAIVE_BLOCK.0, SECTOR_FLOATS as u32),
+        origin: |_, (bx, by)| Ok(naive_coords(bx, by, 0, 0)),
+        warp: |model, l, _, w| naive_warp(model, l, w),
+    }),
+    row: None,
+};

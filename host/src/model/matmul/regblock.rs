@@ -7,12 +7,12 @@
 //!   and one `STS.128` of the B vector, 8 steps of four `LDS.128` (two A, two B fragments), and
 //!   16 `STG.E.128` of the outputs.
 
-use super::Launched;
+use super::{Blocks, Launched, Replay};
 use crate::error::Result;
 use crate::launch::Launch;
 use crate::model::{Model, Warp};
 use coalesce_kernels::matmul::{
-    BK, RB_B_OFFSET_V4, RB_STAGE_V4, TM, rb_a_frag, rb_a_index, rb_a_load, rb_at_offset, rb_b_frag, rb_b_index,
+    BK, BM, BN, RB_B_OFFSET_V4, RB_STAGE_V4, TM, rb_a_frag, rb_a_index, rb_a_load, rb_at_offset, rb_b_frag, rb_b_index,
     rb_b_load, rb_b_offset, rb_block_origin, rb_out_col, rb_out_row, rb_thread, row_major,
 };
 
@@ -72,3 +72,13 @@ pub(super) fn regblock_warp(model: &mut Model, l: &Launched, launch: &Launch, w:
     }
     Ok(())
 }
+
+/// Stage 5's replay: a block a `BM × BN` tile, k a `BK` tile at a time.
+pub(crate) const REPLAY: Replay = Replay {
+    blocks: Some(Blocks {
+        tile: |_| (BM, BN, BK),
+        origin: |_, (bx, by)| Ok(rb_block_origin(bx, by)),
+        warp: |model, l, cx, w| regblock_warp(model, l, cx.launch, w),
+    }),
+    row: None,
+};

@@ -10,8 +10,8 @@
 //! - `matmul_spread_edge`: stream-K's row (`stream_k_counts`) over that loop, a cut tile's
 //!   partial sums read back a float at a time (`ld.global.cg.f32`) before its stores.
 
-use super::Launched;
 use super::warptile::{fragments, store_c_vectors};
+use super::{Blocks, Cx, Launched, Replay, own_tile, tile_origin};
 use crate::error::Result;
 use crate::launch::Launch;
 use crate::model::{Model, Warp, block_warps, lanes_where};
@@ -154,4 +154,21 @@ pub(super) fn row_counts(model: &mut Model, l: &Launched, launch: &Launch, sk: S
         }
     }
     Ok(())
+}
+
+/// Stage 11's replay: its whole waves block by block, each the tile of its linear id (in the
+/// kernel's u32 arithmetic) of the schedule that counts partial tiles; its row whole.
+pub(crate) const REPLAY: Replay = Replay {
+    blocks: Some(Blocks {
+        tile: own_tile,
+        origin: waves_origin,
+        warp: |model, l, cx, w| waves_warp(model, l, w, waves_origin(cx, w.block)?),
+    }),
+    row: Some(|model, l, launch| row_counts(model, l, launch, StreamK::of(l.m, l.n, l.k, launch.grid.0, true))),
+};
+
+/// The tile of block `(bx, by)` of `matmul_spread_edge_waves`.
+fn waves_origin(cx: &Cx<'_>, (bx, by): (u32, u32)) -> Result<(u32, u32)> {
+    let grid = cx.launch.grid.0;
+    tile_origin(StreamK::covering(cx.m, cx.n, cx.k, grid), by.wrapping_mul(grid).wrapping_add(bx))
 }

@@ -6,9 +6,9 @@
 //!   stream-K's whole waves): its `spread_k_loop` replayed copy by copy at the k steps
 //!   [`spread_copies`] names, fragment by fragment, then `matmul_warptile`'s stores of C.
 
-use super::Launched;
-use super::async_ring::copy_warp;
+use super::async_ring::{async_origin, copy_warp};
 use super::warptile::{fragments, store_c_vectors};
+use super::{Blocks, Launched, Replay, own_tile};
 use crate::error::Result;
 use crate::model::{Model, Warp};
 use coalesce_kernels::matmul::{SPREAD_GROUP, WARPTILE_ASYNC, WTS_STAGES, WarpTile, spread_copies};
@@ -58,3 +58,17 @@ pub(super) fn warptile_spread_warp(model: &mut Model, l: &Launched, w: &Warp, or
     store_c_vectors(model, l, w, cfg, origin, false)?;
     Ok(())
 }
+
+/// Stage 9's replay: `async_ring`'s blocks (by linear id over stream-K's whole waves,
+/// `matmul_spread_streamk_waves`), each warp through the spread ring.
+pub(crate) const REPLAY: Replay = Replay {
+    blocks: Some(Blocks {
+        tile: own_tile,
+        origin: |cx, block| Ok(async_origin(cx.launch, cx.n, block, cx.linear)),
+        warp: |model, l, cx, w| {
+            let origin = async_origin(cx.launch, cx.n, w.block, cx.linear);
+            warptile_spread_warp(model, l, w, origin)
+        },
+    }),
+    row: None,
+};

@@ -5,10 +5,10 @@
 //! - `matmul_warptile_streamk`: `async_ring`'s k loop for each segment of a block's range, the
 //!   flag handshake of thread 0, and 16-byte loads of C before a cut tile's stores.
 
-use super::Launched;
 use super::async_ring::async_k_loop_warp;
 use super::spread_ring::spread_k_loop_warp;
 use super::warptile::store_c_vectors;
+use super::{Launched, Replay};
 use crate::error::Result;
 use crate::launch::Launch;
 use crate::model::{Model, Warp, block_warps};
@@ -85,3 +85,21 @@ pub(super) fn load_c_vectors(
     }
     Ok(())
 }
+
+/// Stage 8's replay: the shared row (its whole waves are `async_ring`'s blocks, replayed as
+/// that stage's).
+pub(crate) const REPLAY: Replay = Replay {
+    blocks: None,
+    row: Some(|model, l, launch| {
+        stream_k_counts(model, l, launch, StreamK::of(l.m, l.n, l.k, launch.grid.0, false), false)
+    }),
+};
+
+/// Stage 10's replay: stage 8's row over the spread ring's k loop (its whole waves are
+/// `spread_ring`'s blocks).
+pub(crate) const SPREAD_REPLAY: Replay = Replay {
+    blocks: None,
+    row: Some(|model, l, launch| {
+        stream_k_counts(model, l, launch, StreamK::of(l.m, l.n, l.k, launch.grid.0, false), true)
+    }),
+};

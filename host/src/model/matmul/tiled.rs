@@ -9,7 +9,7 @@
 //!   one; all lanes share `ty`, so one address) and four `LDS` of B's tile column; one `STG.E`.
 //!   The prefetching kernel issues the same loads in another order.
 
-use super::{Launched, store_c};
+use super::{Blocks, Launched, Replay, store_c};
 use crate::error::Result;
 use crate::model::{Model, Warp, lanes_where};
 use coalesce_kernels::matmul::{TILE, row_major, tile_a_col, tile_b_row, tile_offset, tiled_coords};
@@ -58,3 +58,13 @@ pub(super) fn element_loads(model: &mut Model, l: &Launched, w: &Warp, tile: u32
     model.load(l.b, 4, b_on, |lane| 4 * row_major(b_at(lane).0.into(), b_at(lane).1.into(), n.into()))?;
     Ok(())
 }
+
+/// Stage 2's replay: a block a `TILE × TILE` tile of C, k a tile at a time.
+pub(crate) const REPLAY: Replay = Replay {
+    blocks: Some(Blocks {
+        tile: |_| (TILE, TILE, TILE),
+        origin: |_, (bx, by)| Ok(tiled_coords(bx, by, 0, 0)),
+        warp: |model, l, _, w| tiled_warp(model, l, w),
+    }),
+    row: None,
+};

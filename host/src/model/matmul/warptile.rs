@@ -22,7 +22,7 @@
 //!   `matmul_warptile`'s lanes (interleaved, so its fragment loads pair up as that kernel's do).
 //!
 
-use super::Launched;
+use super::{Blocks, Launched, Replay, own_tile};
 use crate::error::Result;
 use crate::model::{Counts, Model, Warp, lanes_where};
 use coalesce_kernels::matmul::{WarpTile, row_major};
@@ -173,3 +173,14 @@ pub(super) fn store_c_vectors(
     }
     Ok(())
 }
+
+/// The replay of every stage 6 build (`warptile`, `_sm90`, `_small`, `_edge`, `_edge_sm90`): a
+/// block a tile of the stage's own shape, its warps guarded where the stage is.
+pub(crate) const REPLAY: Replay = Replay {
+    blocks: Some(Blocks {
+        tile: own_tile,
+        origin: |cx, (bx, by)| Ok(cx.tile().block_origin(bx, by)),
+        warp: |model, l, cx, w| warptile_warp(model, l, w, cx.tile(), !cx.stage.method.whole_tiles_only()),
+    }),
+    row: None,
+};
