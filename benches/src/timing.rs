@@ -5,9 +5,9 @@
 //! A launch costs what an empty one does, plus the largest of the limits its counts run into,
 //! each the time one resource would need on its own:
 //! - **DRAM, bytes in flight**: the bytes read, at the rate DRAM answers as many bytes as the
-//!   kernel keeps waiting (its resident warps, one load request each, of the size its requests
-//!   have that miss L1: the read probes' curves for 128- and 512-byte requests, Little's law
-//!   measured), then the bytes written at the write probe's rate: a warp waits for its loads,
+//!   kernel keeps waiting (its resident warps, each with the loads its SASS issues before it uses
+//!   one in flight, of the size its requests have that miss L1: the read probes' curves for 128-
+//!   and 512-byte requests, Little's law measured), then the bytes written at the write probe's rate: a warp waits for its loads,
 //!   not for its stores, but both share the DRAM. Resident means what the GPU can keep
 //!   started: a block whose warps live for a load or two (a round trip each, at the latency
 //!   those bytes in flight give) is replaced no faster than the block-start probe starts empty
@@ -141,11 +141,27 @@ pub fn on_curve(curve: &[(f64, f64)], x: f64) -> f64 {
     curve.last().map_or(0.0, |p| p.1)
 }
 
+/// `curve` with each rate raised to the most any fewer bytes in flight reached: a kernel that
+/// keeps more bytes waiting is read at no less than the probe got with fewer (past its peak the
+/// probe's own requests outnumber what the memory can overlap, which the probe, not the lesson,
+/// chose).
+fn envelope(curve: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut most = 0.0f64;
+    curve
+        .iter()
+        .map(|&(x, y)| {
+            most = most.max(y);
+            (x, most)
+        })
+        .collect()
+}
+
 /// The rate a curve pair gives for requests of `request` bytes at `in_flight` bytes: the
 /// 128-byte curve up to 128, the 512-byte one from 512, log-linear between. Past the 128-byte
 /// curve's last point (all a full GPU of single word loads keeps in flight) it follows the
 /// 512-byte curve's shape, at the ratio the two had there.
 fn read_rate(vectors: &[(f64, f64)], words: &[(f64, f64)], in_flight: f64, request: f64) -> f64 {
+    let (vectors, words) = (&envelope(vectors)[..], &envelope(words)[..]);
     let Some(&(last, at_last)) = words.last() else { return on_curve(vectors, in_flight) };
     if request >= 512.0 {
         return on_curve(vectors, in_flight);
@@ -164,7 +180,8 @@ fn read_rate(vectors: &[(f64, f64)], words: &[(f64, f64)], in_flight: f64, reque
 }
 
 /// Warps resident on average, where `fits` fit at once: a block is started at the block-start
-/// probe's rate for its warps (a block's warps start together) and lives `loads` round trips,
+/// probe's rate for its warps (a block's warps start together) and lives `loads` round trips
+/// (its warps' loads over those they keep in flight together),
 /// each `round_trip(resident warps)` seconds; Little's law gives the blocks that rate keeps
 /// started, at most all that fit. Without the probe (older records), all that fit.
 fn started(
@@ -204,20 +221,24 @@ pub fn predict(run: RunCounts<'_>, params: &DeviceParams, memcpy_bps: f64, sms: 
     let misses = c.ld_sectors.saturating_sub(s.l1_hit_sectors);
     let request = if c.ld_requests > 0 { misses as f64 * 32.0 / c.ld_requests as f64 } else { 128.0 };
     let dram_rate = |in_flight: f64| read_rate(&params.dram_read_bps, &params.dram_read_words_bps, in_flight, request);
+    // A warp issues the loads its SASS issues before it uses one ([`Digest::loads_in_flight`]),
+    // at most all it has, then waits a round trip for them.
+    let per_warp = main.map_or(1.0, |l| c.ld_requests as f64 / l.warps().max(1) as f64);
+    let together = run.sass.and_then(|d| d.loads_in_flight).map_or(1.0, f64::from).min(per_warp.max(1.0));
     let resident = match main {
         Some(l) if c.ld_requests > 0 => started(
             l,
             fits,
-            c.ld_requests as f64 / l.warps() as f64,
+            per_warp / together,
             |warps| {
-                let in_flight = warps * request;
+                let in_flight = warps * request * together;
                 in_flight / dram_rate(in_flight)
             },
             params,
         ),
         _ => fits,
     };
-    let in_flight = resident * request;
+    let in_flight = resident * request * together;
     let (read, written) = (c.dram_read_bytes as f64, c.dram_write_bytes as f64);
     let dram = (read + written) / memcpy_bps;
     let dram_in_flight = read / dram_rate(in_flight) + written / params.dram_write_bps;
@@ -356,7 +377,7 @@ mod tests {
 
     #[test]
     fn issue_is_the_largest_count_times_its_instructions() {
-        let sass = coalesce_builder::sass::parse("k\t10/1\t6/4\t5/4\n").unwrap().remove(0);
+        let sass = coalesce_builder::sass::parse("k\t10/1\t6/4\t5/4\t-\n").unwrap().remove(0);
         let counts =
             Counts { ld_requests: 100, shared_ld_wavefronts: 900, shared_ld_bank_conflicts: 100, ..Counts::default() };
         // global 100 × 10, shared 800 × 1.5, FFMA 32,000 / 64 × 1.25: the shared work's 1,200.
@@ -373,5 +394,30 @@ mod tests {
         );
         let issue = p.terms.iter().find(|t| t.0 == Term::Issue).unwrap().1;
         assert!((issue - 1200.0 / (6e13 / 64.0)).abs() < 1e-15, "{issue}");
+    }
+
+    #[test]
+    fn warps_keep_the_loads_their_sass_issues_together_in_flight() {
+        let shape = Shape {
+            launches: vec![LaunchShape { blocks: 1 << 10, threads: 256, blocks_per_sm: 8 }],
+            ..Shape::default()
+        };
+        // Three 128-byte loads a warp.
+        let counts =
+            Counts { ld_requests: 3 << 13, ld_sectors: 3 << 15, dram_read_bytes: 3 << 20, ..Counts::default() };
+        let digest = |together: &str| coalesce_builder::sass::parse(&format!("k\t9/3\t-\t-\t{together}\n")).unwrap();
+        let (one, three, five) = (digest("1"), digest("3"), digest("5"));
+        let at =
+            |d| predict(RunCounts { counts: &counts, shape: &shape, flops: 0, sass: Some(d) }, &params(), 5e12, 132);
+        assert!((at(&three[0]).in_flight - 3.0 * at(&one[0]).in_flight).abs() < 1e-6);
+        // No more than the three loads a warp has.
+        assert_eq!(at(&five[0]).in_flight, at(&three[0]).in_flight);
+    }
+
+    #[test]
+    fn more_bytes_in_flight_never_read_slower() {
+        let falling = [(1.0, 10.0), (2.0, 40.0), (4.0, 20.0)];
+        assert_eq!(envelope(&falling), [(1.0, 10.0), (2.0, 40.0), (4.0, 40.0)]);
+        assert_eq!(read_rate(&falling, &[], 4.0, 512.0), 40.0);
     }
 }

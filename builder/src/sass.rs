@@ -52,6 +52,10 @@ impl Anchor {
 pub struct Digest {
     pub kernel: String,
     pub per_anchor: [Option<(u32, u32)>; 3],
+    /// The most global loads (`LDG`) a thread issues, in that same region for global requests,
+    /// before an instruction uses what one of them loaded: the loads a warp keeps in flight at
+    /// once. `None` without an `LDG` there.
+    pub loads_in_flight: Option<u32>,
 }
 
 impl Digest {
@@ -67,6 +71,42 @@ struct Instr {
     at: u64,
     opcode: String,
     target: Option<u64>,
+    /// The registers it writes (a load's destination: `R4` of `LDG.E.128 R4, ..` is R4..=R7)
+    /// and reads.
+    writes: Vec<u32>,
+    reads: Vec<u32>,
+}
+
+/// The general registers an operand names: `R14.64` is R14 and R15, `RZ` none.
+fn registers(operand: &str, wide: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let bytes = operand.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let starts = bytes[i] == b'R' && (i == 0 || !bytes[i - 1].is_ascii_alphanumeric());
+        let digits = bytes[i + 1..].iter().take_while(|b| b.is_ascii_digit()).count();
+        if starts && digits > 0 {
+            let n: u32 = operand[i + 1..i + 1 + digits].parse().unwrap_or(0);
+            let pair = operand[i + 1 + digits..].starts_with(".64");
+            let count = if pair { 2 } else { wide };
+            out.extend(n..n + count);
+            i += 1 + digits;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Registers a load of `opcode` writes from its first one (`.64`: two, `.128`: four).
+fn width_regs(opcode: &str) -> u32 {
+    if opcode.contains(".128") {
+        4
+    } else if opcode.contains(".64") {
+        2
+    } else {
+        1
+    }
 }
 
 /// The instructions of each function of `cuobjdump -sass` output, by name.
@@ -91,18 +131,61 @@ fn functions(sass: &str) -> Vec<(String, Vec<Instr>)> {
         if !opcode.starts_with(|c: char| c.is_ascii_uppercase()) || opcode == "NOP" {
             continue;
         }
+        let rest = words.collect::<Vec<_>>().join(" ");
+        let operands: Vec<&str> = rest.split(',').map(str::trim).collect();
         let target = if opcode.starts_with("BRA") {
-            words
-                .filter_map(|w| w.trim_end_matches(',').strip_prefix("0x"))
-                .find_map(|h| u64::from_str_radix(h, 16).ok())
+            operands.iter().filter_map(|w| w.strip_prefix("0x")).find_map(|h| u64::from_str_radix(h, 16).ok())
         } else {
             None
         };
+        // Stores and reductions name no destination: every operand is read.
+        let stores =
+            ["ST", "STG", "STS", "RED", "REDG", "BRA", "EXIT"].iter().any(|s| opcode.split('.').next() == Some(s));
+        let (writes, reads) = match operands.split_first() {
+            Some((first, rest)) if !stores => {
+                let w = if opcode.starts_with("LDG") { width_regs(opcode) } else { 1 };
+                (registers(first, w), rest.iter().flat_map(|o| registers(o, 1)).collect())
+            }
+            _ => (Vec::new(), operands.iter().flat_map(|o| registers(o, 1)).collect()),
+        };
         if let Some((_, instrs)) = out.last_mut() {
-            instrs.push(Instr { at, opcode: opcode.to_string(), target });
+            instrs.push(Instr { at, opcode: opcode.to_string(), target, writes, reads });
         }
     }
     out
+}
+
+/// The innermost loop holding global requests (most of them where several do), else the whole
+/// kernel: `(first, last)` addresses.
+fn global_region(loops: &[(u64, u64)], count: &impl Fn(u64, u64, Anchor) -> (u32, u32)) -> (u64, u64) {
+    let holding: Vec<(u64, u64, u32)> =
+        loops.iter().map(|&(lo, hi)| (lo, hi, count(lo, hi, Anchor::Global).1)).filter(|l| l.2 > 0).collect();
+    let innermost = holding
+        .iter()
+        .filter(|&&(lo, hi, _)| !holding.iter().any(|&(l2, h2, _)| (l2, h2) != (lo, hi) && lo <= l2 && h2 <= hi));
+    innermost.max_by_key(|l| (l.2, std::cmp::Reverse(l.0))).map_or((0, u64::MAX), |l| (l.0, l.1))
+}
+
+/// The most `LDG`s issued, in order, before an instruction reads a register one of them
+/// writes (or a branch leaves the straight line): `None` without an `LDG`.
+fn in_flight<'a>(instrs: impl Iterator<Item = &'a Instr>) -> Option<u32> {
+    let (mut most, mut batch, mut pending): (Option<u32>, u32, Vec<u32>) = (None, 0, Vec::new());
+    for i in instrs {
+        let used = i.reads.iter().any(|r| pending.contains(r));
+        if used || i.target.is_some() {
+            pending.clear();
+            batch = 0;
+        }
+        if i.opcode.starts_with("LDG") {
+            batch += 1;
+            pending.extend(&i.writes);
+            most = Some(most.unwrap_or(0).max(batch));
+        } else {
+            // An instruction that overwrites a pending register ends its wait as well.
+            pending.retain(|r| !i.writes.contains(r));
+        }
+    }
+    most
 }
 
 /// Each function's digest from `cuobjdump -sass` text.
@@ -127,7 +210,10 @@ pub fn digest(sass: &str) -> Vec<Digest> {
                 let best = innermost.max_by_key(|l| (l.2.1, std::cmp::Reverse(l.0))).map(|l| l.2);
                 best.or_else(|| Some(count(0, u64::MAX, class)).filter(|c| c.1 > 0))
             });
-            Digest { kernel, per_anchor }
+            // The region the global requests are counted in: the loop holding them, or all of it.
+            let region = global_region(&loops, &count);
+            let loads_in_flight = in_flight(instrs.iter().filter(|i| (region.0..=region.1).contains(&i.at)));
+            Digest { kernel, per_anchor, loads_in_flight }
         })
         .collect()
 }
@@ -139,7 +225,7 @@ pub fn render(digests: &[Digest], ptxas_version: &str) -> String {
     rows.sort_by(|a, b| a.kernel.cmp(&b.kernel));
     let mut s = format!(
         "# Instructions per anchor in each kernel's hot loop, from SASS (builder/src/sass.rs).\n\
-         # {ptxas_version}\n# kernel\tglobal\tshared\tffma\n"
+         # {ptxas_version}\n# kernel\tglobal\tshared\tffma\tloads in flight\n"
     );
     for d in rows {
         s.push_str(&d.kernel);
@@ -149,7 +235,10 @@ pub fn render(digests: &[Digest], ptxas_version: &str) -> String {
                 None => s.push_str("\t-"),
             }
         }
-        s.push('\n');
+        match d.loads_in_flight {
+            Some(n) => s.push_str(&format!("\t{n}\n")),
+            None => s.push_str("\t-\n"),
+        }
     }
     s
 }
@@ -174,7 +263,11 @@ pub fn parse(text: &str) -> Result<Vec<Digest>, String> {
                     *slot = Some((n, a));
                 }
             }
-            Ok(Digest { kernel, per_anchor })
+            let loads_in_flight = match cols.next().ok_or_else(|| format!("short line: {l}"))? {
+                "-" => None,
+                n => Some(n.parse::<u32>().map_err(|e| format!("{n:?}: {e}"))?),
+            };
+            Ok(Digest { kernel, per_anchor, loads_in_flight })
         })
         .collect()
 }
@@ -237,7 +330,35 @@ mod tests {
             sorted.sort_by(|a, b| a.kernel.cmp(&b.kernel));
             sorted
         });
-        assert!(parse("k\t1/0\t-\t-\n").is_err());
+        assert!(parse("k\t1/0\t-\t-\t-\n").is_err());
         assert!(parse("k\t1/2\n").is_err());
+        assert!(parse("k\t1/2\t-\t-\n").is_err(), "the loads in flight are a column");
+    }
+
+    #[test]
+    fn loads_in_flight_end_at_the_first_use() {
+        // Three loads, then their uses: three in flight (AoS's update). A load, its use and a
+        // store, three times over: one at a time (SoA's, whose stores may alias its next load).
+        let sass = "\t\tFunction : three\n\
+            \t/*0000*/ LDG.E R0, desc[UR4][R2.64] ;\n\
+            \t/*0010*/ LDG.E R6, desc[UR4][R2.64+0x4] ;\n\
+            \t/*0020*/ LDG.E.64 R8, desc[UR4][R2.64+0x8] ;\n\
+            \t/*0030*/ FADD R7, R0, 2 ;\n\
+            \t/*0040*/ STG.E desc[UR4][R4.64], R7 ;\n\
+            \t/*0050*/ FADD R11, R9, 2 ;\n\
+            \t\tFunction : serial\n\
+            \t/*0000*/ LDG.E R2, desc[UR4][R2.64] ;\n\
+            \t/*0010*/ FADD R15, R2, 2 ;\n\
+            \t/*0020*/ STG.E desc[UR4][R4.64], R15 ;\n\
+            \t/*0030*/ LDG.E R6, desc[UR4][R6.64] ;\n\
+            \t/*0040*/ FADD R17, R6, 2 ;\n\
+            \t\tFunction : none\n\
+            \t/*0000*/ EXIT ;\n";
+        let d = digest(sass);
+        assert_eq!(d.iter().map(|d| d.loads_in_flight).collect::<Vec<_>>(), [Some(3), Some(1), None]);
+        // `.64` takes two registers: R9, the second of R8's pair, is a use.
+        assert_eq!(registers("R8", width_regs("LDG.E.64")), [8, 9]);
+        assert_eq!(registers("desc[UR4][R2.64+0x8]", 1), [2, 3]);
+        assert!(registers("RZ", 1).is_empty());
     }
 }
