@@ -11,14 +11,18 @@ Python libraries take for the same call at the same sizes:
     transpose      x.t().contiguous(), cupy.ascontiguousarray(x.T), cuBLAS geam    float32, square
     transpose_1x4  the same, rows:cols = 1:4
     matmul         cuBLAS SGEMM through torch.matmul, TF32 off                 float32, n x n x n
+    matmul_shapes  the same at MATMUL_SHAPES (small squares, skinny, thin k)   float32, m x n x k
 
 at the sizes the Rust sweep uses (benches/src/sweep.rs): n = 2^10, 2^12, ..., 2^30 elements
 (the square transpose's side sqrt(n), the 1:4 transpose's rows sqrt(n/4)), matmul sides 64 to
-8192. Each call is timed the way the Rust harness times its own (Gpu::median_time): 3 warm-up
+8192, and the matmul shapes of benches/src/sweep.rs's MATMUL_SHAPES (the same list, held equal by a
+test). Each call is timed the way the Rust harness times its own (Gpu::median_time): 3 warm-up
 calls, then CUDA events around a batch of back-to-back calls (about 2 ms, at most 64; one untimed
 call queued ahead of each batch), the median of 21 batches (9 for the largest sizes). So at small
 sizes the time is what one call costs the host (Python, the dispatcher, the launch), as it is
-for the Rust entry points. Sizes that do not fit in free device memory are skipped, saying so.
+for the Rust entry points. The matmuls are also timed as a CUDA graph of such a batch ("cublas
+graph"): the kernels' time without PyTorch's dispatch. Sizes that do not fit in free device memory
+are skipped, saying so.
 
     python3 peers.py [--out peers.json] [--entries copy,sum,...] [--max-log2 30] [--max-side 8192]
 
@@ -40,10 +44,34 @@ REPS = 21
 REPS_BIG = 9
 BIG = 1 << 33  # bytes or flops above which a point takes REPS_BIG samples (as the Rust sweep)
 HEADROOM = 512 << 20
-ENTRIES = ["copy", "sum", "transpose", "transpose_1x4", "matmul"]
+ENTRIES = ["copy", "sum", "transpose", "transpose_1x4", "matmul", "matmul_shapes"]
+# (m, n, k) of the matmul_shapes entry, point i: benches/src/sweep.rs's MATMUL_SHAPES.
+MATMUL_SHAPES = [
+    (256, 256, 256),
+    (384, 384, 384),
+    (512, 512, 512),
+    (768, 768, 768),
+    (1024, 1024, 1024),
+    (1, 4096, 4096),
+    (8, 4096, 4096),
+    (32, 4096, 4096),
+    (128, 4096, 4096),
+    (4096, 1, 4096),
+    (4096, 8, 4096),
+    (4096, 32, 4096),
+    (4096, 128, 4096),
+    (4096, 4096, 64),
+    (4096, 4096, 128),
+]
+
+
+def matmul_shape(entry, n):
+    return (n, n, n) if entry == "matmul" else MATMUL_SHAPES[n]
 
 
 def sizes(entry, max_log2, max_side):
+    if entry == "matmul_shapes":
+        return list(range(len(MATMUL_SHAPES)))
     if entry == "matmul":
         return [s for s in (64, 128, 256, 512, 1024, 2048, 4096, 8192) if s <= max_side]
     return [1 << k for k in range(10, max_log2 + 1, 2)]
@@ -58,17 +86,23 @@ def transpose_shape(entry, n):
 def shape(entry, n):
     if entry.startswith("transpose"):
         return "%dx%d" % transpose_shape(entry, n)
-    if entry == "matmul":
-        return f"{n}x{n}x{n}"
+    if entry.startswith("matmul"):
+        return "%dx%dx%d" % matmul_shape(entry, n)
     return str(n)
 
 
 def work(entry, n):
-    return {"copy": 8 * n, "sum": 4 * n, "transpose": 8 * n, "transpose_1x4": 8 * n, "matmul": 2 * n ** 3}[entry]
+    if entry.startswith("matmul"):
+        m, nn, k = matmul_shape(entry, n)
+        return 2 * m * nn * k
+    return {"copy": 8 * n, "sum": 4 * n, "transpose": 8 * n, "transpose_1x4": 8 * n}[entry]
 
 
 def footprint(entry, n):
-    return {"sum": 4 * n + 4, "matmul": 12 * n * n}.get(entry, 8 * n)
+    if entry.startswith("matmul"):
+        m, nn, k = matmul_shape(entry, n)
+        return 4 * (m * k + k * nn + m * nn)
+    return {"sum": 4 * n + 4}.get(entry, 8 * n)
 
 
 def median_us(torch, run, reps):
@@ -78,11 +112,15 @@ def median_us(torch, run, reps):
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
 
     def timed(batch):
+        graph = run.graph(torch, batch) if isinstance(run, Graphed) else None
         # One untimed call ahead of the start event keeps the GPU busy while the batch is queued.
         run()
         start.record()
-        for _ in range(batch):
-            run()
+        if graph is not None:
+            graph.replay()
+        else:
+            for _ in range(batch):
+                run()
         stop.record()
         stop.synchronize()
         return start.elapsed_time(stop) * 1e3 / batch
@@ -90,6 +128,33 @@ def median_us(torch, run, reps):
     once = timed(1)
     batch = min(64, max(1, math.ceil(2000.0 / max(once, 1e-1))))
     return statistics.median(timed(batch) for _ in range(reps))
+
+
+class Graphed:
+    """A call to time as a CUDA graph of a batch of it: the kernels without the host's dispatch.
+    `median_us` sees `batch`; calling it runs the call once, uncaptured (warm-up and checks)."""
+
+    def __init__(self, run):
+        self.run = run
+        self.graphs = {}
+
+    def __call__(self):
+        return self.run()
+
+    def graph(self, torch, batch):
+        if batch not in self.graphs:
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                for _ in range(WARMUP):
+                    self.run()
+            torch.cuda.current_stream().wait_stream(side)
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                for _ in range(batch):
+                    self.run()
+            self.graphs[batch] = g
+        return self.graphs[batch]
 
 
 def cub_accelerator():
@@ -151,11 +216,17 @@ def peers_of(entry, n, torch, cupy):
                 out.append(("cublas geam", geam, lambda: (geam(), bool((cout == cwant).all()))[1]))
             except Exception as e:
                 print(f"cublas geam not available here: {e}")
-    elif entry == "matmul":
-        a = torch.rand((n, n), device="cuda", generator=gen) * 2 - 1
-        b = torch.rand((n, n), device="cuda", generator=gen) * 2 - 1
-        c = torch.empty((n, n), device="cuda")
-        out.append(("cublas", lambda: torch.matmul(a, b, out=c), lambda: True))
+    elif entry.startswith("matmul"):
+        m, nn, k = matmul_shape(entry, n)
+        a = torch.rand((m, k), device="cuda", generator=gen) * 2 - 1
+        b = torch.rand((k, nn), device="cuda", generator=gen) * 2 - 1
+        c = torch.empty((m, nn), device="cuda")
+        mm = lambda: torch.matmul(a, b, out=c)  # noqa: E731
+        want = (a.double() @ b.double()).float()
+        # TF32 is off (main): every element within a few float32 rounding steps of the float64 product.
+        right = lambda: (mm(), bool(torch.allclose(c, want, rtol=1e-4, atol=1e-3)))[1]  # noqa: E731
+        out.append(("cublas", mm, right))
+        out.append(("cublas graph", Graphed(mm), right))
     return out
 
 
@@ -181,8 +252,8 @@ def time_point(torch, cupy, entry, n):
             print(f"{entry} {shape(entry, n)} {peer}: left out, its result is wrong", flush=True)
             continue
         rows.append({"entry": entry, "shape": shape(entry, n), "n": n, "peer": peer, "median_us": us})
-        rate = work(entry, n) / us / (1e6 if entry == "matmul" else 1e3)
-        unit = "TFLOP/s" if entry == "matmul" else "GB/s"
+        rate = work(entry, n) / us / (1e6 if entry.startswith("matmul") else 1e3)
+        unit = "TFLOP/s" if entry.startswith("matmul") else "GB/s"
         print(f"{entry} {shape(entry, n)} {peer}: {us:.1f} us, {rate:.2f} {unit}", flush=True)
     return rows
 

@@ -20,7 +20,29 @@ pub const ELEMENT_LOG2: [u32; 11] = [10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30]
 /// The sides of the square matmuls.
 pub const MATMUL_SIDES: [u64; 8] = [64, 128, 256, 512, 1024, 2048, 4096, 8192];
 /// The curves, in the report's order.
-pub const ENTRIES: [&str; 5] = [entry::COPY, entry::SUM, entry::TRANSPOSE, entry::TRANSPOSE_1X4, entry::MATMUL];
+pub const ENTRIES: [&str; 6] =
+    [entry::COPY, entry::SUM, entry::TRANSPOSE, entry::TRANSPOSE_1X4, entry::MATMUL, entry::MATMUL_SHAPES];
+
+/// `(m, n, k)` of the matmul shapes programs use besides squares (issue 37), point `i` of the
+/// `matmul_shapes` entry: small squares, skinny products (m or n from 1 to 128, the other two
+/// 4096, as in inference), and thin k. `peers.py` times cuBLAS over the same list.
+pub const MATMUL_SHAPES: [(u64, u64, u64); 15] = [
+    (256, 256, 256),
+    (384, 384, 384),
+    (512, 512, 512),
+    (768, 768, 768),
+    (1024, 1024, 1024),
+    (1, 4096, 4096),
+    (8, 4096, 4096),
+    (32, 4096, 4096),
+    (128, 4096, 4096),
+    (4096, 1, 4096),
+    (4096, 8, 4096),
+    (4096, 32, 4096),
+    (4096, 128, 4096),
+    (4096, 4096, 64),
+    (4096, 4096, 128),
+];
 
 /// The library's sum that hands its result back to the host (against the peers' `.item()`s).
 pub const SUM_READ_BACK: &str = "reduce::sum";
@@ -32,6 +54,8 @@ pub mod entry {
     pub const TRANSPOSE: &str = "transpose";
     pub const TRANSPOSE_1X4: &str = "transpose_1x4";
     pub const MATMUL: &str = "matmul";
+    /// [`super::MATMUL_SHAPES`]: its sizes are indices into that list.
+    pub const MATMUL_SHAPES: &str = "matmul_shapes";
 }
 
 /// Samples per point; points of more than [`BIG`] bytes (or flops) take [`REPS_BIG`].
@@ -59,19 +83,30 @@ pub fn transpose_shape(entry: &str, n: u64) -> Option<(u64, u64)> {
     }
 }
 
-/// The sizes of `entry`'s curve (elements, or matmul sides).
+/// `(m, n, k)` of a matmul curve's point `n`: the square of side `n`, or [`MATMUL_SHAPES`]`[n]`;
+/// `None` for other entries (and past the list).
+pub fn matmul_shape(entry: &str, n: u64) -> Option<(u64, u64, u64)> {
+    match entry {
+        entry::MATMUL => Some((n, n, n)),
+        entry::MATMUL_SHAPES => MATMUL_SHAPES.get(usize::try_from(n).ok()?).copied(),
+        _ => None,
+    }
+}
+
+/// The sizes of `entry`'s curve (elements, matmul sides, or indices into [`MATMUL_SHAPES`]).
 pub fn sizes(entry: &str) -> Vec<u64> {
     match entry {
-        "matmul" => MATMUL_SIDES.to_vec(),
+        entry::MATMUL => MATMUL_SIDES.to_vec(),
+        entry::MATMUL_SHAPES => (0..MATMUL_SHAPES.len() as u64).collect(),
         _ => ELEMENT_LOG2.iter().map(|&k| 1u64 << k).collect(),
     }
 }
 
 /// The shape label of `entry` at size `n`: elements, `ROWSxCOLS`, or `MxNxK`.
 pub fn shape(entry: &str, n: u64) -> String {
-    match (entry, transpose_shape(entry, n)) {
-        (_, Some((r, c))) => format!("{r}x{c}"),
-        ("matmul", _) => format!("{n}x{n}x{n}"),
+    match (entry, transpose_shape(entry, n), matmul_shape(entry, n)) {
+        (_, Some((r, c)), _) => format!("{r}x{c}"),
+        (_, _, Some((m, n, k))) => format!("{m}x{n}x{k}"),
         _ => n.to_string(),
     }
 }
@@ -82,16 +117,15 @@ pub fn work(entry: &str, n: u64) -> (u64, u64) {
     match entry {
         "copy" | "transpose" | "transpose_1x4" => (8 * n, 0),
         "sum" => (4 * n, 0),
-        "matmul" => (0, 2 * n * n * n),
-        _ => (0, 0),
+        _ => matmul_shape(entry, n).map_or((0, 0), |(m, n, k)| (0, 2 * m * n * k)),
     }
 }
 
 /// Device bytes a point's buffers take.
 fn footprint(entry: &str, n: u64) -> u64 {
-    match entry {
-        "sum" => 4 * n + 4,
-        "matmul" => 12 * n * n,
+    match (entry, matmul_shape(entry, n)) {
+        (_, Some((m, n, k))) => 4 * (m * k + k * n + m * n),
+        ("sum", _) => 4 * n + 4,
         _ => 8 * n,
     }
 }
@@ -184,10 +218,11 @@ fn point(gpu: &Gpu, entry: &str, n: u64, reps: u32) -> Result<Vec<(&'static str,
                 time(gpu, reps, || transpose::transpose(gpu, &input, &mut output, rows, cols))?,
             )]
         }
-        "matmul" => {
-            let (a, b, mut c) = (f32s(len * len, 3)?, f32s(len * len, 4)?, f32s(len * len, 5)?);
-            let shape = (len, len, len);
-            vec![("matmul::matmul", time(gpu, reps, || matmul::matmul(gpu, &a, &b, &mut c, shape))?)]
+        entry::MATMUL | entry::MATMUL_SHAPES => {
+            let (m, n, k) = matmul_shape(entry, n).expect("a matmul curve");
+            let (m, n, k) = (m as usize, n as usize, k as usize);
+            let (a, b, mut c) = (f32s(m * k, 3)?, f32s(k * n, 4)?, f32s(m * n, 5)?);
+            vec![("matmul::matmul", time(gpu, reps, || matmul::matmul(gpu, &a, &b, &mut c, (m, n, k)))?)]
         }
         _ => Vec::new(),
     })
@@ -223,19 +258,42 @@ mod tests {
         assert_eq!(sizes("sum").first().copied(), Some(1 << 10));
         assert_eq!(sizes("sum").last().copied(), Some(1 << 30));
     }
+
+    #[test]
+    fn peers_py_times_the_same_matmul_shapes() {
+        let script = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../xtask/peers.py")).unwrap();
+        let list = script.split("MATMUL_SHAPES = [").nth(1).and_then(|rest| rest.split(']').next()).unwrap();
+        let shapes: Vec<(u64, u64, u64)> = list
+            .split(')')
+            .filter_map(|t| {
+                let nums: Vec<u64> = t
+                    .trim_start_matches([',', ' ', '\n', '('])
+                    .split(',')
+                    .filter_map(|x| x.trim().parse().ok())
+                    .collect();
+                (nums.len() == 3).then(|| (nums[0], nums[1], nums[2]))
+            })
+            .collect();
+        assert_eq!(shapes, MATMUL_SHAPES);
+        assert_eq!(shape(entry::MATMUL_SHAPES, 5), "1x4096x4096");
+        assert_eq!(work(entry::MATMUL_SHAPES, 13), (0, 2 * 4096 * 4096 * 64));
+        assert_eq!(matmul_shape(entry::MATMUL_SHAPES, 15), None);
+        assert_eq!(sizes(entry::MATMUL_SHAPES).len(), MATMUL_SHAPES.len());
+    }
 }
 
 /// One entry point at one size in the cost curve.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepRow {
-    /// The curve: `copy`, `sum`, `transpose` (square), `transpose_1x4` (rows:cols = 1:4) or
-    /// `matmul` (square).
+    /// The curve: `copy`, `sum`, `transpose` (square), `transpose_1x4` (rows:cols = 1:4),
+    /// `matmul` (square) or `matmul_shapes` ([`MATMUL_SHAPES`]).
     pub entry: String,
     /// What was timed, e.g. `coalescing::copy`, `gpu.memcpy`, `reduce::sum`, `reduce::sum_to`.
     pub implementation: String,
     /// The shape: elements (`1048576`), `ROWSxCOLS` for the transposes, `MxNxK` for matmul.
     pub shape: String,
-    /// The size on the curve's x axis: elements of the input, or the side of the matmul.
+    /// The size on the curve's x axis: elements of the input, the side of the matmul, or the
+    /// index of a `matmul_shapes` point in [`MATMUL_SHAPES`].
     pub n: u64,
     /// Median time of one call, microseconds (host launch cost included: back-to-back calls).
     pub median_us: f64,

@@ -6,10 +6,12 @@ use std::fmt::Write;
 
 use super::format::{gbps, ratio, tflops, us};
 use super::model::{PeerRow, Plot, Report};
-use crate::sweep::{ENTRIES, SUM_READ_BACK, entry, work};
+use crate::sweep::{ENTRIES, MATMUL_SHAPES, SUM_READ_BACK, SweepRow, entry, work};
 
 /// cuBLAS's name among `peers.py`'s peers.
 pub const CUBLAS: &str = "cublas";
+/// cuBLAS's calls captured in a CUDA graph (kernel time, without PyTorch's dispatch).
+pub const CUBLAS_GRAPH: &str = "cublas graph";
 
 /// One timed call of one implementation at one size.
 #[derive(Debug, Clone)]
@@ -78,7 +80,61 @@ impl Curve {
 fn peer_label(peer: &str) -> String {
     match peer {
         CUBLAS => "cuBLAS (torch)".into(),
+        CUBLAS_GRAPH => "cuBLAS (torch, CUDA graph)".into(),
         other => other.into(),
+    }
+}
+
+/// `matmul::matmul` at every shape of [`MATMUL_SHAPES`] beside cuBLAS timed in the same record:
+/// the time of each, the library's over the fastest peer's, and for the skinny products (m or n at
+/// most 8) the rate at which the library reads the large operand against the DRAM read probe's.
+fn shapes_section(md: &mut String, r: &Report) {
+    let ours: Vec<&SweepRow> = r.sweep.iter().filter(|s| s.entry == entry::MATMUL_SHAPES).collect();
+    let peers: Vec<&PeerRow> =
+        r.peers.iter().flat_map(|p| &p.rows).filter(|p| p.entry == entry::MATMUL_SHAPES && p.median_us > 0.0).collect();
+    if ours.is_empty() && peers.is_empty() {
+        return;
+    }
+    let dram = r.params.as_ref().map(|p| p.dram_read_bps.iter().map(|x| x.1).fold(0.0, f64::max)).filter(|b| *b > 0.0);
+    md.push_str(
+        "\n### matmul at every shape\n\n`matmul::matmul` at the shapes programs use besides squares (issue 37): \
+         small squares, skinny products (one side from 1 to 128, the others 4096) and thin k, beside cuBLAS \
+         through PyTorch timed in the same record, both as a batch of calls between CUDA events and, where \
+         `peers.py` could capture one, as a CUDA graph of that batch (kernel time, without PyTorch's dispatch). \
+         **÷ best** is the library's time over the fastest of them. **large operand** is, for a product \
+         with m or n at most 8, the bytes of the operand read once (B, or A) over the library's time, against \
+         the DRAM read probe's most.\n\n| shape | matmul::matmul µs | TFLOP/s | cuBLAS µs | cuBLAS graph µs | \
+         ÷ best | large operand |\n|---|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for (i, &(m, n, k)) in MATMUL_SHAPES.iter().enumerate() {
+        let i = i as u64;
+        let lib = ours.iter().find(|s| s.n == i).map(|s| s.median_us).filter(|t| *t > 0.0);
+        let peer = |name: &str| peers.iter().find(|p| p.n == i && p.peer == name).map(|p| p.median_us);
+        let (batch, graph) = (peer(CUBLAS), peer(CUBLAS_GRAPH));
+        let best = [batch, graph].into_iter().flatten().fold(None, |b: Option<f64>, t| Some(b.map_or(t, |b| b.min(t))));
+        let cell = |t: Option<f64>| t.map_or(String::new(), us);
+        let flops = 2.0 * (m * n * k) as f64;
+        let rate = lib.map_or(String::new(), |t| tflops(flops / (t * 1e-6) / 1e12));
+        let against = lib.zip(best).map_or(String::new(), |(l, b)| ratio(l / b));
+        let large = if m.min(n) <= 8 {
+            let bytes = 4.0 * (k * m.max(n)) as f64;
+            lib.map_or(String::new(), |t| {
+                let bps = bytes / (t * 1e-6);
+                match dram {
+                    Some(peak) => format!("{} GB/s ({})", gbps(bps / 1e9), super::format::pct(100.0 * bps / peak)),
+                    None => format!("{} GB/s", gbps(bps / 1e9)),
+                }
+            })
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            md,
+            "| {m}x{n}x{k} | {} | {rate} | {} | {} | {against} | {large} |",
+            cell(lib),
+            cell(batch),
+            cell(graph)
+        );
     }
 }
 
@@ -87,9 +143,10 @@ fn peer_label(peer: &str) -> String {
 /// no positive time are left out (they have no rate).
 pub(crate) fn curves(report: &Report) -> Vec<Curve> {
     let peers = report.peers.iter().flat_map(|p| &p.rows);
-    let mut entries: Vec<&str> = ENTRIES.to_vec();
+    // The matmul shapes are a table of their own ([`shapes_section`]), not a curve over sizes.
+    let mut entries: Vec<&str> = ENTRIES.into_iter().filter(|e| *e != entry::MATMUL_SHAPES).collect();
     for e in report.sweep.iter().map(|r| r.entry.as_str()).chain(peers.clone().map(|r| r.entry.as_str())) {
-        if !entries.contains(&e) {
+        if !entries.contains(&e) && e != entry::MATMUL_SHAPES {
             entries.push(e);
         }
     }
@@ -279,6 +336,7 @@ pub(crate) fn section(md: &mut String, r: &Report, plots: &[Plot]) {
             let _ = writeln!(md, "\n![{}]({})", plot.title, plot.file);
         }
     }
+    shapes_section(md, r);
 }
 
 /// Whether a series of a curve is another library's (a peer's), not one of the sweep's own.
