@@ -110,3 +110,62 @@ fn the_readmes_cublas_ratios_are_the_records() {
     let small = format!("{:.2}× at 1024³", speed_over_cublas(&r, 1024));
     assert!(readme.contains(&small), "README.md should say: {small}");
 }
+
+/// `report.md` as `report --from FILE` renders the committed record at `relative` now.
+fn rendered(relative: &str, name: &str) -> String {
+    let path = format!("{}/../{relative}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let r = Report::from_json(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let dir = std::env::temp_dir().join(format!("coalesce-{name}-{}", std::process::id()));
+    report::render(&r, &dir).unwrap();
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    md
+}
+
+/// BENCHMARKS.md's time-model figures (the targets row and the first two columns of the section's
+/// table) are what the committed H100 and H200 records render, to the digits shown.
+#[test]
+fn benchmarks_time_model_figures_are_the_records() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let benchmarks = std::fs::read_to_string(format!("{root}/BENCHMARKS.md")).unwrap();
+    let headline = |md: &str| {
+        let line = md.lines().find(|l| l.contains(" runs: median error ")).expect("the time model's headline");
+        let median = line.split("median error ").nth(1).and_then(|s| s.split(',').next()).unwrap().to_string();
+        let within = line.split(", ").nth(1).and_then(|s| s.split(' ').next()).unwrap().to_string();
+        (median, within)
+    };
+    let (h100, h200) =
+        (headline(&rendered("results/report.json", "h100")), headline(&rendered("results/h200/report.json", "h200")));
+    let table = table_after(&benchmarks, "## The time model: predicted against measured");
+    let row = |name: &str| {
+        let line = table.iter().find(|l| l.starts_with(&format!("| {name} |"))).unwrap_or_else(|| panic!("{name}"));
+        line.split('|').map(|c| c.trim().trim_matches('*').to_string()).collect::<Vec<_>>()
+    };
+    let (median, within) = (row("median error"), row("within 25%"));
+    assert_eq!((&median[2], &within[2]), (&h100.0, &h100.1), "H100 column");
+    assert_eq!((&median[3], &within[3]), (&h200.0, &h200.1), "H200 column");
+    let target = benchmarks.lines().find(|l| l.starts_with("| time model: median error")).expect("the targets row");
+    for (median, within) in [&h100, &h200] {
+        assert!(target.contains(&format!("**{median}**, **{within}**")), "targets row: {target}");
+    }
+}
+
+/// BENCHMARKS.md's matmul shape table is the record's, cell for cell.
+#[test]
+fn benchmarks_shape_table_is_the_records() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let benchmarks = std::fs::read_to_string(format!("{root}/BENCHMARKS.md")).unwrap();
+    let md = rendered("results/report.json", "shapes");
+    let cells = |line: &str| line.split('|').map(|c| c.trim().to_string()).collect::<Vec<_>>();
+    let ours: Vec<Vec<String>> =
+        table_after(&benchmarks, "### matmul at every shape (issue 37)").iter().skip(2).map(|l| cells(l)).collect();
+    let record: Vec<Vec<String>> =
+        table_after(&md, "### matmul at every shape").iter().skip(2).map(|l| cells(l)).collect();
+    assert_eq!(ours.len(), record.len(), "one row a shape");
+    for (b, r) in ours.iter().zip(&record) {
+        // BENCHMARKS leaves out the record's TFLOP/s column (index 3 of the record's).
+        let r: Vec<&String> = r.iter().enumerate().filter(|(i, _)| *i != 3).map(|(_, c)| c).collect();
+        assert_eq!(b.iter().collect::<Vec<_>>(), r, "{}", b[1]);
+    }
+}
