@@ -50,6 +50,8 @@ use coalesce_kernels::matmul::{WARPTILE, WARPTILE_ASYNC, band_rows, matmul_warpt
 // One file a stage (teaching order in the module docs), each with its descriptor.
 mod async_ring;
 mod cp_async;
+// The lesson harness's shapes and summaries: data for `coalesce-benches`, not the library's API.
+#[doc(hidden)]
 pub mod lesson;
 mod naive;
 mod prefetch;
@@ -185,6 +187,7 @@ pub struct Stage {
     /// How the model replays its launches.
     pub(crate) replay: Replay,
     /// What the lesson harness runs it at.
+    #[doc(hidden)]
     pub lesson: Lesson,
 }
 
