@@ -155,15 +155,21 @@ fn functions(sass: &str) -> Vec<(String, Vec<Instr>)> {
     out
 }
 
-/// The innermost loop holding global requests (most of them where several do), else the whole
-/// kernel: `(first, last)` addresses.
-fn global_region(loops: &[(u64, u64)], count: &impl Fn(u64, u64, Anchor) -> (u32, u32)) -> (u64, u64) {
-    let holding: Vec<(u64, u64, u32)> =
-        loops.iter().map(|&(lo, hi)| (lo, hi, count(lo, hi, Anchor::Global).1)).filter(|l| l.2 > 0).collect();
+/// The region a class of anchors is counted in: the innermost loop holding some (the one with most
+/// of them where several do), else the whole kernel; `(first, last)` addresses and its
+/// `(instructions, anchors)`, `None` where the kernel has none of the class.
+fn region(
+    loops: &[(u64, u64)],
+    count: &impl Fn(u64, u64, Anchor) -> (u32, u32),
+    class: Anchor,
+) -> Option<((u64, u64), (u32, u32))> {
+    let holding: Vec<((u64, u64), (u32, u32))> =
+        loops.iter().map(|&(lo, hi)| ((lo, hi), count(lo, hi, class))).filter(|l| l.1.1 > 0).collect();
     let innermost = holding
         .iter()
-        .filter(|&&(lo, hi, _)| !holding.iter().any(|&(l2, h2, _)| (l2, h2) != (lo, hi) && lo <= l2 && h2 <= hi));
-    innermost.max_by_key(|l| (l.2, std::cmp::Reverse(l.0))).map_or((0, u64::MAX), |l| (l.0, l.1))
+        .filter(|&&((lo, hi), _)| !holding.iter().any(|&((l2, h2), _)| (l2, h2) != (lo, hi) && lo <= l2 && h2 <= hi));
+    let best = innermost.max_by_key(|l| (l.1.1, std::cmp::Reverse(l.0.0))).copied();
+    best.or_else(|| Some(((0, u64::MAX), count(0, u64::MAX, class))).filter(|whole| whole.1.1 > 0))
 }
 
 /// The most `LDG`s issued, in order, before an instruction reads a register one of them
@@ -201,18 +207,10 @@ pub fn digest(sass: &str) -> Vec<Digest> {
                 let within = instrs.iter().filter(|i| (lo..=hi).contains(&i.at));
                 within.fold((0u32, 0u32), |(n, a), i| (n + 1, a + class.weight(&i.opcode)))
             };
-            let per_anchor = Anchor::ALL.map(|class| {
-                let holding: Vec<(u64, u64, (u32, u32))> =
-                    loops.iter().map(|&(lo, hi)| (lo, hi, count(lo, hi, class))).filter(|l| l.2.1 > 0).collect();
-                let innermost = holding.iter().filter(|&&(lo, hi, _)| {
-                    !holding.iter().any(|&(l2, h2, _)| (l2, h2) != (lo, hi) && lo <= l2 && h2 <= hi)
-                });
-                let best = innermost.max_by_key(|l| (l.2.1, std::cmp::Reverse(l.0))).map(|l| l.2);
-                best.or_else(|| Some(count(0, u64::MAX, class)).filter(|c| c.1 > 0))
-            });
-            // The region the global requests are counted in: the loop holding them, or all of it.
-            let region = global_region(&loops, &count);
-            let loads_in_flight = in_flight(instrs.iter().filter(|i| (region.0..=region.1).contains(&i.at)));
+            let per_anchor = Anchor::ALL.map(|class| region(&loops, &count, class).map(|r| r.1));
+            // Loads in flight where the global requests are counted.
+            let loads_in_flight = region(&loops, &count, Anchor::Global)
+                .and_then(|((lo, hi), _)| in_flight(instrs.iter().filter(|i| (lo..=hi).contains(&i.at))));
             Digest { kernel, per_anchor, loads_in_flight }
         })
         .collect()
