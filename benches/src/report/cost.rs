@@ -251,7 +251,7 @@ pub(crate) fn section(md: &mut String, r: &Report, plots: &[Plot]) {
          between CUDA events, median of samples), so at small sizes the time is what a call costs the \
          host: its launch, and for `reduce::sum` an allocation and a wait for the result \
          (`reduce::sum_to` leaves the total on the device). Bytes are counted once (copy and transpose \
-         8 per element, sum 4); matmul counts 2n³ flops.\n\n",
+         8 per element, sum 4); matmul counts 2n³ flops (2mnk at the shapes of its own table).\n\n",
     );
     if r.sweep.is_empty() {
         md.push_str("This record has no sweep of the library's entry points (it was measured without one): the peers alone.\n\n");
