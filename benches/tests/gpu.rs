@@ -13,7 +13,9 @@
 //! Two more modes serve the bundle's Nsight Compute step, so it keeps no list of its own:
 //! `gpu --list` prints `RUN_ID KERNEL LAUNCHES` for every benchmark run (no GPU needed: the
 //! `--kernel-name` filter and launch count of `Variant::ncu_filter`/`profiled`), and
-//! `gpu --once RUN_ID` prepares that run's workload and launches it exactly once.
+//! `gpu --once RUN_ID` prepares that run's workload and launches it exactly once (`--rounds N`:
+//! N times back to back, so a profiler can skip the first, which also writes back the lines the
+//! workload's own preparation left dirty in L2).
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -34,7 +36,16 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     if let Some(i) = args.iter().position(|a| a == "--once") {
-        return once(args.get(i + 1).map(String::as_str).unwrap_or(""));
+        let rounds = match args.iter().position(|a| a == "--rounds").map(|j| args.get(j + 1).map(|n| n.parse::<u32>()))
+        {
+            None => 1,
+            Some(Some(Ok(n))) if n >= 1 => n,
+            Some(_) => {
+                eprintln!("--rounds takes a count of at least 1");
+                return ExitCode::FAILURE;
+            }
+        };
+        return once(args.get(i + 1).map(String::as_str).unwrap_or(""), rounds);
     }
     let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
     let mut cases: Vec<(String, Check)> = Vec::new();
@@ -96,8 +107,8 @@ fn main() -> ExitCode {
 /// The `--once` id of an empty launch (`probe_empty`), no registered run.
 const NULL_RUN: &str = "probe/empty";
 
-/// Launches run `id`'s workload once (after preparing it), for a profiler to catch.
-fn once(id: &str) -> ExitCode {
+/// Launches run `id`'s workload `rounds` times (after preparing it), for a profiler to catch.
+fn once(id: &str, rounds: u32) -> ExitCode {
     if id == NULL_RUN {
         // A launch that reads and writes nothing: what ncu counts for it is the profiler's own
         // floor, which every other run's counters include.
@@ -124,7 +135,9 @@ fn once(id: &str) -> ExitCode {
         let gpu = open_gpu()?;
         let mut workload = variant.bench(&gpu, value)?;
         gpu.synchronize()?;
-        workload.launch(&gpu)?;
+        for _ in 0..rounds {
+            workload.launch(&gpu)?;
+        }
         gpu.synchronize()
     };
     match run() {
