@@ -149,6 +149,12 @@ fn benchmarks_time_model_figures_are_the_records() {
     for (median, within) in [&h100, &h200] {
         assert!(target.contains(&format!("**{median}**, **{within}**")), "targets row: {target}");
     }
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap().replace('\n', " ");
+    let said = format!(
+        "median error {} on an H100 and {} on an H200, {} and {} of the runs within 25%",
+        h100.0, h200.0, h100.1, h200.1
+    );
+    assert!(readme.contains(&said), "README.md should say: {said}");
 }
 
 /// BENCHMARKS.md's matmul shape table is the record's, cell for cell.
