@@ -29,10 +29,15 @@ pub(super) const STAGE: Stage = Stage {
 /// A block a `WARPTILE_ASYNC` tile of C (whole tiles only), `WTA_THREADS` threads, its
 /// `WTA_STAGES`-stage ring as shared memory (past the default: opted in at launch).
 pub(super) const fn launch(m: u32, n: u32) -> Launch {
+    ring_launch(m, n, WTA_STAGES)
+}
+
+/// [`launch`] with a ring of `stages` stages (`spread_ring`'s is deeper).
+pub(super) const fn ring_launch(m: u32, n: u32, stages: u32) -> Launch {
     Launch {
         grid: WARPTILE_ASYNC.grid(m, n),
         block: (WTA_THREADS, 1),
-        shared_bytes: WARPTILE_ASYNC.ring_bytes(WTA_STAGES),
+        shared_bytes: WARPTILE_ASYNC.ring_bytes(stages),
         cluster: 1,
     }
 }

@@ -7,7 +7,7 @@ use super::lesson::{Bench, CHECK_SHAPES, Lesson};
 use super::{Bounds, Method, Stage};
 use crate::launch::Launch;
 use crate::model::matmul::cp_async::REPLAY;
-use coalesce_kernels::matmul::{MM_SHARED_BYTES, TILE, matmul_cp_async, tiled_grid};
+use coalesce_kernels::matmul::{MM_SHARED_BYTES, TILE, matmul_cp_async};
 
 /// Stage 4's descriptor.
 pub(super) const STAGE: Stage = Stage {
@@ -28,7 +28,7 @@ pub(super) const STAGE: Stage = Stage {
 
 /// `tiled`'s blocks, with the `MM_STAGES`-stage ring as their shared memory.
 pub(super) const fn launch(m: u32, n: u32) -> Launch {
-    Launch { grid: tiled_grid(m, n), block: (TILE, TILE), shared_bytes: MM_SHARED_BYTES, cluster: 1 }
+    Launch { shared_bytes: MM_SHARED_BYTES, ..super::tiled::launch(m, n) }
 }
 
 #[cfg(test)]

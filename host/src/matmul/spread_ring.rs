@@ -7,7 +7,7 @@ use super::lesson::{Lesson, SIZES, WARPTILE_ASYNC_SHAPES};
 use super::{Bounds, Method, Stage};
 use crate::launch::Launch;
 use crate::model::matmul::spread_ring::REPLAY;
-use coalesce_kernels::matmul::{WARPTILE_ASYNC, WTA_THREADS, WTS_STAGES, matmul_warptile_spread};
+use coalesce_kernels::matmul::{WARPTILE_ASYNC, WTS_STAGES, matmul_warptile_spread};
 
 /// Stage 9's descriptor: no guards, so whole [`WARPTILE_ASYNC`] tiles only.
 pub(super) const STAGE: Stage = Stage {
@@ -26,15 +26,9 @@ pub(super) const STAGE: Stage = Stage {
     },
 };
 
-/// A block a `WARPTILE_ASYNC` tile of C (whole tiles only), `WTA_THREADS` threads, its
-/// `WTS_STAGES`-stage ring as shared memory (past the default: opted in at launch).
+/// `async_ring`'s blocks, with the `WTS_STAGES`-stage ring as their shared memory.
 pub(super) const fn launch(m: u32, n: u32) -> Launch {
-    Launch {
-        grid: WARPTILE_ASYNC.grid(m, n),
-        block: (WTA_THREADS, 1),
-        shared_bytes: WARPTILE_ASYNC.ring_bytes(WTS_STAGES),
-        cluster: 1,
-    }
+    super::async_ring::ring_launch(m, n, WTS_STAGES)
 }
 
 #[cfg(test)]
