@@ -23,22 +23,9 @@ impl Anchor {
 
     /// The anchor weight of one SASS opcode (`LDS.128` and so on), 0 for the rest.
     fn weight(self, opcode: &str) -> u32 {
-        let mut parts = opcode.split('.');
-        let base = parts.next().unwrap_or("");
-        let wide = |parts: std::str::Split<'_, char>| {
-            let mut w = 1;
-            for p in parts {
-                w = match p {
-                    "64" => 2,
-                    "128" => 4,
-                    _ => w,
-                };
-            }
-            w
-        };
-        match (self, base) {
+        match (self, opcode.split('.').next().unwrap_or("")) {
             (Anchor::Global, "LDG" | "STG" | "LDGSTS") => 1,
-            (Anchor::Shared, "LDS" | "STS") => wide(parts),
+            (Anchor::Shared, "LDS" | "STS") => lane_words(opcode),
             (Anchor::Ffma, "FFMA") => 1,
             _ => 0,
         }
@@ -98,15 +85,14 @@ fn registers(operand: &str, wide: u32) -> Vec<u32> {
     out
 }
 
-/// Registers a load of `opcode` writes from its first one (`.64`: two, `.128`: four).
-fn width_regs(opcode: &str) -> u32 {
-    if opcode.contains(".128") {
-        4
-    } else if opcode.contains(".64") {
-        2
-    } else {
-        1
-    }
+/// The 32-bit words one lane of `opcode` moves (`.64`: two, `.128`: four): a load's
+/// destination registers, and a shared access's wavefronts without conflicts.
+fn lane_words(opcode: &str) -> u32 {
+    opcode.split('.').skip(1).fold(1, |w, part| match part {
+        "64" => 2,
+        "128" => 4,
+        _ => w,
+    })
 }
 
 /// The instructions of each function of `cuobjdump -sass` output, by name.
@@ -143,7 +129,7 @@ fn functions(sass: &str) -> Vec<(String, Vec<Instr>)> {
             ["ST", "STG", "STS", "RED", "REDG", "BRA", "EXIT"].iter().any(|s| opcode.split('.').next() == Some(s));
         let (writes, reads) = match operands.split_first() {
             Some((first, rest)) if !stores => {
-                let w = if opcode.starts_with("LDG") { width_regs(opcode) } else { 1 };
+                let w = if opcode.starts_with("LDG") { lane_words(opcode) } else { 1 };
                 (registers(first, w), rest.iter().flat_map(|o| registers(o, 1)).collect())
             }
             _ => (Vec::new(), operands.iter().flat_map(|o| registers(o, 1)).collect()),
@@ -355,7 +341,7 @@ mod tests {
         let d = digest(sass);
         assert_eq!(d.iter().map(|d| d.loads_in_flight).collect::<Vec<_>>(), [Some(3), Some(1), None]);
         // `.64` takes two registers: R9, the second of R8's pair, is a use.
-        assert_eq!(registers("R8", width_regs("LDG.E.64")), [8, 9]);
+        assert_eq!(registers("R8", lane_words("LDG.E.64")), [8, 9]);
         assert_eq!(registers("desc[UR4][R2.64+0x8]", 1), [2, 3]);
         assert!(registers("RZ", 1).is_empty());
     }
