@@ -237,18 +237,25 @@ pub fn walk(order: Order, per_thread: u32, k: u32) -> Result<WarpAccess> {
     WarpAccess::global(Op::Load, 4, active, |l| 4 * index(w.index_1d(l), k, per_thread, threads))
 }
 
+/// Warp 0 of block 0 of transpose `method` of a `rows × cols` matrix, planned as the library
+/// plans it, with its tile's origin and the dimensions as the kernel takes them.
+fn transpose_warp(method: Transpose, rows: usize, cols: usize) -> Result<(Warp, (u32, u32), u32, u32)> {
+    let n = product("transpose rows * cols", rows, cols)?;
+    let (input, mut output): (DeviceViewMut<'static, f32>, _) = (fake_slice(0, n), fake_slice(1, n));
+    let call = plan_transpose(method, &input, &mut output, rows, cols)?;
+    let &(_, _, rows, cols) = call.args();
+    let w = first_warp(&call.launch())?;
+    let origin = tile_origin(w.block.0, col_tiles(cols));
+    Ok((w, origin, rows, cols))
+}
+
 /// Warp 0's first row of the naive transpose of a `rows × cols` matrix: its load (`op` =
 /// [`Op::Load`], along a row of the input) or its store (down a column of the output).
 pub fn transpose_naive(op: Op, rows: usize, cols: usize) -> Result<WarpAccess> {
     if op == Op::Atomic {
         return Err(Error::Unsupported("an atomic of a transpose".into()));
     }
-    let n = product("transpose rows * cols", rows, cols)?;
-    let (input, mut output): (DeviceViewMut<'static, f32>, _) = (fake_slice(0, n), fake_slice(1, n));
-    let call = plan_transpose(Transpose::Naive, &input, &mut output, rows, cols)?;
-    let &(_, _, rows, cols) = call.args();
-    let w = first_warp(&call.launch())?;
-    let origin = tile_origin(w.block.0, col_tiles(cols));
+    let (w, origin, rows, cols) = transpose_warp(Transpose::Naive, rows, cols)?;
     let at = |l| load_coords(origin, w.thread(l), 0);
     let active = lanes_where(w.lanes, |l| {
         let (r, c) = at(l);
@@ -275,12 +282,7 @@ pub fn transpose_tile(method: Transpose, space: Space, op: Op, rows: usize, cols
         Transpose::Padded => PITCH_PADDED,
         other => return Err(Error::Unsupported(format!("a shared-tile access of the {other:?} transpose"))),
     };
-    let n = product("transpose rows * cols", rows, cols)?;
-    let (input, mut output): (DeviceViewMut<'static, f32>, _) = (fake_slice(0, n), fake_slice(1, n));
-    let call = plan_transpose(method, &input, &mut output, rows, cols)?;
-    let &(_, _, rows, cols) = call.args();
-    let w = first_warp(&call.launch())?;
-    let origin = tile_origin(w.block.0, col_tiles(cols));
+    let (w, origin, rows, cols) = transpose_warp(method, rows, cols)?;
     let inside = |(r, c): (u32, u32)| r < rows && c < cols;
     let loaded = lanes_where(w.lanes, |l| inside(load_coords(origin, w.thread(l), 0)));
     let stored = lanes_where(w.lanes, |l| inside(store_coords(origin, w.thread(l), 0)));
