@@ -5,9 +5,24 @@
 use coalesce_benches::report::{self, Report};
 
 fn record() -> Report {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../results/report.json");
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    record_at("results/report.json")
+}
+
+/// The committed record at `relative` (from the workspace root).
+fn record_at(relative: &str) -> Report {
+    let path = format!("{}/../{relative}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     Report::from_json(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// `report.md` as `report --from` renders `r` now (not the committed one), in a scratch folder
+/// named for `name`.
+fn rendered(r: &Report, name: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("coalesce-{name}-{}", std::process::id()));
+    report::render(r, &dir).unwrap();
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    md
 }
 
 #[test]
@@ -81,11 +96,8 @@ fn benchmarks_at_a_glance_is_the_records_summary() {
     let benchmarks = std::fs::read_to_string(format!("{root}/BENCHMARKS.md")).unwrap();
     let glance = table_after(&benchmarks, "## At a glance");
     // What `report --from results/report.json` renders now, not the committed report.md.
-    let dir = std::env::temp_dir().join(format!("coalesce-glance-{}", std::process::id()));
-    report::render(&record(), &dir).unwrap();
-    let rendered = std::fs::read_to_string(dir.join("report.md")).unwrap();
-    std::fs::remove_dir_all(&dir).ok();
-    let summary = table_after(&rendered, "## Summary");
+    let md = rendered(&record(), "glance");
+    let summary = table_after(&md, "## Summary");
     assert!(summary.len() > 2, "the record renders no summary");
     assert_eq!(glance, summary, "BENCHMARKS.md's At a glance is not what the record renders");
 }
@@ -111,18 +123,6 @@ fn the_readmes_cublas_ratios_are_the_records() {
     assert!(readme.contains(&small), "README.md should say: {small}");
 }
 
-/// `report.md` as `report --from FILE` renders the committed record at `relative` now.
-fn rendered(relative: &str, name: &str) -> String {
-    let path = format!("{}/../{relative}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let r = Report::from_json(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let dir = std::env::temp_dir().join(format!("coalesce-{name}-{}", std::process::id()));
-    report::render(&r, &dir).unwrap();
-    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
-    std::fs::remove_dir_all(&dir).ok();
-    md
-}
-
 /// BENCHMARKS.md's time-model figures (the targets row and the first two columns of the section's
 /// table) are what the committed H100 and H200 records render, to the digits shown.
 #[test]
@@ -136,7 +136,7 @@ fn benchmarks_time_model_figures_are_the_records() {
         (median, within)
     };
     let (h100, h200) =
-        (headline(&rendered("results/report.json", "h100")), headline(&rendered("results/h200/report.json", "h200")));
+        (headline(&rendered(&record(), "h100")), headline(&rendered(&record_at("results/h200/report.json"), "h200")));
     let table = table_after(&benchmarks, "## The time model: predicted against measured");
     let row = |name: &str| {
         let line = table.iter().find(|l| l.starts_with(&format!("| {name} |"))).unwrap_or_else(|| panic!("{name}"));
@@ -162,7 +162,7 @@ fn benchmarks_time_model_figures_are_the_records() {
 fn benchmarks_shape_table_is_the_records() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
     let benchmarks = std::fs::read_to_string(format!("{root}/BENCHMARKS.md")).unwrap();
-    let md = rendered("results/report.json", "shapes");
+    let md = rendered(&record(), "shapes");
     let cells = |line: &str| line.split('|').map(|c| c.trim().to_string()).collect::<Vec<_>>();
     let ours: Vec<Vec<String>> =
         table_after(&benchmarks, "### matmul at every shape (issue 37)").iter().skip(2).map(|l| cells(l)).collect();
