@@ -338,6 +338,22 @@ impl Measurement {
     pub fn param_value(&self) -> Option<u32> {
         self.param.as_ref().map(|p| p.value)
     }
+
+    /// Whether this is a run of `variant`.
+    pub fn is<F: Family + PartialEq>(&self, variant: F) -> bool {
+        self.variant_in::<F>() == Some(variant)
+    }
+
+    /// Whether this is a run of family `F`.
+    pub fn in_family<F: Family>(&self) -> bool {
+        self.family == F::NAME
+    }
+
+    /// The variant of family `F` this is a run of (`None` for another family's run, or a name
+    /// the registry no longer has).
+    pub fn variant_in<F: Family>(&self) -> Option<F> {
+        F::ROWS.iter().find(|row| self.family == F::NAME && row.name == self.variant).map(|row| row.variant)
+    }
 }
 
 impl Report {
@@ -417,24 +433,6 @@ impl Report {
 /// The registry's name of `variant` (its row in `F::ROWS`), `None` for a value no row registers.
 pub fn name_of<F: Family + PartialEq>(variant: F) -> Option<&'static str> {
     F::ROWS.iter().find(|row| row.variant == variant).map(|row| row.name)
-}
-
-impl Measurement {
-    /// Whether this is a run of `variant`.
-    pub fn is<F: Family + PartialEq>(&self, variant: F) -> bool {
-        self.family == F::NAME && name_of(variant).is_some_and(|name| self.variant == name)
-    }
-
-    /// Whether this is a run of family `F`.
-    pub fn in_family<F: Family>(&self) -> bool {
-        self.family == F::NAME
-    }
-
-    /// The variant of family `F` this is a run of (`None` for another family's run, or a name
-    /// the registry no longer has).
-    pub fn variant_in<F: Family>(&self) -> Option<F> {
-        F::ROWS.iter().find(|row| self.family == F::NAME && row.name == self.variant).map(|row| row.variant)
-    }
 }
 
 /// One rendered plot: what the markdown embeds and the page inlines (drawn by `plots`).
