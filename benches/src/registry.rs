@@ -27,10 +27,15 @@ pub fn all() -> impl Iterator<Item = &'static dyn Variant> {
     families().into_iter().flat_map(|(_, variants)| variants)
 }
 
+/// The registered variant `family/variant`, if there is one.
+pub fn find(family: &str, variant: &str) -> Option<&'static dyn Variant> {
+    all().find(|v| v.family() == family && v.name() == variant)
+}
+
 /// The label of `value` of the parameter of `family/variant` in the registry (see
 /// [`crate::family::Param::labels`]); `None` for an unknown variant or a value that means itself.
 pub fn param_label(family: &str, variant: &str, value: u32) -> Option<String> {
-    all().find(|v| v.family() == family && v.name() == variant)?.param_label(value)
+    find(family, variant)?.param_label(value)
 }
 
 #[cfg(test)]

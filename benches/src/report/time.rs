@@ -42,8 +42,8 @@ pub fn rows(r: &Report) -> Option<Vec<Row>> {
         .filter(|m| !m.on_cpu && !OUTSIDE.iter().any(|(f, _)| *f == m.family))
         .filter_map(|m| {
             let (counts, shape) = m.model.as_ref()?.time_counts()?;
-            let kernel = crate::registry::all().find(|v| v.family() == m.family && v.name() == m.variant);
-            let sass = kernel.and_then(|v| v.kernels().first()).and_then(|k| crate::timing::digest(k));
+            let variant = crate::registry::find(&m.family, &m.variant);
+            let sass = variant.and_then(|v| v.kernels().first()).and_then(|k| crate::timing::digest(k));
             let run = RunCounts { counts: &counts, shape: &shape, flops: m.flops, sass };
             let Predicted { seconds, limit, terms, .. } = predict(run, params, memcpy_bps, r.device.multiprocessors);
             Some(Row {
