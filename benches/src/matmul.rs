@@ -1,7 +1,7 @@
 //! Matmul lessons: the registry entries, checks and workloads for `coalesce::matmul`.
 use std::ops::Range;
 
-use coalesce::matmul::lesson::EDGE_BENCH_SHAPES;
+use coalesce::matmul::lesson::{EDGE_BENCH_SHAPES, SKINNY_BENCH_SHAPES};
 use coalesce::matmul::{self as lib, Bench, Bounds, Method, matmul_cpu};
 use coalesce::model::Counts;
 use coalesce::util::Fill;
@@ -18,7 +18,17 @@ pub const TOLERANCE: f64 = 1e-5;
 const EDGE_SHAPE: Param = Param { name: "shape", sweep: &[0, 1, 2, 3], check: &[0], labels: Some(edge_shape) };
 /// An [`EDGE_SHAPE`] value as `MxNxK` (`0`: `4095x4095x4095`).
 fn edge_shape(value: u32) -> String {
-    EDGE_BENCH_SHAPES.get(value as usize).map_or_else(|| value.to_string(), |(m, n, k)| format!("{m}x{n}x{k}"))
+    shape_label(&EDGE_BENCH_SHAPES, value)
+}
+/// `shape` 0..=1: an index into [`SKINNY_BENCH_SHAPES`] ([`Bench::SkinnyShapes`]).
+const SKINNY_SHAPE: Param = Param { name: "shape", sweep: &[0, 1], check: &[1], labels: Some(skinny_shape) };
+/// A [`SKINNY_SHAPE`] value as `MxNxK` (`0`: `1x4096x4096`).
+fn skinny_shape(value: u32) -> String {
+    shape_label(&SKINNY_BENCH_SHAPES, value)
+}
+/// Shape `value` of `shapes` as `MxNxK`, or the bare value past them.
+fn shape_label(shapes: &[(usize, usize, usize)], value: u32) -> String {
+    shapes.get(value as usize).map_or_else(|| value.to_string(), |(m, n, k)| format!("{m}x{n}x{k}"))
 }
 /// Rows of C compared around each band boundary (and at both ends) of the banded checks that
 /// are too large to compare whole.
@@ -73,6 +83,10 @@ impl Family for Method {
         if guarded && stage.waves.is_some() {
             extra = format!("{extra}; {}", check_library_edge(gpu, rng)?);
         }
+        // The skinny stage (12) is `matmul::matmul`'s for m <= 8, at any alignment.
+        if self == Method::Skinny {
+            extra = format!("{extra}; {}", check_library_skinny(gpu, rng)?);
+        }
         let banded = check_banded(self, gpu, rng)?;
         Ok(format!("shapes {shapes:?}, worst relative error {worst:.1e}{extra}; {banded}"))
     }
@@ -118,6 +132,7 @@ const fn row(method: Method) -> Row<Method> {
         Bench::Fixed => row,
         Bench::Cubes { sweep, check } => row.swept(Param { name: "size", sweep, check, labels: None }),
         Bench::EdgeShapes => row.swept(EDGE_SHAPE),
+        Bench::SkinnyShapes => row.swept(SKINNY_SHAPE),
     }
 }
 
@@ -136,6 +151,13 @@ fn check_library_edge(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
     let (m, n, k) = (1153, 4097, 515);
     let pays = lib::spread_edge_pays(m as u32, n as u32, k as u32, gpu.multiprocessors());
     one_float_off(gpu, rng, (m, n, k), |sm90| (sm90 && pays).then_some(Method::WarpTileSpreadEdge), None)
+}
+
+/// `matmul::matmul` on a skinny shape whose operands start one float into their buffers (A's
+/// rows then read 4 bytes at a time): [`one_float_off`] at 8 × 1000 × 516, where it must
+/// choose [`Method::Skinny`] on every GPU.
+fn check_library_skinny(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
+    one_float_off(gpu, rng, (8, 1000, 516), |_| Some(Method::Skinny), None)
 }
 
 /// An `m × n × k` multiply whose A, B and C start one float into their buffers (sub-slices, 4

@@ -373,6 +373,60 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
                 }
             }
         }
+        Method::Skinny => {
+            let (width, thread_rows) = band.block;
+            prop_assert!(band.grid.0 * width >= n && band.grid.1 * SKINNY_ROWS >= m, "grid covers the band");
+            prop_assert!(band.shared >= SKINNY_THREADS * SKINNY_ROWS * 4);
+            let stride = skinny_step(thread_rows);
+            let vectors = skinny_vectors(k, band.addresses.0);
+            for (bx, by) in blocks(band.grid, probe) {
+                let r = rng(bx as u64 ^ (by as u64) << 20);
+                let row0 = by * SKINNY_ROWS;
+                let threads = [
+                    (0, 0),
+                    (width - 1, thread_rows - 1),
+                    ((r % width as u64) as u32, ((r >> 8) % thread_rows as u64) as u32),
+                ];
+                for (tx, ty) in threads {
+                    // Every lane reads at its column clamped to the last, and A's rows clamped.
+                    let col = (bx * width + tx).min(n - 1) as u64;
+                    // The first step, the last whole one and the partial one after it.
+                    let whole_steps = k64 / stride;
+                    for k0 in [0, whole_steps.saturating_sub(1) * stride, whole_steps * stride] {
+                        if k0 >= k64 {
+                            continue;
+                        }
+                        let whole = k0 + stride <= k64;
+                        let kk = skinny_k(k0, ty);
+                        for u in 0..SKINNY_UNROLL as u64 {
+                            if whole || kk + u < k64 {
+                                inside("B", row_major(kk + u, col, n64), 1, ob, k64 * n64, wb)?;
+                                for i in 0..SKINNY_ROWS {
+                                    let row = (row0 + i).min(m - 1) as u64;
+                                    inside("A", row_major(row, kk + u, k64), 1, oa, m64 * k64, wa)?;
+                                }
+                            }
+                        }
+                        if whole && vectors {
+                            // Two 16-byte vectors of each row: aligned where A is.
+                            prop_assert_eq!(row_major(m64 - 1, kk, k64) % 4, 0);
+                            prop_assert_eq!(band.addresses.0 % 16, 0);
+                        }
+                    }
+                    for i in 0..SKINNY_ROWS {
+                        prop_assert!(skinny_partial(tx, ty, i, width) < SKINNY_THREADS * SKINNY_ROWS);
+                    }
+                }
+                // The outputs: o = i * width + x, each stored where inside C.
+                for o in 0..skinny_rows(m, row0) * width {
+                    let (row, col) = (row0 + o / width, bx * width + o % width);
+                    prop_assert!(row < m);
+                    if col < n {
+                        inside("C", row_major(row as u64, col as u64, n64), 1, oc, m64 * n64, wc)?;
+                    }
+                }
+            }
+        }
         Method::WarpTile
         | Method::WarpTileSm90
         | Method::WarpTileAsync
@@ -711,6 +765,15 @@ proptest! {
                 let band = owners[0];
                 prop_assert_eq!(warp_tile_owners(method, band.grid, (band.dims.0, band.dims.1), (local, c)), 1);
             }
+            Method::Skinny => {
+                let width = owners[0].block.0;
+                let (bx, by) = (c / width, local / SKINNY_ROWS);
+                prop_assert!(bx < owners[0].grid.0 && by < owners[0].grid.1);
+                // Output o of the block is row o / width, column o % width.
+                let o = (local % SKINNY_ROWS) * width + c % width;
+                prop_assert!(o < skinny_rows(owners[0].dims.0, by * SKINNY_ROWS) * width);
+                prop_assert_eq!((by * SKINNY_ROWS + o / width, bx * width + o % width), (local, c));
+            }
             Method::RegisterBlocked => {
                 let (bx, by) = (c / BN, local / BM);
                 prop_assert!(bx < owners[0].grid.0 && by < owners[0].grid.1);
@@ -773,6 +836,16 @@ proptest! {
                                 hits[row_major(row as u64, col as u64, n as u64) as usize] += 1;
                             } else {
                                 prop_assert!(!method.whole_tiles_only());
+                            }
+                        }
+                    }
+                    Method::Skinny => {
+                        let width = planned[0].block.0;
+                        let row0 = by * SKINNY_ROWS;
+                        for o in 0..skinny_rows(mm, row0) * width {
+                            let (row, col) = (row0 + o / width, bx * width + o % width);
+                            if col < nn {
+                                hits[row_major(row as u64, col as u64, n as u64) as usize] += 1;
                             }
                         }
                     }
@@ -932,6 +1005,7 @@ proptest! {
             && k.div_ceil(bk) >= 32;
         prop_assert_eq!(covering, sm90 && spread_edge_pays(m as u32, n as u32, k as u32, sms));
         let expected = match (unguarded, blocks < sms as usize) {
+            _ if m <= SKINNY_ROWS as usize => Method::Skinny,
             _ if shared => Method::WarpTileSpreadStreamK,
             _ if wide => Method::WarpTileSpread,
             (false, _) if covering => Method::WarpTileSpreadEdge,

@@ -27,6 +27,8 @@ pub enum Bench {
     },
     /// [`EDGE_BENCH_SHAPES`], by index.
     EdgeShapes,
+    /// [`SKINNY_BENCH_SHAPES`], by index.
+    SkinnyShapes,
 }
 
 impl Bench {
@@ -38,6 +40,7 @@ impl Bench {
             Bench::Fixed => (BENCH_SIZE, BENCH_SIZE, BENCH_SIZE),
             Bench::Cubes { .. } => (value as usize, value as usize, value as usize),
             Bench::EdgeShapes => EDGE_BENCH_SHAPES[value as usize],
+            Bench::SkinnyShapes => SKINNY_BENCH_SHAPES[value as usize],
         }
     }
 }
@@ -59,6 +62,14 @@ pub const SMALL_SIZES: Bench = Bench::Cubes { sweep: &[1024, 2048], check: &[102
 pub const EDGE_BENCH_SHAPES: [(usize, usize, usize); 4] =
     [(4095, 4095, 4095), (4097, 4097, 4097), (4000, 4100, 4033), (4096, 4096, 4096)];
 
+/// Shapes (m, n, k) the skinny kernel is benchmarked at ([`Bench::SkinnyShapes`]): a row of A
+/// and eight against 4096², the inference shapes of the matmul shapes sweep.
+pub const SKINNY_BENCH_SHAPES: [(usize, usize, usize); 2] = [(1, 4096, 4096), (8, 4096, 4096)];
+/// Shapes checked for the skinny kernel besides the general ones: every slab width (32, 16 and
+/// 8 columns on 132 SMs), k a whole step, not one, and below one, A's rows read 4 bytes at a
+/// time (k not a multiple of 4), two block rows (m = 9), and columns past the last whole slab.
+pub const SKINNY_SHAPES: [(usize, usize, usize); 6] =
+    [(1, 4224, 512), (8, 2047, 1000), (3, 1000, 4099), (9, 300, 64), (8, 33, 5), (2, 8191, 7)];
 /// Shapes (m, n, k) checked for the general kernels: 1, odd, prime and non-tile sizes.
 pub const CHECK_SHAPES: [(usize, usize, usize); 5] =
     [(1, 1, 1), (33, 17, 65), (127, 131, 67), (257, 96, 200), (512, 512, 512)];

@@ -44,8 +44,8 @@ use crate::error::{Error, Result, aligned16, dim32, exactly, in_range};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Kernel, Launch, Out};
 use crate::model::matmul::Replay;
+use coalesce_kernels::matmul::{SKINNY_ROWS, WARPTILE, WARPTILE_ASYNC, band_rows, matmul_warptile_sm90};
 pub use coalesce_kernels::matmul::{StreamK, WarpTile};
-use coalesce_kernels::matmul::{WARPTILE, WARPTILE_ASYNC, band_rows, matmul_warptile_sm90};
 
 // One file a stage (teaching order in the module docs), each with its descriptor.
 mod async_ring;
@@ -56,6 +56,7 @@ pub mod lesson;
 mod naive;
 mod prefetch;
 mod regblock;
+mod skinny;
 mod spread_edge;
 mod spread_ring;
 mod spread_stream_k;
@@ -118,6 +119,9 @@ pub enum Method {
     /// [`Method::WarpTileEdge`] built for sm_90, its lanes interleaved as [`WARPTILE`]'s
     /// (Hopper module).
     WarpTileEdgeSm90,
+    /// m ≤ 8: a block a slab of B's columns for all of k, B read once in whole sectors, k split
+    /// over the block's threads (any shape, any alignment; 8 rows of C a block).
+    Skinny,
 }
 
 /// How a stage's kernel meets the edges of C. Every descriptor says which, with no default:
@@ -192,7 +196,7 @@ pub struct Stage {
 }
 
 /// The stages in teaching order, indexed by [`Method`]: the one table.
-static STAGES: [Stage; 15] = [
+static STAGES: [Stage; 16] = [
     naive::STAGE,
     tiled::STAGE,
     prefetch::STAGE,
@@ -208,12 +212,13 @@ static STAGES: [Stage; 15] = [
     warptile::SMALL_STAGE,
     warptile::EDGE_STAGE,
     warptile::EDGE_SM90_STAGE,
+    skinny::STAGE,
 ];
 
 impl Method {
     /// Every method, in teaching order (the table's).
-    pub const ALL: [Method; 15] = {
-        let mut all = [Method::Naive; 15];
+    pub const ALL: [Method; 16] = {
+        let mut all = [Method::Naive; 16];
         let mut i = 0;
         while i < all.len() {
             all[i] = STAGES[i].method;
@@ -452,6 +457,8 @@ pub fn run(
 
 /// The method [`matmul`] uses on a GPU of `multiprocessors` SMs, where `sm90` says the Hopper
 /// module is loaded:
+/// - m at most 8 (a row of A, or a few, against all of B): the skinny kernel (stage 12), which
+///   reads B once across the whole GPU, at any shape and alignment;
 /// - whole 128 × 256 × 16 tiles, 16-byte aligned buffers, sm_90, and a grid of those tiles that
 ///   fills at least three quarters of the multiprocessors (one block each): the spread ring
 ///   (stage 9, the `cp.async` warp-tiled kernel with its copies spread over the k steps), with
@@ -476,6 +483,11 @@ pub fn choose(
         let (gx, gy) = cfg.grid(m, n);
         u64::from(gx) * u64::from(gy)
     };
+    if let Ok(Dims { m, .. }) = validate(Method::Skinny, a, b, c, shape)
+        && m <= SKINNY_ROWS
+    {
+        return Method::Skinny;
+    }
     if sm90
         && let Ok(Dims { m, n, k }) = validate(Method::WarpTileSpread, a, b, c, shape)
         && 4 * blocks(WARPTILE_ASYNC, m, n) >= 3 * u64::from(multiprocessors)
@@ -724,7 +736,7 @@ mod tests {
         assert_eq!(pick((1024, 1024, 1024), 16), Method::WarpTile);
         // Anything not whole tiles: the guarded kernel; on sm_90 the guarded spread ring where
         // its grid fills the GPU and k is 32 tiles or more, else the sm_90 guarded build.
-        for shape in [(4095, 4095, 4095), (4097, 4097, 4097), (4000, 4100, 4033), (4096, 4096, 4088), (1, 1, 1)] {
+        for shape in [(4095, 4095, 4095), (4097, 4097, 4097), (4000, 4100, 4033), (4096, 4096, 4088), (9, 1, 1)] {
             assert_eq!(pick(shape, 132), Method::WarpTileEdge, "{shape:?}");
         }
         for shape in [(4095, 4095, 4095), (4097, 4097, 4097), (4000, 4100, 4033), (4096, 4096, 4088), (1200, 2500, 513)]
@@ -732,8 +744,13 @@ mod tests {
             assert_eq!(pick_on(shape, 132, true), Method::WarpTileSpreadEdge, "{shape:?}");
         }
         // One tile; 32 tiles (1000²) for 132 SMs; 512 tiles but 31 k tiles.
-        for shape in [(1, 1, 1), (1000, 1000, 1000), (4095, 4095, 496)] {
+        for shape in [(9, 1, 1), (1000, 1000, 1000), (4095, 4095, 496)] {
             assert_eq!(pick_on(shape, 132, true), Method::WarpTileEdgeSm90, "{shape:?}");
+        }
+        // m at most 8, whatever else: the skinny kernel, on every GPU.
+        for shape in [(1, 4096, 4096), (8, 4096, 4096), (1, 1, 1), (8, 128, 16), (5, 4097, 3)] {
+            assert_eq!(pick(shape, 132), Method::Skinny, "{shape:?}");
+            assert_eq!(pick_on(shape, 132, true), Method::Skinny, "{shape:?}");
         }
     }
 

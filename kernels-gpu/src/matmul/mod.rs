@@ -51,3 +51,5 @@ mod spread_stream_k;
 pub use spread_stream_k::*;
 mod spread_edge;
 pub use spread_edge::*;
+mod skinny;
+pub use skinny::*;

@@ -35,6 +35,7 @@ pub(crate) mod cp_async;
 pub(crate) mod naive;
 pub(crate) mod prefetch;
 pub(crate) mod regblock;
+pub(crate) mod skinny;
 pub(crate) mod spread_edge;
 pub(crate) mod spread_ring;
 pub(crate) mod stream_k;

@@ -1,0 +1,309 @@
+//! Stage 12, skinny (m ≤ 8, any n and k): one row of A meets all of B, so the multiply is B read
+//! once. A block owns a slab of 8–32 columns of C for all of k; its lanes read B's rows across
+//! the slab (128, 64 or 32 contiguous bytes: whole sectors, each read once), A's few rows are
+//! broadcasts from L1, and the block's threads split k and add their sums in shared memory.
+//!
+//! The tiled stages give m = 1 one block row of 128: 32 blocks walk all of k on a quarter of an
+//! H100's multiprocessors. Here every multiprocessor streams its own columns of B, each sector of
+//! B crosses DRAM once, and the sum is in a fixed order (no atomics): the same inputs give the
+//! same bits on every call.
+
+#[cfg(target_arch = "nvptx64")]
+use super::index::row_major;
+use crate::kernel;
+use crate::launch::DEFAULT_SHARED_BYTES;
+#[cfg(target_arch = "nvptx64")]
+use crate::prelude::{math::fma, mem, shared, thread};
+
+/// Rows of C (and A) a block computes: the `m` a skinny multiply may have in one block row.
+/// (32 rows a block spilled: ptxas keeps each row's address of A in two registers.)
+pub const SKINNY_ROWS: u32 = 8;
+/// Threads of a block: `width` columns by `1024 / width` thread rows ([`skinny_block`]). One
+/// block fills a multiprocessor's registers: 64 KiB of B in flight on it.
+pub const SKINNY_THREADS: u32 = 1024;
+/// Consecutive rows of B a thread loads before its FMAs: 16 loads of 4 bytes in flight a thread.
+/// (256 threads of 8 kept 16 KiB in flight a multiprocessor: 35% of an H200's DRAM bandwidth.)
+pub const SKINNY_UNROLL: u32 = 16;
+/// Shared memory of a block: each thread's [`SKINNY_ROWS`] partial sums.
+pub const SKINNY_SHARED_BYTES: u32 = SKINNY_THREADS * SKINNY_ROWS * 4;
+
+const _: () = assert!(SKINNY_SHARED_BYTES <= DEFAULT_SHARED_BYTES, "skinny partials must not need opt-in");
+const _: () = assert!(SKINNY_UNROLL.is_multiple_of(4), "a thread's rows of A are whole 16-byte vectors");
+
+/// Columns of C a block covers on a GPU of `sms` multiprocessors: the widest of 32, 16 and 8
+/// whose blocks leave at most a 16th of the multiprocessors idle (a lane a column, so a warp
+/// reads one row of B's slab in 128 bytes, two rows in 64 or four in 32: whole sectors in every
+/// case, and A's broadcasts one address a warp at width 32, two or four narrower).
+pub const fn skinny_width(n: u32, sms: u32) -> u32 {
+    if skinny_fills(n, 32, sms) {
+        32
+    } else if skinny_fills(n, 16, sms) {
+        16
+    } else {
+        8
+    }
+}
+
+/// Whether slabs of `width` columns give all but a 16th of `sms` multiprocessors a block.
+const fn skinny_fills(n: u32, width: u32, sms: u32) -> bool {
+    16 * n.div_ceil(width) as u64 >= 15 * sms as u64
+}
+
+/// The block of a launch of `width` columns: `(width, 1024 / width)`; a thread row is `threadIdx.y`.
+pub const fn skinny_block(width: u32) -> (u32, u32) {
+    (width, SKINNY_THREADS / width)
+}
+
+/// Grid over `m × n`: a block a slab of `width` columns and [`SKINNY_ROWS`] rows.
+pub const fn skinny_grid(m: u32, n: u32, width: u32) -> (u32, u32) {
+    (n.div_ceil(width), m.div_ceil(SKINNY_ROWS))
+}
+
+/// Rows of B a block's threads read in one step: [`SKINNY_UNROLL`] each thread row.
+pub const fn skinny_step(thread_rows: u32) -> u64 {
+    thread_rows as u64 * SKINNY_UNROLL as u64
+}
+
+/// The first of the [`SKINNY_UNROLL`] consecutive rows of B (columns of A) thread row `ty`
+/// reads in the step that starts at row `k0`.
+#[inline(always)]
+pub const fn skinny_k(k0: u64, ty: u32) -> u64 {
+    k0 + ty as u64 * SKINNY_UNROLL as u64
+}
+
+/// Rows of C the block whose first row is `row0` stores: at most [`SKINNY_ROWS`].
+pub const fn skinny_rows(m: u32, row0: u32) -> u32 {
+    let rows = m.saturating_sub(row0);
+    if rows > SKINNY_ROWS { SKINNY_ROWS } else { rows }
+}
+
+/// Float offset in shared memory of thread `(tx, ty)`'s partial sum of row `i` of its block,
+/// in a block `width` columns wide: a warp's lanes store consecutive floats.
+#[inline(always)]
+pub const fn skinny_partial(tx: u32, ty: u32, i: u32, width: u32) -> u32 {
+    (ty * SKINNY_ROWS + i) * width + tx
+}
+
+/// Whether a thread reads A's rows 16 bytes at a time: `k` a multiple of 4 (each thread's rows
+/// start at a multiple of [`SKINNY_UNROLL`], so every vector starts on a row's multiple of 4)
+/// and A at a 16-byte boundary. Otherwise 4 bytes at a time.
+pub const fn skinny_vectors(k: u32, a: u64) -> bool {
+    k.is_multiple_of(4) && a.is_multiple_of(16)
+}
+
+kernel! {
+    #[launch_bounds(1024, 1)]
+    /// Skinny: block `(bx, by)` computes rows `by·8..` of C over columns `bx·width..` for all
+    /// of k (`width` = `blockDim.x`). Thread `(tx, ty)` walks k in steps of `blockDim.y · 16`
+    /// rows, loading 16 rows of B at column `tx` (a warp: 128 contiguous bytes of one row, or 64
+    /// of two, or 32 of four) and the same 16 columns of A's rows (broadcasts, 16 bytes where
+    /// [`skinny_vectors`]); then the thread rows' sums meet in shared memory, added in order of
+    /// `ty`. Rows of A are clamped to `m - 1` and columns of B to `n - 1`; only `r < m`,
+    /// `col < n` are stored.
+    pub unsafe fn matmul_skinny(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+        // SAFETY: forwarded plan guarantees (see `skinny`).
+        unsafe { device::skinny(a, b, c, m, n, k) }
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+mod device {
+    use super::*;
+
+    /// A thread's sums, one a row of the block.
+    type Sums = [f32; SKINNY_ROWS as usize];
+
+    /// A thread's operands for one step.
+    struct At {
+        /// Its first row of B, column of A.
+        kk: u64,
+        k: u64,
+        n: u64,
+        /// Its column of B, clamped to `n - 1`.
+        col: u64,
+        /// The block's first row of C.
+        row0: u32,
+        m: u32,
+    }
+
+    /// One step: 16 rows of B and A's columns for them, into `acc`. With `GUARD` (the last step)
+    /// rows at or past k read nothing and add nothing; with `VEC` A is read 16 bytes at a time.
+    ///
+    /// # Safety
+    /// A and B hold m·k and k·n floats, m, n and k are at least 1, `col < n`; without `GUARD`
+    /// `kk + 16 <= k`; with `VEC` `skinny_vectors(k, a)`.
+    #[inline(always)]
+    unsafe fn step<const GUARD: bool, const VEC: bool>(a: *const f32, b: *const f32, at: &At, acc: &mut Sums) {
+        let mut bv = [0.0f32; SKINNY_UNROLL as usize];
+        // All 16 loads of B issued before any FMA: they are the stream.
+        for (u, v) in bv.iter_mut().enumerate() {
+            let r = at.kk + u as u64;
+            if !GUARD || r < at.k {
+                // SAFETY: r < k and col < n.
+                *v = unsafe { *b.add(row_major(r, at.col, at.n) as usize) };
+            }
+        }
+        // SAFETY: forwarded from the caller.
+        unsafe { rows::<GUARD, VEC>(a, at, &bv, acc) }
+    }
+
+    /// The block's rows of the step: each row of A's 16 columns against `bv`.
+    ///
+    /// # Safety
+    /// As [`step`].
+    #[inline(always)]
+    unsafe fn rows<const GUARD: bool, const VEC: bool>(
+        a: *const f32,
+        at: &At,
+        bv: &[f32; SKINNY_UNROLL as usize],
+        acc: &mut Sums,
+    ) {
+        for i in 0..SKINNY_ROWS as usize {
+            let row = at.row0 + i as u32;
+            let row = if row < at.m { row } else { at.m - 1 } as u64;
+            let first = row_major(row, at.kk, at.k) as usize;
+            let mut av = [0.0f32; SKINNY_UNROLL as usize];
+            if VEC && !GUARD {
+                // SAFETY: kk + 16 <= k, and first is a multiple of 4 of a 16-byte aligned A (k a
+                // multiple of 4, kk of 16): four whole vectors inside row `row`.
+                unsafe {
+                    let p = a.add(first) as *const [f32; 4];
+                    for q in 0..SKINNY_UNROLL as usize / 4 {
+                        let [x, y, z, w] = mem::load_v4_f32_nc(p.add(q));
+                        av[4 * q] = x;
+                        av[4 * q + 1] = y;
+                        av[4 * q + 2] = z;
+                        av[4 * q + 3] = w;
+                    }
+                }
+            } else {
+                for (u, v) in av.iter_mut().enumerate() {
+                    if !GUARD || at.kk + (u as u64) < at.k {
+                        // SAFETY: row < m and kk + u < k.
+                        *v = unsafe { *a.add(first + u) };
+                    }
+                }
+            }
+            for u in 0..SKINNY_UNROLL as usize {
+                acc[i] = fma(av[u], bv[u], acc[i]);
+            }
+        }
+    }
+
+    /// # Safety
+    /// Buffers hold m·k, k·n and m·n floats, m, n, k ≥ 1; the launch is `skinny_block(w)`
+    /// threads for w of 8, 16 or 32 on `skinny_grid(m, n, w)` with `SKINNY_SHARED_BYTES` of
+    /// shared memory (checked by the plan).
+    #[inline(always)]
+    pub(super) unsafe fn skinny(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+        let (tx, ty) = (thread::thread_idx_x(), thread::thread_idx_y());
+        let (width, thread_rows) = (thread::block_dim_x(), thread::block_dim_y());
+        let col = thread::block_idx_x() * width + tx;
+        let row0 = thread::block_idx_y() * SKINNY_ROWS;
+        let stride = skinny_step(thread_rows);
+        let mut at = At { kk: 0, k: k as u64, n: n as u64, col: if col < n { col } else { n - 1 } as u64, row0, m };
+        let mut acc: Sums = [0.0; SKINNY_ROWS as usize];
+        let mut k0 = 0u64;
+        // SAFETY: whole steps end at or before k; the last, partial one is guarded.
+        unsafe {
+            if skinny_vectors(k, a as u64) {
+                while k0 + stride <= at.k {
+                    at.kk = skinny_k(k0, ty);
+                    step::<false, true>(a, b, &at, &mut acc);
+                    k0 += stride;
+                }
+            } else {
+                while k0 + stride <= at.k {
+                    at.kk = skinny_k(k0, ty);
+                    step::<false, false>(a, b, &at, &mut acc);
+                    k0 += stride;
+                }
+            }
+            if k0 < at.k {
+                at.kk = skinny_k(k0, ty);
+                step::<true, false>(a, b, &at, &mut acc);
+            }
+        }
+        let s = shared::dynamic::<f32>();
+        // SAFETY: skinny_partial(tx, ty, i, width) < 1024 · 8 floats, the shared memory launched.
+        unsafe {
+            for i in 0..SKINNY_ROWS as usize {
+                *s.add(skinny_partial(tx, ty, i as u32, width) as usize) = acc[i];
+            }
+        }
+        // Every partial is stored before any is added.
+        thread::sync_threads();
+        let rows = skinny_rows(m, row0);
+        let mut o = ty * width + tx;
+        while o < rows * width {
+            let (i, x) = (o / width, o % width);
+            let (row, col) = (row0 + i, thread::block_idx_x() * width + x);
+            if row < m && col < n {
+                let mut sum = 0.0f32;
+                // SAFETY: r < thread_rows, i < 32 and x < width: inside the partials; row < m and
+                // col < n inside C.
+                unsafe {
+                    for r in 0..thread_rows {
+                        sum += *s.add(skinny_partial(x, r, i, width) as usize);
+                    }
+                    *c.add(row_major(row as u64, col as u64, n as u64) as usize) = sum;
+                }
+            }
+            o += SKINNY_THREADS;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_block_reads_every_row_of_b_once() {
+        for thread_rows in [8u32, 16, 32] {
+            let k = 1000u64;
+            let stride = skinny_step(thread_rows);
+            let mut hits = vec![0u8; k as usize];
+            let mut k0 = 0;
+            while k0 < k {
+                for ty in 0..thread_rows {
+                    for u in 0..SKINNY_UNROLL as u64 {
+                        let r = skinny_k(k0, ty) + u;
+                        if r < k {
+                            hits[r as usize] += 1;
+                        }
+                    }
+                }
+                k0 += stride;
+            }
+            assert!(hits.iter().all(|&h| h == 1), "{thread_rows} thread rows");
+        }
+    }
+
+    #[test]
+    fn widths_fill_the_gpu_and_partials_tile_shared_memory() {
+        // 128 slabs of 32 leave 4 of 132 SMs idle (under a 16th); 2048 columns need 16.
+        assert_eq!(skinny_width(4096, 132), 32);
+        assert_eq!(skinny_width(2048, 132), 16);
+        assert_eq!(skinny_width(100, 132), 8);
+        for w in [8u32, 16, 32] {
+            let (bx, by) = skinny_block(w);
+            assert_eq!(bx * by, SKINNY_THREADS);
+            let mut seen = vec![false; (SKINNY_THREADS * SKINNY_ROWS) as usize];
+            for ty in 0..by {
+                for tx in 0..bx {
+                    for i in 0..SKINNY_ROWS {
+                        let o = skinny_partial(tx, ty, i, w) as usize;
+                        assert!(!seen[o]);
+                        seen[o] = true;
+                    }
+                }
+            }
+        }
+        assert_eq!(skinny_rows(1, 0), 1);
+        assert_eq!(skinny_rows(9, 0), 8);
+        assert_eq!(skinny_rows(70, 64), 6);
+        assert_eq!(skinny_rows(60, 64), 0);
+        assert_eq!(skinny_grid(9, 4097, 32), (129, 2));
+    }
+}
