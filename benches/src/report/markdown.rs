@@ -21,12 +21,12 @@ pub fn markdown(report: &Report, plots: &[Plot], pictures: &[WarpPicture]) -> St
     header(&mut md, report);
     super::summary::section(&mut md, report);
     super::time::section(&mut md, report, plots);
-    warp_section(&mut md, pictures);
+    warp_section(&mut md, report, pictures);
     for family in report.families() {
         section(&mut md, report, family, plots, pictures);
     }
     super::cost::section(&mut md, report, plots);
-    super::peer::skipped_section(&mut md, report);
+    super::peer::skipped_section(&mut md, report, pictures);
     md
 }
 
@@ -58,8 +58,9 @@ fn header(md: &mut String, r: &Report) {
 }
 
 /// "What a warp touches": how to read the pictures each lesson opens with (nothing without
-/// pictures).
-fn warp_section(md: &mut String, pictures: &[WarpPicture]) {
+/// pictures). A picture of a lesson with no runs here (the two GPUs on one) sits under "Not
+/// measured here", and its link goes there.
+fn warp_section(md: &mut String, r: &Report, pictures: &[WarpPicture]) {
     if pictures.is_empty() {
         return;
     }
@@ -72,7 +73,14 @@ fn warp_section(md: &mut String, pictures: &[WarpPicture]) {
          come from the model's replay of the kernel's own index functions, and each count is the model's, the \
          counter behind the tables' sectors per request and bank conflicts; the pictures are computed when the \
          report is rendered, not read from the record. Each lesson below opens with its pictures: {}.\n",
-        pictures.iter().map(|p| format!("[{}](#{})", p.file, p.family)).collect::<Vec<_>>().join(", ")
+        pictures
+            .iter()
+            .map(|p| {
+                let anchor = if r.families().contains(&p.family) { p.family } else { super::peer::NOT_MEASURED_ANCHOR };
+                format!("[{}](#{anchor})", p.file)
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
     );
 }
 
