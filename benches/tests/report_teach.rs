@@ -404,7 +404,8 @@ fn each_familys_table_uses_the_units_that_fit() {
         let wavefronts = warp::bank_read(pattern, 0).unwrap().wavefronts();
         assert_eq!(row["wavefronts a warp load (model)"], wavefronts.to_string(), "{}", row["run"]);
     }
-    // FLOP-bound: TFLOP/s and the share of cuBLAS at the same size, no GB/s.
+    // FLOP-bound: TFLOP/s and the speed against cuBLAS at the same size (cuBLAS's time over the
+    // run's), no GB/s.
     let peers = &r.peers.as_ref().expect("peers").rows;
     for row in family_table(&md, "matmul") {
         assert!(!row.contains_key("GB/s") && !row.contains_key("% of memcpy"), "{row:?}");
@@ -412,8 +413,8 @@ fn each_familys_table_uses_the_units_that_fit() {
         let m = run(&r, id);
         assert_eq!(row["TFLOP/s"], format!("{:.2}", m.flops as f64 / m.median_us / 1e6));
         let cublas = peers.iter().find(|p| p.peer == "cublas" && 2 * p.n.pow(3) == m.flops);
-        let want = cublas.map_or(String::new(), |c| format!("{:.1}%", 100.0 * c.median_us / m.median_us));
-        assert_eq!(row["% of cuBLAS"], want, "{id}");
+        let want = cublas.map_or(String::new(), |c| format!("{:.3}×", c.median_us / m.median_us));
+        assert_eq!(row["speed vs cuBLAS (>1 = faster)"], want, "{id}");
     }
     // Memory-bound families keep GB/s and % of memcpy.
     for row in family_table(&md, "transpose") {
@@ -504,10 +505,18 @@ fn the_two_gpu_picture_sends_every_sector_across_the_link() {
         let panels = panels(&dir.join("warp_peer.svg"));
         assert_eq!(panels.iter().map(|p| p.case.as_str()).collect::<Vec<_>>(), want.map(|w| w.0), "{name}");
         for (p, (case, sectors, used)) in panels.iter().zip(want) {
-            assert_eq!((p.count, p.sectors, p.crossings), (sectors, sectors as usize, sectors as usize), "{name} {case}");
+            assert_eq!(
+                (p.count, p.sectors, p.crossings),
+                (sectors, sectors as usize, sectors as usize),
+                "{name} {case}"
+            );
             assert_eq!(p.memory.as_deref(), Some("peer"), "{name} {case}: every sector is the other GPU's");
             assert_eq!((p.link_bytes, p.useful_bytes), (Some(32 * sectors), Some(used)), "{name} {case}");
-            assert!(p.heading.contains(&format!("{used} of the {} bytes moved are used", 32 * sectors)), "{:?}", p.heading);
+            assert!(
+                p.heading.contains(&format!("{used} of the {} bytes moved are used", 32 * sectors)),
+                "{:?}",
+                p.heading
+            );
         }
         // Stride 8: 32 sectors cross for 4 sectors' worth of floats.
         assert_eq!(panels[2].useful_bytes.unwrap().div_ceil(32), 4);
@@ -525,8 +534,11 @@ fn the_two_gpu_picture_sends_every_sector_across_the_link() {
     }
     // The lesson reads picture, then reading, then table.
     let section = &md[md.find("\n## peer\n").unwrap()..];
-    let (picture, reading, table) =
-        (section.find("](warp_peer.svg)").unwrap(), section.find("**Reading.**").unwrap(), section.find("| run |").unwrap());
+    let (picture, reading, table) = (
+        section.find("](warp_peer.svg)").unwrap(),
+        section.find("**Reading.**").unwrap(),
+        section.find("| run |").unwrap(),
+    );
     assert!(picture < reading && reading < table);
     // A record with neither peer runs nor skipped ones (a filtered run) has no such picture.
     let mut none = one.clone();

@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::cost::cublas_at;
-use super::format::{gbps, pct, ratio, tflops, thousands, us};
+use super::format::{SPEED_RULE, gbps, pct, ratio, speed, tflops, thousands, us};
 use super::model::{Measurement, Model, Plot, Report};
 use super::readings::readings;
 use super::warp::WarpPicture;
@@ -55,6 +55,7 @@ fn header(md: &mut String, r: &Report) {
          written. **% of memcpy** divides by the device-to-device memcpy above, measured first in \
          the same run. Times are medians; rows marked (CPU) are host wall-clock times.\n",
     );
+    let _ = writeln!(md, "\n{SPEED_RULE}");
 }
 
 /// "What a warp touches": how to read the pictures each lesson opens with (nothing without
@@ -84,6 +85,9 @@ fn warp_section(md: &mut String, r: &Report, pictures: &[WarpPicture]) {
     );
 }
 
+/// The matmul table's column of [`speed`] against cuBLAS.
+pub(crate) const SPEED_VS_CUBLAS: &str = "speed vs cuBLAS (>1 = faster)";
+
 /// What a family's table shows besides the time: the units that fit its lesson.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Units {
@@ -92,7 +96,7 @@ enum Units {
     /// Shared-memory bound (the bank kernel): its global bytes are few, so no GB/s; the time
     /// against the conflict-free tile read and the model's wavefronts instead.
     Shared,
-    /// FLOP-bound (matmul): TFLOP/s and the share of cuBLAS at the same size.
+    /// FLOP-bound (matmul): TFLOP/s and the speed against cuBLAS at the same size.
     Flops,
 }
 
@@ -154,7 +158,7 @@ fn section(md: &mut String, r: &Report, family: &str, plots: &[Plot], pictures: 
         Units::Flops => {
             column("TFLOP/s");
             if with_cublas {
-                column("% of cuBLAS");
+                column(SPEED_VS_CUBLAS);
             }
         }
     }
@@ -191,7 +195,7 @@ fn section(md: &mut String, r: &Report, family: &str, plots: &[Plot], pictures: 
                 let cell = if m.flops > 0 { tflops(m.tflops()) } else { String::new() };
                 let _ = write!(md, " {cell} |");
                 if with_cublas {
-                    let cell = cublas_at(r, m.flops).map_or(String::new(), |c| pct(100.0 * c.median_us / m.median_us));
+                    let cell = cublas_at(r, m.flops).map_or(String::new(), |c| speed(c.median_us / m.median_us));
                     let _ = write!(md, " {cell} |");
                 }
             }
@@ -236,8 +240,8 @@ fn section(md: &mut String, r: &Report, family: &str, plots: &[Plot], pictures: 
         ),
         Units::Flops if with_cublas => md.push_str(
             "\nMatrix multiplication is bound by arithmetic, not by memory, so this table has TFLOP/s instead of \
-             GB/s; **% of cuBLAS** is cuBLAS's time (SGEMM through PyTorch, from this record's peers) over the run's \
-             at the same size.\n",
+             GB/s; **speed vs cuBLAS** is cuBLAS's time (SGEMM through PyTorch, from this record's peers) over the \
+             run's at the same size: above 1× the run is faster.\n",
         ),
         Units::Flops => md.push_str(
             "\nMatrix multiplication is bound by arithmetic, not by memory, so this table has TFLOP/s instead of \

@@ -428,7 +428,9 @@ impl Report {
     pub fn was_skipped<F: Family + PartialEq>(&self, variant: F) -> bool {
         let Some(name) = name_of(variant) else { return false };
         let id = format!("{}/{name}", F::NAME);
-        self.skipped.iter().any(|s| s.run.strip_prefix(&id).is_some_and(|rest| rest.is_empty() || rest.starts_with('/')))
+        self.skipped
+            .iter()
+            .any(|s| s.run.strip_prefix(&id).is_some_and(|rest| rest.is_empty() || rest.starts_with('/')))
     }
 
     /// The run of `variant` at parameter `value`.

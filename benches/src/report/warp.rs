@@ -489,7 +489,11 @@ fn peer() -> coalesce::Result<WarpPicture> {
             label: "offset_read, offset 1".into(),
             access: warp::offset_copy(Load::Cached, 1)?,
         },
-        Panel { case: "stride_read/stride=8".into(), label: "stride_read, stride 8".into(), access: warp::stride_copy(8)? },
+        Panel {
+            case: "stride_read/stride=8".into(),
+            label: "stride_read, stride 8".into(),
+            access: warp::stride_copy(8)?,
+        },
     ];
     let sector = coalesce::model::SECTOR_BYTES;
     let crossing = |a: &WarpAccess| {
