@@ -112,7 +112,7 @@ impl Family for Peer {
 #[rustfmt::skip]
 const VARIANTS: &[Row<Peer>] = &[
     Row::new(Peer::MemcpyRead, "memcpy_read", "cuMemcpyPeer from the other GPU into this one: the link's ceiling for the reads"),
-    Row::new(Peer::CopyRead, "copy_read", "the library's 16-byte copy, its loads from the other GPU: 4 sectors a warp request, as locally").launches(coalescing_copy_any),
+    Row::new(Peer::CopyRead, "copy_read", "the library's 16-byte copy, its loads from the other GPU: 16 sectors a warp request, every byte used, as locally").launches(coalescing_copy_any),
     Row::new(Peer::OffsetRead, "offset_read", "offset copy reading the other GPU: 5 sectors a request off a 32-byte boundary, each across the link").launches(coalescing_offset).swept(OFFSET),
     Row::new(Peer::StrideRead, "stride_read", "stride copy reading the other GPU: min(32, 4*stride) sectors for 4 useful, every wasted one across the link").launches(coalescing_stride).swept(STRIDE),
     Row::new(Peer::MemcpyWrite, "memcpy_write", "cuMemcpyPeer from this GPU into the other one: the link's ceiling for the writes"),

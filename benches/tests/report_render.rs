@@ -162,12 +162,13 @@ fn every_plot_is_an_svg_with_title_and_legend() {
         assert!(svg_texts(&dir.join(file)).iter().any(|t| t == axis), "{file}: axis label {axis:?}");
     }
     // Nothing else was written (report.md, report.json, the plots, the warp pictures of the
-    // lessons the sample has: not the histogram's, report.html), and every plot is embedded in
-    // the markdown.
+    // lessons the sample has: not the histogram's, nor the two GPUs', report.html), and every plot
+    // is embedded in the markdown.
     assert!(r.runs.iter().all(|m| m.family != "histogram") && !dir.join("warp_histogram.svg").exists());
+    assert!(r.runs.iter().all(|m| m.family != "peer") && r.skipped.is_empty() && !dir.join("warp_peer.svg").exists());
     let async_copy = r.runs.iter().any(|m| m.run.starts_with("coalescing/cp_async"));
     assert_eq!(dir.join("warp_async.svg").exists(), async_copy);
-    let pictures = report::WARP_FILES.len() - 1 - usize::from(!async_copy);
+    let pictures = report::WARP_FILES.len() - 2 - usize::from(!async_copy);
     assert_eq!(written.len(), 3 + expected.len() + pictures, "{written:?}");
     assert_eq!(written.last(), Some(&dir.join("report.html")), "the page is written last");
     let md = fs::read_to_string(dir.join("report.md")).expect("report.md");
@@ -627,6 +628,21 @@ fn the_cost_curve_tables_and_plots_show_every_series() {
                 format!("{:.0}", s.bytes as f64 / s.median_us / 1e3)
             };
             assert_eq!(row[&format!("{imp} {unit}")], rate, "{entry} {size} {imp} rate");
+            // Beside its fastest peer as a speed, the peer's time over the library's (above 1× the
+            // library is faster). `reduce::sum` reads its result back, and no peer here does.
+            let best = peers
+                .rows
+                .iter()
+                .filter(|p| p.entry == entry && p.n == s.n)
+                .min_by(|a, b| a.median_us.total_cmp(&b.median_us))
+                .expect("a peer at every size");
+            let name = if best.peer == "cublas" { "cuBLAS (torch)" } else { best.peer.as_str() };
+            let want = if imp == "reduce::sum" {
+                String::new()
+            } else {
+                format!("{:.3}× ({name})", best.median_us / s.median_us)
+            };
+            assert_eq!(row[&format!("{imp} speed vs best peer (>1 = faster)")], want, "{entry} {size} {imp}");
             labels.push(imp.clone());
         }
         for p in peers.rows.iter().filter(|p| p.entry == entry) {

@@ -19,6 +19,8 @@ use coalesce_benches::report::{self, Measurement, Report, WARP_FILES};
 use coalesce_kernels::bank::ITERS;
 
 const RECORD: &str = include_str!("../../results/report.json");
+/// The H200 record: two GPUs, so the peer family measured.
+const TWO_GPU_RECORD: &str = include_str!("../../results/h200/report.json");
 
 fn record() -> Report {
     Report::from_json(RECORD).expect("the committed record parses")
@@ -64,6 +66,13 @@ struct Panel {
     heading: String,
     /// Sector boxes drawn (global panels).
     sectors: usize,
+    /// Sector boxes drawn on the link between two GPUs (panels of reads from the other GPU).
+    crossings: usize,
+    /// `data-memory`: `peer` where the sectors are the other GPU's.
+    memory: Option<String>,
+    /// `data-link-bytes` and `data-useful-bytes` of a read from the other GPU.
+    link_bytes: Option<u64>,
+    useful_bytes: Option<u64>,
     /// Distinct words drawn per bank (shared panels).
     per_bank: HashMap<u32, usize>,
 }
@@ -92,6 +101,10 @@ fn panels(path: &Path) -> Vec<Panel> {
                 unit: attr("data-unit"),
                 heading,
                 sectors: rects("sector").count(),
+                crossings: rects("crossing").count(),
+                memory: g.attribute("data-memory").map(str::to_string),
+                link_bytes: g.attribute("data-link-bytes").map(|b| b.parse().expect("a byte count")),
+                useful_bytes: g.attribute("data-useful-bytes").map(|b| b.parse().expect("a byte count")),
                 per_bank,
             }
         })
@@ -149,6 +162,12 @@ fn access(case: &str) -> WarpAccess {
         warp::cp_async(Space::Global)
     } else if case == "cp_async/ring" {
         warp::cp_async(Space::Shared)
+    } else if case == "copy_read" {
+        warp::copy_any_load()
+    } else if let Some(o) = number("offset_read/offset=") {
+        warp::offset_copy(Load::Cached, o)
+    } else if let Some(s) = number("stride_read/stride=") {
+        warp::stride_copy(s)
     } else if case == "naive/load" {
         warp::transpose_naive(Op::Load, rows, cols)
     } else if case == "naive/store" {
@@ -184,6 +203,12 @@ fn table_count(r: &Report, case: &str) -> Option<f64> {
         c if c.ends_with(&format!("/per_thread={per_thread}")) => {
             model(&format!("access_order/{c}")).ld_sectors_per_request
         }
+        // The two-GPU reads, where the record measured them.
+        c if c.starts_with("copy_read") || c.starts_with("offset_read/") || c.starts_with("stride_read/") => {
+            let id = format!("peer/{c}");
+            r.runs.iter().find(|m| m.run == id)?;
+            model(&id).ld_sectors_per_request
+        }
         _ => return None,
     })
 }
@@ -215,6 +240,9 @@ fn each_warp_picture_states_the_models_count() {
             assert_eq!(p.count, count, "{file} {}: the model counts {count} {unit}s", p.case);
             let plural = if count == 1 { "" } else { "s" };
             assert!(p.heading.contains(&format!(": {count} {unit}{plural}")), "{file} {}: {:?}", p.case, p.heading);
+            // Only reads of the other GPU's memory draw their sectors again, on the link.
+            let crossing = if p.memory.as_deref() == Some("peer") { p.sectors } else { 0 };
+            assert_eq!(p.crossings, crossing, "{file} {}: {:?}", p.case, p.memory);
             if unit == "sector" {
                 assert_eq!(p.sectors as u64, count, "{file} {}: one box a sector", p.case);
             } else if unit == "atomic" {
@@ -376,7 +404,8 @@ fn each_familys_table_uses_the_units_that_fit() {
         let wavefronts = warp::bank_read(pattern, 0).unwrap().wavefronts();
         assert_eq!(row["wavefronts a warp load (model)"], wavefronts.to_string(), "{}", row["run"]);
     }
-    // FLOP-bound: TFLOP/s and the share of cuBLAS at the same size, no GB/s.
+    // FLOP-bound: TFLOP/s and the speed against cuBLAS at the same size (cuBLAS's time over the
+    // run's), no GB/s.
     let peers = &r.peers.as_ref().expect("peers").rows;
     for row in family_table(&md, "matmul") {
         assert!(!row.contains_key("GB/s") && !row.contains_key("% of memcpy"), "{row:?}");
@@ -384,8 +413,8 @@ fn each_familys_table_uses_the_units_that_fit() {
         let m = run(&r, id);
         assert_eq!(row["TFLOP/s"], format!("{:.2}", m.flops as f64 / m.median_us / 1e6));
         let cublas = peers.iter().find(|p| p.peer == "cublas" && 2 * p.n.pow(3) == m.flops);
-        let want = cublas.map_or(String::new(), |c| format!("{:.1}%", 100.0 * c.median_us / m.median_us));
-        assert_eq!(row["% of cuBLAS"], want, "{id}");
+        let want = cublas.map_or(String::new(), |c| format!("{:.3}×", c.median_us / m.median_us));
+        assert_eq!(row["speed vs cuBLAS (>1 = faster)"], want, "{id}");
     }
     // Memory-bound families keep GB/s and % of memcpy.
     for row in family_table(&md, "transpose") {
@@ -450,7 +479,7 @@ fn readings_never_state_a_negative_cost() {
 fn warp_pictures_draw_every_panel_to_one_scale() {
     let r = record();
     let (dir, _) = render(&r, "scale");
-    for file in ["warp_stride.svg", "warp_access_order.svg", "warp_offset.svg", "warp_layouts.svg"] {
+    for file in ["warp_stride.svg", "warp_access_order.svg", "warp_offset.svg", "warp_layouts.svg", "warp_peer.svg"] {
         let svg = std::fs::read_to_string(dir.join(file)).unwrap();
         let widths: std::collections::BTreeSet<&str> = svg
             .lines()
@@ -459,4 +488,61 @@ fn warp_pictures_draw_every_panel_to_one_scale() {
             .collect();
         assert_eq!(widths.len(), 1, "{file}: sector widths {widths:?}");
     }
+}
+
+/// The two-GPU picture: a read of the other GPU's memory moves whole sectors across the link,
+/// the wasted bytes with the used. Drawn from the model whether or not the record could measure
+/// the lesson: in the peer section of the H200 record, under "Not measured here" in the H100's.
+#[test]
+fn the_two_gpu_picture_sends_every_sector_across_the_link() {
+    let two = Report::from_json(TWO_GPU_RECORD).expect("the H200 record parses");
+    let one = record();
+    assert!(one.runs.iter().all(|m| m.family != "peer") && one.skipped.iter().any(|s| s.run.starts_with("peer/")));
+    // (case, sectors, bytes used): the copy's 16-byte vectors, one float off a sector, stride 8.
+    let want = [("copy_read", 16, 512), ("offset_read/offset=1", 5, 128), ("stride_read/stride=8", 32, 128)];
+    for (r, name, heading) in [(&two, "peer-two", "\n## peer\n"), (&one, "peer-one", "\n## Not measured here\n")] {
+        let (dir, md) = render(r, name);
+        let panels = panels(&dir.join("warp_peer.svg"));
+        assert_eq!(panels.iter().map(|p| p.case.as_str()).collect::<Vec<_>>(), want.map(|w| w.0), "{name}");
+        for (p, (case, sectors, used)) in panels.iter().zip(want) {
+            assert_eq!(
+                (p.count, p.sectors, p.crossings),
+                (sectors, sectors as usize, sectors as usize),
+                "{name} {case}"
+            );
+            assert_eq!(p.memory.as_deref(), Some("peer"), "{name} {case}: every sector is the other GPU's");
+            assert_eq!((p.link_bytes, p.useful_bytes), (Some(32 * sectors), Some(used)), "{name} {case}");
+            assert!(
+                p.heading.contains(&format!("{used} of the {} bytes moved are used", 32 * sectors)),
+                "{:?}",
+                p.heading
+            );
+        }
+        // Stride 8: 32 sectors cross for 4 sectors' worth of floats.
+        assert_eq!(panels[2].useful_bytes.unwrap().div_ceil(32), 4);
+        // In its place: after the heading, before the next section.
+        let at = md.find(heading).unwrap_or_else(|| panic!("{name}: {heading:?}"));
+        let end = md[at + 1..].find("\n## ").map_or(md.len(), |e| at + 1 + e);
+        let image = md.find("](warp_peer.svg)").expect("the picture is embedded");
+        assert!(at < image && image < end, "{name}: the picture sits in {heading:?}");
+        assert!(md.contains("[warp_peer.svg](#"), "{name}: linked from the pictures' section");
+    }
+    // Each count is the H200 record's table's: the same sectors a request as the measured runs.
+    let (dir, md) = render(&two, "peer-table");
+    for p in panels(&dir.join("warp_peer.svg")) {
+        assert_eq!(Some(p.count as f64), table_count(&two, &p.case), "{}", p.case);
+    }
+    // The lesson reads picture, then reading, then table.
+    let section = &md[md.find("\n## peer\n").unwrap()..];
+    let (picture, reading, table) = (
+        section.find("](warp_peer.svg)").unwrap(),
+        section.find("**Reading.**").unwrap(),
+        section.find("| run |").unwrap(),
+    );
+    assert!(picture < reading && reading < table);
+    // A record with neither peer runs nor skipped ones (a filtered run) has no such picture.
+    let mut none = one.clone();
+    none.skipped.clear();
+    let (dir, md) = render(&none, "peer-none");
+    assert!(!dir.join("warp_peer.svg").exists() && !md.contains("warp_peer.svg"));
 }

@@ -2,6 +2,8 @@
 //! table's counters attached): no row claims a DRAM count the record's counters contradict by
 //! more than 10%, and every "why" either names a limit whose predicted ratio is within 25% of
 //! the measured one, in its direction, or says the model does not explain it.
+mod common;
+
 use coalesce_benches::report::{self, Report};
 
 fn record() -> Report {
@@ -174,4 +176,126 @@ fn benchmarks_shape_table_is_the_records() {
         let r: Vec<&String> = r.iter().enumerate().filter(|(i, _)| *i != 3).map(|(_, c)| c).collect();
         assert_eq!(b.iter().collect::<Vec<_>>(), r, "{}", b[1]);
     }
+}
+
+/// The number of a speed cell as the report prints it (`1.008× (torch)` → `1.008`), empty for none.
+fn speed_of(cell: &str) -> String {
+    cell.split('×').next().unwrap_or("").trim().to_string()
+}
+
+/// The smallest and largest of `speeds` (printed numbers), as `lo–hi`.
+fn span(speeds: &[String]) -> String {
+    let by = |a: &&String, b: &&String| a.parse::<f64>().unwrap().total_cmp(&b.parse::<f64>().unwrap());
+    let (lo, hi) = (speeds.iter().min_by(by).unwrap(), speeds.iter().max_by(by).unwrap());
+    if lo == hi { lo.clone() } else { format!("{lo}–{hi}") }
+}
+
+/// BENCHMARKS.md's speeds against the strongest peer (the cost-curve tables, the two issue-37
+/// targets rows and the shapes' findings) are the record's, to the digits shown: each cell is the
+/// report's "speed vs best peer" or "speed vs best" at that size, each range the span of those.
+#[test]
+fn benchmarks_peer_speeds_are_the_records() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let benchmarks = std::fs::read_to_string(format!("{root}/BENCHMARKS.md")).unwrap();
+    let md = rendered(&record(), "peer-speeds");
+    // The report's speed of `imp` in the cost table of `entry`, by size label (`2^20`, `512³`).
+    let speeds = |entry: &str, imp: &str| -> Vec<(String, String)> {
+        let start = md.find(&format!("\n### {entry}\n")).unwrap_or_else(|| panic!("### {entry}"));
+        let column = format!("{imp} speed vs best peer (>1 = faster)");
+        common::first_table(&md[start..], "| size |")
+            .into_iter()
+            .map(|row| (row["size"].clone(), row.get(&column).unwrap_or_else(|| panic!("{column}")).clone()))
+            .collect()
+    };
+    let section = {
+        let start = benchmarks.find("## The cost curve: a call against its peers").expect("the cost-curve section");
+        &benchmarks[start..start + benchmarks[start..].find("### matmul at every shape").unwrap()]
+    };
+    let rows = [
+        ("`coalescing::copy`", "copy", "coalescing::copy"),
+        ("`reduce::sum_to` (result on the device)", "sum", "reduce::sum_to"),
+        ("`reduce::sum` (result on the host)", "sum", "reduce::sum"),
+        ("`transpose::transpose`, square", "transpose", "transpose::transpose"),
+        ("`transpose::transpose`, 1:4", "transpose_1x4", "transpose::transpose"),
+        ("`matmul::matmul`", "matmul", "matmul::matmul"),
+    ];
+    let cells = |line: &str| line.trim().trim_matches('|').split('|').map(|c| c.trim().to_string()).collect::<Vec<_>>();
+    let mut header = Vec::new();
+    let mut checked = 0;
+    for line in section.lines().filter(|l| l.starts_with('|')) {
+        let row = cells(line);
+        if row[0] == "entry point" {
+            header = row;
+            continue;
+        }
+        let Some(&(_, entry, imp)) = rows.iter().find(|r| r.0 == row[0]) else { continue };
+        let record = speeds(entry, imp);
+        for (size, cell) in header.iter().zip(&row).skip(2) {
+            let (_, want) = record.iter().find(|(s, _)| s == size).unwrap_or_else(|| panic!("{entry} at {size}"));
+            assert_eq!(cell, &format!("{}×", speed_of(want)), "{} at {size}", row[0]);
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 5 * 6 + 6, "every cell of both tables");
+
+    // The targets row: each entry's span from 2^20 up (matmul from 1024³), from the same cells.
+    let from = |entry: &str, imp: &str, least: u64, peer: Option<&str>| -> Vec<String> {
+        speeds(entry, imp)
+            .into_iter()
+            .filter(|(size, cell)| {
+                let n = match size.strip_suffix('³') {
+                    Some(side) => side.parse::<u64>().unwrap(),
+                    None => 1u64 << size.trim_start_matches("2^").parse::<u32>().unwrap(),
+                };
+                n >= least && peer.is_none_or(|p| cell.ends_with(&format!("({p})")))
+            })
+            .map(|(_, cell)| speed_of(&cell))
+            .collect()
+    };
+    let mut transposes = from("transpose", "transpose::transpose", 1 << 20, None);
+    transposes.extend(from("transpose_1x4", "transpose::transpose", 1 << 20, None));
+    let mut geam = from("transpose", "transpose::transpose", 1 << 24, Some("cublas geam"));
+    geam.extend(from("transpose_1x4", "transpose::transpose", 1 << 24, Some("cublas geam")));
+    let matmul_512 = speeds("matmul", "matmul::matmul").into_iter().find(|(s, _)| s == "512³").unwrap().1;
+    let said = format!(
+        "from 2^20: copy {}×, `sum_to` {}×, `sum` {}×, transposes {}× ({}× of `geam` from 2^24); matmul {}× from \
+         1024³, **{}× at 512³**",
+        span(&from("copy", "coalescing::copy", 1 << 20, None)),
+        span(&from("sum", "reduce::sum_to", 1 << 20, None)),
+        span(&from("sum", "reduce::sum", 1 << 20, None)),
+        span(&transposes),
+        span(&geam),
+        span(&from("matmul", "matmul::matmul", 1024, None)),
+        speed_of(&matmul_512)
+    );
+    assert!(benchmarks.contains(&said), "BENCHMARKS.md's targets row should say: {said}");
+
+    // The shapes: the targets row and the findings quote the shape table's speeds.
+    let shapes: Vec<Vec<String>> =
+        table_after(&md, "### matmul at every shape").iter().skip(2).map(|l| cells(l)).collect();
+    let at = |shape: &str| {
+        let row = shapes.iter().find(|r| r[0] == shape).unwrap_or_else(|| panic!("{shape}"));
+        speed_of(&row[5])
+    };
+    let list = |shapes: &[&str]| shapes.iter().map(|s| format!("{}×", at(s))).collect::<Vec<_>>().join(", ");
+    let small = span(&["256x256x256", "384x384x384", "512x512x512"].map(at));
+    let said = format!(
+        "256³–512³ **{small}×**, 768³ **{}×**, 1024³ {}×; m = 1, 8, 32, 128: **{}**; n = 1, 8, 32, 128: **{}**; k = \
+         64, 128: {}",
+        at("768x768x768"),
+        at("1024x1024x1024"),
+        list(&["1x4096x4096", "8x4096x4096", "32x4096x4096", "128x4096x4096"]),
+        list(&["4096x1x4096", "4096x8x4096", "4096x32x4096", "4096x128x4096"]),
+        list(&["4096x4096x64", "4096x4096x128"])
+    );
+    assert!(benchmarks.contains(&said), "BENCHMARKS.md's targets row should say: {said}");
+    let flat = benchmarks.replace("\n  ", " ");
+    let thin = format!(
+        "(k = 64 and 128, {}× and {}× cuBLAS's speed) and 1024³ ({}×)",
+        at("4096x4096x64"),
+        at("4096x4096x128"),
+        at("1024x1024x1024")
+    );
+    assert!(flat.contains(&thin), "BENCHMARKS.md should say: {thin}");
+    assert!(flat.contains(&format!("the library runs at {small}× its speed up to 512³")), "{small}");
 }

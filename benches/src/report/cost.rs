@@ -4,7 +4,7 @@
 //! per implementation the sizes where a call costs its launch rather than its work.
 use std::fmt::Write;
 
-use super::format::{gbps, ratio, tflops, us};
+use super::format::{gbps, speed, tflops, us};
 use super::model::{PeerRow, Plot, Report};
 use crate::sweep::{ENTRIES, MATMUL_SHAPES, SUM_READ_BACK, SweepRow, entry, work};
 
@@ -86,8 +86,9 @@ fn peer_label(peer: &str) -> String {
 }
 
 /// `matmul::matmul` at every shape of [`MATMUL_SHAPES`] beside cuBLAS timed in the same record:
-/// the time of each, the library's over the fastest peer's, and for the skinny products (m or n at
-/// most 8) the rate at which the library reads the large operand against the DRAM read probe's.
+/// the time of each, the library's speed against the fastest peer (its time over ours), and for the
+/// skinny products (m or n at most 8) the rate at which the library reads the large operand against
+/// the DRAM read probe's.
 fn shapes_section(md: &mut String, r: &Report) {
     let ours: Vec<&SweepRow> = r.sweep.iter().filter(|s| s.entry == entry::MATMUL_SHAPES).collect();
     let peers: Vec<&PeerRow> =
@@ -101,10 +102,10 @@ fn shapes_section(md: &mut String, r: &Report) {
          small squares, skinny products (one side from 1 to 128, the others 4096) and thin k, beside cuBLAS \
          through PyTorch timed in the same record, both as a batch of calls between CUDA events and, where \
          `peers.py` could capture one, as a CUDA graph of that batch (kernel time, without PyTorch's dispatch). \
-         **÷ best** is the library's time over the fastest of them. **large operand** is, for a product \
-         with m or n at most 8, the bytes of the operand read once (B, or A) over the library's time, against \
-         the DRAM read probe's most.\n\n| shape | matmul::matmul µs | TFLOP/s | cuBLAS µs | cuBLAS graph µs | \
-         ÷ best | large operand |\n|---|---:|---:|---:|---:|---:|---:|\n",
+         **speed vs best** is the faster one's time over the library's: above 1× the library is faster. \
+         **large operand** is, for a product with m or n at most 8, the bytes of the operand read once (B, or A) \
+         over the library's time, against the DRAM read probe's most.\n\n| shape | matmul::matmul µs | TFLOP/s | \
+         cuBLAS µs | cuBLAS graph µs | speed vs best (>1 = faster) | large operand |\n|---|---:|---:|---:|---:|---:|---:|\n",
     );
     for (i, &(m, n, k)) in MATMUL_SHAPES.iter().enumerate() {
         let i = i as u64;
@@ -115,7 +116,7 @@ fn shapes_section(md: &mut String, r: &Report) {
         let cell = |t: Option<f64>| t.map_or(String::new(), us);
         let flops = 2.0 * (m * n * k) as f64;
         let rate = lib.map_or(String::new(), |t| tflops(flops / (t * 1e-6) / 1e12));
-        let against = lib.zip(best).map_or(String::new(), |(l, b)| ratio(l / b));
+        let against = lib.zip(best).map_or(String::new(), |(l, b)| speed(b / l));
         let large = if m.min(n) <= 8 {
             let bytes = 4.0 * (k * m.max(n)) as f64;
             lib.map_or(String::new(), |t| {
@@ -277,7 +278,11 @@ pub(crate) fn section(md: &mut String, r: &Report, plots: &[Plot]) {
             if p.info.device != r.device.name {
                 let _ = write!(md, " **They ran on another device than the report ({}).**", r.device.name);
             }
-            md.push('\n');
+            md.push_str(
+                " **speed vs best peer** is the fastest peer's time at that size over the library's, among the peers \
+                 that leave the result on the device or, for a call that reads it back, among those that read it \
+                 back: above 1× the library is faster.\n",
+            );
         }
     }
     for c in &curves {
@@ -297,7 +302,7 @@ pub(crate) fn section(md: &mut String, r: &Report, plots: &[Plot]) {
         let against_best = !ours.is_empty() && c.series.iter().any(|s| is_peer(r, &s.label));
         if against_best {
             for s in &ours {
-                let _ = write!(md, " {} ÷ best peer |", s.label);
+                let _ = write!(md, " {} speed vs best peer (>1 = faster) |", s.label);
                 rule.push_str("---:|");
             }
         }
@@ -318,7 +323,7 @@ pub(crate) fn section(md: &mut String, r: &Report, plots: &[Plot]) {
                 for s in &ours {
                     let cell = at(s)
                         .zip(best_peer(r, c, n, reads_back(&s.label)))
-                        .map_or(String::new(), |(p, (peer, t))| format!("{} ({peer})", ratio(p.median_us / t)));
+                        .map_or(String::new(), |(p, (peer, t))| format!("{} ({peer})", speed(t / p.median_us)));
                     let _ = write!(md, " {cell} |");
                 }
             }

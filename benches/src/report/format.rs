@@ -38,6 +38,20 @@ pub(crate) fn ratio(x: f64) -> String {
     finite(x, format!("{x:.2}×"))
 }
 
+/// A speed against another implementation, `x` = its time over ours (above 1 ours is faster),
+/// with three decimals, e.g. `1.008×`: the report's one way to set the library beside a peer
+/// (cuBLAS, PyTorch, CuPy), as [`SPEED_RULE`] states it.
+pub(crate) fn speed(x: f64) -> String {
+    finite(x, format!("{x:.3}×"))
+}
+
+/// The report's convention for ratios, stated once in its header.
+pub(crate) const SPEED_RULE: &str = "**Ratios.** Against another implementation (cuBLAS, PyTorch, CuPy, the \
+    driver's copy) a ratio is a **speed**: its time over the library's, so above 1× the library is faster \
+    (columns **speed vs cuBLAS** and **speed vs best peer**, each marked >1 = faster). A bandwidth is a share of \
+    its ceiling (**% of memcpy**, % of the peer copy). A change within a lesson is a cost, said in words (2.33× \
+    slower, 3.5% faster) or labelled as time (**time × rows**).";
+
 /// TFLOP/s with two decimals.
 pub(crate) fn tflops(x: f64) -> String {
     finite(x, format!("{x:.2}"))

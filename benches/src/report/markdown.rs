@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::cost::cublas_at;
-use super::format::{gbps, pct, ratio, tflops, thousands, us};
+use super::format::{SPEED_RULE, gbps, pct, ratio, speed, tflops, thousands, us};
 use super::model::{Measurement, Model, Plot, Report};
 use super::readings::readings;
 use super::warp::WarpPicture;
@@ -21,12 +21,12 @@ pub fn markdown(report: &Report, plots: &[Plot], pictures: &[WarpPicture]) -> St
     header(&mut md, report);
     super::summary::section(&mut md, report);
     super::time::section(&mut md, report, plots);
-    warp_section(&mut md, pictures);
+    warp_section(&mut md, report, pictures);
     for family in report.families() {
         section(&mut md, report, family, plots, pictures);
     }
     super::cost::section(&mut md, report, plots);
-    super::peer::skipped_section(&mut md, report);
+    super::peer::skipped_section(&mut md, report, pictures);
     md
 }
 
@@ -55,11 +55,13 @@ fn header(md: &mut String, r: &Report) {
          written. **% of memcpy** divides by the device-to-device memcpy above, measured first in \
          the same run. Times are medians; rows marked (CPU) are host wall-clock times.\n",
     );
+    let _ = writeln!(md, "\n{SPEED_RULE}");
 }
 
 /// "What a warp touches": how to read the pictures each lesson opens with (nothing without
-/// pictures).
-fn warp_section(md: &mut String, pictures: &[WarpPicture]) {
+/// pictures). A picture of a lesson with no runs here (the two GPUs on one) sits under "Not
+/// measured here", and its link goes there.
+fn warp_section(md: &mut String, r: &Report, pictures: &[WarpPicture]) {
     if pictures.is_empty() {
         return;
     }
@@ -72,9 +74,19 @@ fn warp_section(md: &mut String, pictures: &[WarpPicture]) {
          come from the model's replay of the kernel's own index functions, and each count is the model's, the \
          counter behind the tables' sectors per request and bank conflicts; the pictures are computed when the \
          report is rendered, not read from the record. Each lesson below opens with its pictures: {}.\n",
-        pictures.iter().map(|p| format!("[{}](#{})", p.file, p.family)).collect::<Vec<_>>().join(", ")
+        pictures
+            .iter()
+            .map(|p| {
+                let anchor = if r.families().contains(&p.family) { p.family } else { super::peer::NOT_MEASURED_ANCHOR };
+                format!("[{}](#{anchor})", p.file)
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
     );
 }
+
+/// The matmul table's column of [`speed`] against cuBLAS.
+pub(crate) const SPEED_VS_CUBLAS: &str = "speed vs cuBLAS (>1 = faster)";
 
 /// What a family's table shows besides the time: the units that fit its lesson.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -84,7 +96,7 @@ enum Units {
     /// Shared-memory bound (the bank kernel): its global bytes are few, so no GB/s; the time
     /// against the conflict-free tile read and the model's wavefronts instead.
     Shared,
-    /// FLOP-bound (matmul): TFLOP/s and the share of cuBLAS at the same size.
+    /// FLOP-bound (matmul): TFLOP/s and the speed against cuBLAS at the same size.
     Flops,
 }
 
@@ -146,7 +158,7 @@ fn section(md: &mut String, r: &Report, family: &str, plots: &[Plot], pictures: 
         Units::Flops => {
             column("TFLOP/s");
             if with_cublas {
-                column("% of cuBLAS");
+                column(SPEED_VS_CUBLAS);
             }
         }
     }
@@ -183,7 +195,7 @@ fn section(md: &mut String, r: &Report, family: &str, plots: &[Plot], pictures: 
                 let cell = if m.flops > 0 { tflops(m.tflops()) } else { String::new() };
                 let _ = write!(md, " {cell} |");
                 if with_cublas {
-                    let cell = cublas_at(r, m.flops).map_or(String::new(), |c| pct(100.0 * c.median_us / m.median_us));
+                    let cell = cublas_at(r, m.flops).map_or(String::new(), |c| speed(c.median_us / m.median_us));
                     let _ = write!(md, " {cell} |");
                 }
             }
@@ -228,8 +240,8 @@ fn section(md: &mut String, r: &Report, family: &str, plots: &[Plot], pictures: 
         ),
         Units::Flops if with_cublas => md.push_str(
             "\nMatrix multiplication is bound by arithmetic, not by memory, so this table has TFLOP/s instead of \
-             GB/s; **% of cuBLAS** is cuBLAS's time (SGEMM through PyTorch, from this record's peers) over the run's \
-             at the same size.\n",
+             GB/s; **speed vs cuBLAS** is cuBLAS's time (SGEMM through PyTorch, from this record's peers) over the \
+             run's at the same size: above 1× the run is faster.\n",
         ),
         Units::Flops => md.push_str(
             "\nMatrix multiplication is bound by arithmetic, not by memory, so this table has TFLOP/s instead of \

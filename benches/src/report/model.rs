@@ -424,6 +424,15 @@ impl Report {
         name_of(variant).map_or_else(Vec::new, |name| self.sweep(F::NAME, name))
     }
 
+    /// Whether the record lists a run of `variant` (at any parameter) as not measured here.
+    pub fn was_skipped<F: Family + PartialEq>(&self, variant: F) -> bool {
+        let Some(name) = name_of(variant) else { return false };
+        let id = format!("{}/{name}", F::NAME);
+        self.skipped
+            .iter()
+            .any(|s| s.run.strip_prefix(&id).is_some_and(|rest| rest.is_empty() || rest.starts_with('/')))
+    }
+
     /// The run of `variant` at parameter `value`.
     pub fn at<F: Family + PartialEq>(&self, variant: F, value: u32) -> Option<&Measurement> {
         self.sweep_of(variant).into_iter().find(|(v, _)| *v == value).map(|(_, m)| m)

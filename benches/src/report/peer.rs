@@ -4,6 +4,7 @@ use std::fmt::Write;
 
 use super::format::{gbps, pct};
 use super::model::{Measurement, Report};
+use super::warp::WarpPicture;
 use crate::peer::Peer;
 
 /// The readings of the `peer` family: the link against local memory, then each kernel as a share
@@ -70,9 +71,13 @@ pub(crate) fn readings(r: &Report) -> Vec<Option<String>> {
     out
 }
 
+/// The heading of [`skipped_section`] as a link target.
+pub(crate) const NOT_MEASURED_ANCHOR: &str = "not-measured-here";
+
 /// `## Not measured here`: the runs this machine could not make, one line per family and reason
-/// (e.g. the peer lessons on a one-GPU machine). Nothing when every run was made.
-pub(crate) fn skipped_section(md: &mut String, r: &Report) {
+/// (e.g. the peer lessons on a one-GPU machine), then the pictures of those families that have no
+/// run here: a picture is the model's replay, which needs no GPU. Nothing when every run was made.
+pub(crate) fn skipped_section(md: &mut String, r: &Report, pictures: &[WarpPicture]) {
     if r.skipped.is_empty() {
         return;
     }
@@ -85,7 +90,16 @@ pub(crate) fn skipped_section(md: &mut String, r: &Report) {
             None => groups.push((family, &s.reason, 1)),
         }
     }
-    for (family, reason, runs) in groups {
+    for &(family, reason, runs) in &groups {
         let _ = writeln!(md, "- `{family}` ({runs} run{}): SKIPPED, {reason}", if runs == 1 { "" } else { "s" });
+    }
+    let families = r.families();
+    let unmeasured = |family: &str| !families.contains(&family) && groups.iter().any(|g| g.0 == family);
+    for p in pictures.iter().filter(|p| unmeasured(p.family)) {
+        let _ = writeln!(
+            md,
+            "\nThe `{}` lesson's picture needs no run: it is the model's replay of the lesson's kernels.\n\n![{}]({})\n\n{}",
+            p.family, p.title, p.file, p.caption
+        );
     }
 }

@@ -4,7 +4,7 @@
 //! Hand-written readings go stale the moment a kernel or a GPU changes; these are recomputed on
 //! every render. Each sentence needs particular runs: when one is missing the sentence is left out
 //! (never a panic, never a guessed number), so a partial report gets a shorter reading.
-use super::format::{gbps, pct, ratio, short, slower_or_faster, tflops, thousands, us};
+use super::format::{gbps, pct, ratio, short, slower_or_faster, speed, tflops, thousands, us};
 use super::model::{Measurement, Report};
 use super::warp::bank_wavefronts;
 use crate::access_order::AccessOrder;
@@ -468,11 +468,11 @@ fn matmul(r: &Report) -> Vec<Option<String>> {
             let rate = flops as f64 / (c.median_us * 1e-6) / 1e12;
             let at = matmul_side(flops).map_or(String::new(), |n| format!("At {n}³, "));
             Some(format!(
-                "{at}the fastest run, `{}` ({} TFLOP/s), reaches {} of cuBLAS ({} TFLOP/s, SGEMM through PyTorch, \
-                 timed by this record's peers).",
+                "{at}the fastest run, `{}` ({} TFLOP/s), runs at {} the speed of cuBLAS ({} TFLOP/s, SGEMM through \
+                 PyTorch, timed by this record's peers).",
                 short(fastest),
                 tflops(fastest.tflops()),
-                pct(100.0 * fastest.tflops() / rate),
+                speed(c.median_us / fastest.median_us),
                 tflops(rate)
             ))
         });

@@ -5,11 +5,11 @@
 //! model ([`coalesce::model::warp`]), which replays warp 0 with the kernel's own index functions,
 //! and every count a panel states is that access's count from the model's counter, the one the
 //! family replays (and so the tables' sectors per request and bank conflicts) use. A picture is
-//! drawn only when the report has the runs of its lesson.
+//! drawn only when the report has the runs of its lesson, or, for the two-GPU lesson, lists its
+//! runs as skipped: that picture needs the model, not a second GPU.
 //!
 //! The SVG is written by hand (rectangles, lines and text), so each panel can carry its case and
 //! count as attributes (`data-case`, `data-count`, `data-unit`) for the tests to read back.
-use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::io;
 
@@ -28,6 +28,7 @@ use crate::bank::Bank;
 use crate::coalescing::Coalescing;
 use crate::family::Family;
 use crate::layouts::Layouts;
+use crate::peer::Peer;
 use crate::reduce::Reduce as ReduceRun;
 use crate::transpose::Transpose as TransposeRun;
 use coalesce::layouts::AosMethod;
@@ -43,6 +44,7 @@ pub const WARP_FILES: &[&str] = &[
     "warp_reduce.svg",
     "warp_histogram.svg",
     "warp_async.svg",
+    "warp_peer.svg",
 ];
 
 /// The `per_thread` the access-order picture shows: from 8 floats (32 bytes) a thread on, each
@@ -118,6 +120,11 @@ pub fn pictures(report: &Report) -> io::Result<Vec<WarpPicture>> {
     }
     if coalescing(Coalescing::CpAsync) {
         out.push(async_copies(coalescing(Coalescing::Bulk)).map_err(model_error)?);
+    }
+    // The reads across the link, measured or skipped for want of a second GPU.
+    let reads = [Peer::CopyRead, Peer::OffsetRead, Peer::StrideRead];
+    if reads.into_iter().any(|v| has(report.of(v)) || report.was_skipped(v)) {
+        out.push(peer().map_err(model_error)?);
     }
     Ok(out)
 }
@@ -474,6 +481,51 @@ fn async_copies(bulk: bool) -> coalesce::Result<WarpPicture> {
     ))
 }
 
+fn peer() -> coalesce::Result<WarpPicture> {
+    let panels = vec![
+        Panel { case: "copy_read".into(), label: "copy_read".into(), access: warp::copy_any_load()? },
+        Panel {
+            case: "offset_read/offset=1".into(),
+            label: "offset_read, offset 1".into(),
+            access: warp::offset_copy(Load::Cached, 1)?,
+        },
+        Panel {
+            case: "stride_read/stride=8".into(),
+            label: "stride_read, stride 8".into(),
+            access: warp::stride_copy(8)?,
+        },
+    ];
+    let sector = coalesce::model::SECTOR_BYTES;
+    let crossing = |a: &WarpAccess| {
+        let moved = a.sectors() * sector;
+        format!(
+            "{}, {moved} bytes across the link for the {} its lanes use",
+            plural(a.sectors(), "sector"),
+            a.useful_bytes()
+        )
+    };
+    let [copy, offset, stride] = [&panels[0].access, &panels[1].access, &panels[2].access];
+    let caption = format!(
+        "Which side's memory a lane reads. Each read of the peer lesson runs on this GPU (GPU 0) and loads its \
+         input from the other GPU's memory (GPU 1): the warp's load is the very instruction of the local copy, \
+         the model counts the same sectors, and each sector crosses the link (NVLink, or PCIe) whole, as it would \
+         leave local DRAM whole. The library's copy, a 16-byte vector a lane: {}. One float off a 32-byte \
+         boundary: {}. Stride 8: {}, {} sectors' worth: the wasted bytes take the link's bandwidth too.",
+        crossing(copy),
+        crossing(offset),
+        crossing(stride),
+        stride.useful_bytes().div_ceil(sector)
+    );
+    Ok(picture_on(
+        Side::Peer,
+        "warp_peer.svg",
+        Peer::NAME,
+        "peer: warp 0 on GPU 0 reading GPU 1's memory, every sector across the link",
+        caption,
+        panels,
+    ))
+}
+
 fn plural(n: u64, what: &str) -> String {
     if n == 1 { format!("1 {what}") } else { format!("{n} {what}s") }
 }
@@ -491,6 +543,12 @@ const INK: &str = "#1b1b1b";
 const LANE: &str = "#0072b2";
 const IDLE: &str = "#c8c8c8";
 const HIT: &str = "#e69f00";
+/// The link between two GPUs, behind the sectors crossing it.
+const LINK: &str = "#e3edf6";
+/// Height of the link's band: a sector and room above and below it.
+const LINK_H: f64 = SECTOR_H + 14.0;
+/// Room between the link and the other GPU's memory, for the arrows up.
+const LINK_FAN: f64 = 26.0;
 
 fn lane_w() -> f64 {
     (WIDTH - 2.0 * MARGIN) / 32.0
@@ -515,7 +573,27 @@ fn count(a: &WarpAccess) -> u64 {
     }
 }
 
+/// Whose memory a figure's global panels read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    /// The GPU the warp runs on.
+    Local,
+    /// The other GPU's, across the link: each sector drawn again on the link, crossing it.
+    Peer,
+}
+
 fn picture(file: &'static str, family: &'static str, title: &str, caption: String, panels: Vec<Panel>) -> WarpPicture {
+    picture_on(Side::Local, file, family, title, caption, panels)
+}
+
+fn picture_on(
+    side: Side,
+    file: &'static str,
+    family: &'static str,
+    title: &str,
+    caption: String,
+    panels: Vec<Panel>,
+) -> WarpPicture {
     let mut body = String::new();
     let mut y = 44.0;
     // One scale for the figure: the sector width that fits its widest panel.
@@ -526,7 +604,7 @@ fn picture(file: &'static str, family: &'static str, title: &str, caption: Strin
         .fold(f64::INFINITY, f64::min);
     for p in &panels {
         y = match p.access.space {
-            Space::Global => sectors_panel(&mut body, p, y, sector_w),
+            Space::Global => sectors_panel(&mut body, p, y, sector_w, side),
             Space::Shared => banks_panel(&mut body, p, y),
         } + 18.0;
     }
@@ -567,11 +645,12 @@ fn lanes_row(svg: &mut String, a: &WarpAccess, y: f64) {
     );
 }
 
-/// The heading of a panel at `y`, with its count; the group carrying the case and count.
-fn open_panel(svg: &mut String, p: &Panel, count: u64, unit: &str, y: f64, detail: &str) {
+/// The heading of a panel at `y`, with its count; the group carrying the case and count, and
+/// `attributes` (more `data-` attributes, or nothing).
+fn open_panel(svg: &mut String, p: &Panel, count: u64, unit: &str, y: f64, detail: &str, attributes: &str) {
     let _ = writeln!(
         svg,
-        "<g class=\"panel\" data-case=\"{}\" data-count=\"{count}\" data-unit=\"{unit}\">\n\
+        "<g class=\"panel\" data-case=\"{}\" data-count=\"{count}\" data-unit=\"{unit}\"{attributes}>\n\
          <text x=\"{MARGIN}\" y=\"{:.1}\" font-size=\"14\" fill=\"{INK}\"><tspan font-weight=\"bold\">{}: {}</tspan> {}</text>",
         xml(&p.case),
         y + 12.0,
@@ -623,21 +702,33 @@ fn fitting_sector_width(a: &WarpAccess) -> f64 {
 }
 
 /// One warp's global access drawn with sectors `sector_w` wide: the same width in every panel of
-/// a figure, so a panel's sectors take room in proportion to the bytes they move.
-fn sectors_panel(svg: &mut String, p: &Panel, top: f64, sector_w: f64) -> f64 {
+/// a figure, so a panel's sectors take room in proportion to the bytes they move. Read from the
+/// other GPU ([`Side::Peer`]), the sectors sit in that GPU's memory at the bottom, and each is
+/// drawn again on the link between, whole, its unused words with it: the lanes get their words
+/// from those copies.
+fn sectors_panel(svg: &mut String, p: &Panel, top: f64, sector_w: f64, side: Side) -> f64 {
     let a = &p.access;
-    match a.contention {
+    let sector_bytes = coalesce::model::SECTOR_BYTES;
+    match (a.contention, side) {
         // An atomic's cost is its busiest address, not the sectors it touches.
-        Some(c) => {
+        (Some(c), _) => {
             let runs: usize = sector_runs(a).iter().map(Vec::len).sum();
             let detail = format!(
                 "on the busiest bin, one after another ({} over {})",
                 plural(c.addresses, "bin"),
                 plural(runs as u64, "sector")
             );
-            open_panel(svg, p, c.busiest, "atomic", top, &detail);
+            open_panel(svg, p, c.busiest, "atomic", top, &detail, "");
         }
-        None => open_panel(svg, p, a.sectors(), "sector", top, &format!("({})", useful(a))),
+        (None, Side::Local) => open_panel(svg, p, a.sectors(), "sector", top, &format!("({})", useful(a)), ""),
+        (None, Side::Peer) => {
+            let attributes = format!(
+                " data-memory=\"peer\" data-link-bytes=\"{}\" data-useful-bytes=\"{}\"",
+                a.sectors() * sector_bytes,
+                a.useful_bytes()
+            );
+            open_panel(svg, p, a.sectors(), "sector", top, &format!("across the link ({})", useful(a)), &attributes);
+        }
     }
     let lanes_y = top + 22.0;
     lanes_row(svg, a, lanes_y);
@@ -645,14 +736,50 @@ fn sectors_panel(svg: &mut String, p: &Panel, top: f64, sector_w: f64) -> f64 {
     let (gap, apart) = (GAP, APART);
     let k = runs.iter().map(Vec::len).sum::<usize>().max(1) as f64;
     let total = sector_w * k + spacing(&runs);
+    // Where each sector starts, in address order.
+    let mut at: Vec<(u64, f64)> = Vec::new();
     let mut x = (WIDTH - total) / 2.0;
-    let y = lanes_y + LANE_H + FAN;
-    let words_per_sector = (coalesce::model::SECTOR_BYTES / 4) as f64;
-    let word_w = sector_w / words_per_sector;
-    let mut word_x: BTreeMap<u64, f64> = BTreeMap::new();
+    for run in &runs {
+        for (i, &s) in run.iter().enumerate() {
+            if i > 0 {
+                x += apart;
+            }
+            at.push((s, x));
+            x += sector_w;
+        }
+        x += gap;
+    }
+    // The row the lanes' lines reach (the sectors, or their copies on the link) and the sectors'.
+    let reach = lanes_y + LANE_H + FAN;
+    let y = match side {
+        Side::Local => reach,
+        Side::Peer => reach + LINK_H + LINK_FAN,
+    };
+    let words_per_sector = sector_bytes / 4;
+    let word_w = sector_w / words_per_sector as f64;
+    let words = |row_y: f64, svg: &mut String, class: &str, x: f64, s: u64| {
+        let _ = writeln!(
+            svg,
+            "<rect class=\"{class}\" x=\"{x:.1}\" y=\"{row_y:.1}\" width=\"{sector_w:.1}\" height=\"{SECTOR_H}\" \
+             fill=\"white\" stroke=\"{INK}\" stroke-width=\"1.5\"/>"
+        );
+        for k in 0..words_per_sector {
+            let word = s * words_per_sector + k;
+            if a.lanes().any(|l| a.words(l).contains(&word)) {
+                let _ = writeln!(
+                    svg,
+                    "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{HIT}\"/>",
+                    x + word_w * k as f64 + 0.5,
+                    row_y + 1.0,
+                    (word_w - 1.0).max(0.8),
+                    SECTOR_H - 2.0
+                );
+            }
+        }
+    };
     let mut label_end = f64::MIN;
-    for (r, run) in runs.iter().enumerate() {
-        if r > 0 {
+    for (i, &(s, x)) in at.iter().enumerate() {
+        if i > 0 && at[i - 1].0 + 1 != s {
             let _ = writeln!(
                 svg,
                 "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"middle\" fill=\"{INK}\">…</text>",
@@ -660,50 +787,54 @@ fn sectors_panel(svg: &mut String, p: &Panel, top: f64, sector_w: f64) -> f64 {
                 y + SECTOR_H / 2.0 + 4.0
             );
         }
-        for (i, &s) in run.iter().enumerate() {
-            if i > 0 {
-                x += apart;
-            }
-            // The sector's byte offset, where it fits beside the previous label.
-            let label = byte_offset(s * coalesce::model::SECTOR_BYTES);
-            if x >= label_end {
-                let _ = writeln!(
-                    svg,
-                    "<text x=\"{x:.1}\" y=\"{:.1}\" font-size=\"9\" fill=\"{INK}\">{label}</text>",
-                    y + SECTOR_H + 11.0
-                );
-                label_end = x + 5.2 * label.chars().count() as f64 + 6.0;
-            }
+        // The sector's byte offset, where it fits beside the previous label.
+        let label = byte_offset(s * sector_bytes);
+        if x >= label_end {
             let _ = writeln!(
                 svg,
-                "<rect class=\"sector\" x=\"{x:.1}\" y=\"{y:.1}\" width=\"{sector_w:.1}\" height=\"{SECTOR_H}\" \
-                 fill=\"white\" stroke=\"{INK}\" stroke-width=\"1.5\"/>"
+                "<text x=\"{x:.1}\" y=\"{:.1}\" font-size=\"9\" fill=\"{INK}\">{label}</text>",
+                y + SECTOR_H + 11.0
             );
-            for k in 0..words_per_sector as u64 {
-                word_x.insert(s * words_per_sector as u64 + k, x + word_w * (k as f64 + 0.5));
-            }
-            x += sector_w;
+            label_end = x + 5.2 * label.chars().count() as f64 + 6.0;
         }
-        x += gap;
+        words(y, svg, "sector", x, s);
     }
-    // The touched words, then a line from each lane to its first word.
-    for l in a.lanes() {
-        for w in a.words(l) {
-            if let Some(&cx) = word_x.get(&w) {
-                let _ = writeln!(
-                    svg,
-                    "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{HIT}\"/>",
-                    cx - word_w / 2.0 + 0.5,
-                    y + 1.0,
-                    (word_w - 1.0).max(0.8),
-                    SECTOR_H - 2.0
-                );
-            }
-        }
-        if let Some(&cx) = a.words(l).next().and_then(|w| word_x.get(&w)) {
+    if side == Side::Peer {
+        // The link: each sector crossing it whole, an arrow from the other GPU's memory up to it.
+        let _ = writeln!(
+            svg,
+            "<rect class=\"link\" x=\"{MARGIN}\" y=\"{reach:.1}\" width=\"{:.1}\" height=\"{LINK_H}\" fill=\"{LINK}\"/>",
+            WIDTH - 2.0 * MARGIN
+        );
+        for &(s, x) in &at {
+            words(reach + (LINK_H - SECTOR_H) / 2.0, svg, "crossing", x, s);
+            let (cx, from, to) = (x + sector_w / 2.0, y - 1.0, reach + LINK_H + 1.0);
             let _ = writeln!(
                 svg,
-                "<line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{cx:.1}\" y2=\"{y:.1}\" stroke=\"{LANE}\" stroke-opacity=\"0.55\"/>",
+                "<line x1=\"{cx:.1}\" y1=\"{from:.1}\" x2=\"{cx:.1}\" y2=\"{:.1}\" stroke=\"{INK}\" stroke-opacity=\"0.6\"/>\
+                 <path d=\"M{cx:.1} {to:.1} l-3 6 h6 z\" fill=\"{INK}\" fill-opacity=\"0.6\"/>",
+                to + 5.0
+            );
+        }
+        let side_label = |svg: &mut String, text: &str, row_y: f64, anchor: &str, x: f64| {
+            let _ = writeln!(
+                svg,
+                "<text x=\"{x:.1}\" y=\"{row_y:.1}\" font-size=\"10\" text-anchor=\"{anchor}\" fill=\"{INK}\">{text}</text>"
+            );
+        };
+        side_label(svg, "link", reach + LINK_H / 2.0 + 4.0, "end", MARGIN - 3.0);
+        side_label(svg, "GPU 0", lanes_y + 12.5, "start", WIDTH - MARGIN + 4.0);
+        side_label(svg, "GPU 1", y + SECTOR_H / 2.0 + 4.0, "start", WIDTH - MARGIN + 4.0);
+    }
+    // A line from each lane to its first word, where the lane gets it.
+    let word_row = reach + if side == Side::Peer { (LINK_H - SECTOR_H) / 2.0 } else { 0.0 };
+    for l in a.lanes() {
+        let word = a.words(l).start;
+        if let Some(&(_, x)) = at.iter().find(|(s, _)| *s == word / words_per_sector) {
+            let cx = x + word_w * ((word % words_per_sector) as f64 + 0.5);
+            let _ = writeln!(
+                svg,
+                "<line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{cx:.1}\" y2=\"{word_row:.1}\" stroke=\"{LANE}\" stroke-opacity=\"0.55\"/>",
                 lane_x(l),
                 lanes_y + LANE_H
             );
@@ -737,7 +868,7 @@ fn banks_panel(svg: &mut String, p: &Panel, top: f64) -> f64 {
     }
     let deepest = per_bank.iter().map(Vec::len).max().unwrap_or(0);
     let detail = format!("(the deepest bank holds {})", plural(deepest as u64, "distinct word"));
-    open_panel(svg, p, a.wavefronts(), "wavefront", top, &detail);
+    open_panel(svg, p, a.wavefronts(), "wavefront", top, &detail, "");
     let lanes_y = top + 22.0;
     lanes_row(svg, a, lanes_y);
     let banks_y = lanes_y + LANE_H + FAN;

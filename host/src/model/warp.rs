@@ -10,7 +10,7 @@ use super::{BANK_BYTES, BANKS, Counts, FAKE_BASE, Model, SECTOR_BYTES, Warp, blo
 use crate::access_order::{Order, plan_walk};
 use crate::bank::{Pattern, Tile, plan_stride as plan_bank_stride, plan_tile};
 use crate::buffer::DeviceViewMut;
-use crate::coalescing::{AsyncCopy, Load, plan_async_copy, plan_offset, plan_stride};
+use crate::coalescing::{AsyncCopy, Load, plan_async_copy, plan_copy_any, plan_offset, plan_stride};
 use crate::error::{Error, Result, product};
 use crate::histogram::{BINS as HISTOGRAM_BINS, Method as Histogram, plan as plan_histogram};
 use crate::launch::Launch;
@@ -19,6 +19,7 @@ use crate::reduce::{Method as Reduce, partials_needed, plan_first};
 use crate::transpose::{Method as Transpose, plan as plan_transpose};
 use coalesce_kernels::access_order::{access_order_chunked, chunked_index, interleaved_index, walk_threads};
 use coalesce_kernels::bank::lane;
+use coalesce_kernels::coalescing::{any_index, shifted_split};
 use coalesce_kernels::coalescing::{coalescing_stride, offset_index, offset_len, stride_index, stride_len};
 use coalesce_kernels::coalescing::{cp_chunk, cp_slot, cp_vector, vec4_split};
 use coalesce_kernels::histogram::{bin, split, vector_index};
@@ -189,6 +190,24 @@ pub fn stride_copy(stride: u32) -> Result<WarpAccess> {
     let w = first_warp(&call.launch())?;
     let active = lanes_where(w.lanes, |l| w.index_1d(l) < n);
     WarpAccess::global(Op::Load, 4, active, |l| 4 * stride_index(w.index_1d(l), param))
+}
+
+/// The first load of warp 0 of the library's copy (`coalescing_copy_any`, what
+/// `coalescing::copy` launches) between buffers that start on a sector boundary: the body's first
+/// step, one 16-byte vector a lane (the head is empty there, and no words shift between lanes).
+pub fn copy_any_load() -> Result<WarpAccess> {
+    let (input, mut output): (DeviceViewMut<'static, f32>, _) = (fake_slice(0, ELEMENTS), fake_slice(1, ELEMENTS));
+    let call = plan_copy_any(&input, &mut output)?;
+    let &(from, ref to, n) = call.args();
+    let split = shifted_split(from.address(), to.address(), n);
+    let shifted = u64::from(split.shift > 0);
+    // As the kernel reads them: source vectors from `head - shift` floats in, one past the body's
+    // when the source is off 16 bytes.
+    let (first, readable) = (4 * (split.head - u64::from(split.shift)), split.vectors + shifted);
+    let w = first_warp(&call.launch())?;
+    let q = |l| any_index(0, 0, w.thread(l).0);
+    let active = lanes_where(w.lanes, |l| q(l) < readable);
+    WarpAccess::global(Op::Load, 16, active, |l| first + 16 * q(l))
 }
 
 /// The loads of warp 0 of the array-of-structs update: one per field (x, y, z), lane `l` at
@@ -465,6 +484,17 @@ mod tests {
         assert_eq!(load.sectors() as f64, launch.ld_sectors_per_request());
         assert_eq!(store.sectors() as f64, launch.st_sectors_per_request());
         assert_eq!((load.sectors(), store.sectors(), store.counts.st_requests), (4, 32, 1));
+    }
+
+    #[test]
+    fn the_copys_warp_loads_what_its_replay_counts() {
+        let warp = copy_any_load().unwrap();
+        let launch = coalescing::any_offset_copy(ELEMENTS, 0, 0).unwrap();
+        assert_eq!(warp.sectors() as f64, launch.ld_sectors_per_request());
+        // 32 lanes of 16 consecutive bytes: 512 bytes, 16 sectors, every byte used.
+        assert_eq!((warp.active, warp.sectors(), warp.useful_bytes()), (u32::MAX, 16, 512));
+        assert_eq!(warp.sectors(), distinct(&warp));
+        assert!((0..32).all(|l| warp.address[l] == 16 * l as u64));
     }
 
     #[test]
