@@ -47,8 +47,8 @@ mod tests {
     fn skinny_plans_slabs_that_fill_the_gpu() {
         // 4096 columns on 132 SMs: 128 slabs of 32 leave 4 idle, under a 16th.
         let (l, _) = plan_of(Method::Skinny, (8, 4096, 4096), (8 * 4096, 4096 * 4096, 8 * 4096)).unwrap();
-        assert_eq!((l.grid, l.block, l.shared_bytes), ((128, 1), (32, 32), 32768));
+        assert_eq!((l.grid, l.block, l.shared_bytes), ((128, 1), (32, 16), 16384));
         let (l, _) = plan_of(Method::Skinny, (9, 100, 3), (9 * 3, 3 * 100, 9 * 100)).unwrap();
-        assert_eq!((l.grid, l.block), ((13, 2), (8, 128)));
+        assert_eq!((l.grid, l.block), ((13, 2), (8, 64)));
     }
 }

@@ -13,22 +13,25 @@ use super::index::row_major;
 use crate::kernel;
 use crate::launch::DEFAULT_SHARED_BYTES;
 #[cfg(target_arch = "nvptx64")]
-use crate::prelude::{math::fma, mem, shared, thread};
+use crate::prelude::{math::fma, mem, order, shared, thread};
 
 /// Rows of C (and A) a block computes: the `m` a skinny multiply may have in one block row.
 /// (32 rows a block spilled: ptxas keeps each row's address of A in two registers.)
 pub const SKINNY_ROWS: u32 = 8;
-/// Threads of a block: `width` columns by `1024 / width` thread rows ([`skinny_block`]). One
-/// block fills a multiprocessor's registers: 64 KiB of B in flight on it.
-pub const SKINNY_THREADS: u32 = 1024;
-/// Consecutive rows of B a thread loads before its FMAs: 16 loads of 4 bytes in flight a thread.
-/// (256 threads of 8 kept 16 KiB in flight a multiprocessor: 35% of an H200's DRAM bandwidth.)
-pub const SKINNY_UNROLL: u32 = 16;
+/// Threads of a block: `width` columns by `512 / width` thread rows ([`skinny_block`]).
+pub const SKINNY_THREADS: u32 = 512;
+/// Consecutive rows of B a thread loads before its FMAs: 32 loads of 4 bytes in flight a thread,
+/// 64 KiB a multiprocessor. (1024 threads of 16 held as much, but at 64 registers a thread
+/// ptxas issued only 11 of the 16 before the first FMA: 2.4 TB/s of an H200's 4.3.)
+pub const SKINNY_UNROLL: u32 = 32;
 /// Shared memory of a block: each thread's [`SKINNY_ROWS`] partial sums.
 pub const SKINNY_SHARED_BYTES: u32 = SKINNY_THREADS * SKINNY_ROWS * 4;
 
 const _: () = assert!(SKINNY_SHARED_BYTES <= DEFAULT_SHARED_BYTES, "skinny partials must not need opt-in");
-const _: () = assert!(SKINNY_UNROLL.is_multiple_of(4), "a thread's rows of A are whole 16-byte vectors");
+const _: () = assert!(
+    SKINNY_UNROLL == 32 && SKINNY_ROWS == 8,
+    "the loops are unroll_tile! over B's rows, unroll_8! over A's rows and vectors"
+);
 
 /// Columns of C a block covers on a GPU of `sms` multiprocessors: the widest of 32, 16 and 8
 /// whose blocks leave at most a 16th of the multiprocessors idle (a lane a column, so a warp
@@ -49,7 +52,7 @@ const fn skinny_fills(n: u32, width: u32, sms: u32) -> bool {
     16 * n.div_ceil(width) as u64 >= 15 * sms as u64
 }
 
-/// The block of a launch of `width` columns: `(width, 1024 / width)`; a thread row is `threadIdx.y`.
+/// The block of a launch of `width` columns: `(width, 512 / width)`; a thread row is `threadIdx.y`.
 pub const fn skinny_block(width: u32) -> (u32, u32) {
     (width, SKINNY_THREADS / width)
 }
@@ -92,11 +95,11 @@ pub const fn skinny_vectors(k: u32, a: u64) -> bool {
 }
 
 kernel! {
-    #[launch_bounds(1024, 1)]
+    #[launch_bounds(512, 1)]
     /// Skinny: block `(bx, by)` computes rows `by·8..` of C over columns `bx·width..` for all
-    /// of k (`width` = `blockDim.x`). Thread `(tx, ty)` walks k in steps of `blockDim.y · 16`
-    /// rows, loading 16 rows of B at column `tx` (a warp: 128 contiguous bytes of one row, or 64
-    /// of two, or 32 of four) and the same 16 columns of A's rows (broadcasts, 16 bytes where
+    /// of k (`width` = `blockDim.x`). Thread `(tx, ty)` walks k in steps of `blockDim.y · 32`
+    /// rows, loading 32 rows of B at column `tx` (a warp: 128 contiguous bytes of one row, or 64
+    /// of two, or 32 of four) and the same 32 columns of A's rows (broadcasts, 16 bytes where
     /// [`skinny_vectors`]); then the thread rows' sums meet in shared memory, added in order of
     /// `ty`. Rows of A are clamped to `m - 1` and columns of B to `n - 1`; only `r < m`,
     /// `col < n` are stored.
@@ -126,28 +129,30 @@ mod device {
         m: u32,
     }
 
-    /// One step: 16 rows of B and A's columns for them, into `acc`. With `GUARD` (the last step)
+    /// One step: 32 rows of B and A's columns for them, into `acc`. With `GUARD` (the last step)
     /// rows at or past k read nothing and add nothing; with `VEC` A is read 16 bytes at a time.
     ///
     /// # Safety
     /// A and B hold m·k and k·n floats, m, n and k are at least 1, `col < n`; without `GUARD`
-    /// `kk + 16 <= k`; with `VEC` `skinny_vectors(k, a)`.
+    /// `kk + 32 <= k`; with `VEC` `skinny_vectors(k, a)`.
     #[inline(always)]
     unsafe fn step<const GUARD: bool, const VEC: bool>(a: *const f32, b: *const f32, at: &At, acc: &mut Sums) {
         let mut bv = [0.0f32; SKINNY_UNROLL as usize];
-        // All 16 loads of B issued before any FMA: they are the stream.
-        for (u, v) in bv.iter_mut().enumerate() {
+        // All 32 loads of B issued before any FMA: they are the stream.
+        unroll_tile!(u => {
             let r = at.kk + u as u64;
             if !GUARD || r < at.k {
                 // SAFETY: r < k and col < n.
-                *v = unsafe { *b.add(row_major(r, at.col, at.n) as usize) };
+                bv[u as usize] = unsafe { *b.add(row_major(r, at.col, at.n) as usize) };
             }
-        }
+        });
+        // Pinned here, so that LLVM does not sink a load to its first FMA.
+        order::pin(&mut bv);
         // SAFETY: forwarded from the caller.
         unsafe { rows::<GUARD, VEC>(a, at, &bv, acc) }
     }
 
-    /// The block's rows of the step: each row of A's 16 columns against `bv`.
+    /// The block's rows of the step: each row of A's 32 columns against `bv`.
     ///
     /// # Safety
     /// As [`step`].
@@ -158,36 +163,41 @@ mod device {
         bv: &[f32; SKINNY_UNROLL as usize],
         acc: &mut Sums,
     ) {
-        for i in 0..SKINNY_ROWS as usize {
-            let row = at.row0 + i as u32;
-            let row = if row < at.m { row } else { at.m - 1 } as u64;
-            let first = row_major(row, at.kk, at.k) as usize;
-            let mut av = [0.0f32; SKINNY_UNROLL as usize];
-            if VEC && !GUARD {
-                // SAFETY: kk + 16 <= k, and first is a multiple of 4 of a 16-byte aligned A (k a
-                // multiple of 4, kk of 16): four whole vectors inside row `row`.
-                unsafe {
-                    let p = a.add(first) as *const [f32; 4];
-                    for q in 0..SKINNY_UNROLL as usize / 4 {
-                        let [x, y, z, w] = mem::load_v4_f32_nc(p.add(q));
-                        av[4 * q] = x;
-                        av[4 * q + 1] = y;
-                        av[4 * q + 2] = z;
-                        av[4 * q + 3] = w;
+        // The rows' offsets computed again each step (8 multiplies): hoisted, they held 16
+        // registers for the whole loop, and ptxas then issued B's loads late to make room.
+        let k = order::here(at.k as u32) as u64;
+        // Unrolled by hand: rolled, LLVM kept B's 32 floats in local memory to index them.
+        // A row past m is skipped (a uniform branch): m = 1 costs one row, and ptxas does not
+        // hoist a row's loads above the branch into the registers B's loads hold.
+        unroll_8!(i => {
+            let row = at.row0 + i;
+            if row < at.m {
+            let first = row_major(row as u64, at.kk, k) as usize;
+            let out = &mut acc[i as usize];
+            // A vector at a time, each into its four FMAs: a whole row of A at once would hold
+            // as many registers as B's rows.
+            unroll_8!(q => {
+                let q = q as usize;
+                let mut a4 = [0.0f32; 4];
+                if VEC && !GUARD {
+                    // SAFETY: kk + UNROLL <= k, and first + 4q is a multiple of 4 of a 16-byte
+                    // aligned A (k a multiple of 4, kk of UNROLL): a whole vector inside row `row`.
+                    a4 = unsafe { mem::load_v4_f32_nc((a.add(first) as *const [f32; 4]).add(q)) };
+                } else {
+                    for (j, v) in a4.iter_mut().enumerate() {
+                        let u = 4 * q + j;
+                        if !GUARD || at.kk + (u as u64) < at.k {
+                            // SAFETY: row < m and kk + u < k.
+                            *v = unsafe { *a.add(first + u) };
+                        }
                     }
                 }
-            } else {
-                for (u, v) in av.iter_mut().enumerate() {
-                    if !GUARD || at.kk + (u as u64) < at.k {
-                        // SAFETY: row < m and kk + u < k.
-                        *v = unsafe { *a.add(first + u) };
-                    }
+                for (j, x) in a4.iter().enumerate() {
+                    *out = fma(*x, bv[4 * q + j], *out);
                 }
+            });
             }
-            for u in 0..SKINNY_UNROLL as usize {
-                acc[i] = fma(av[u], bv[u], acc[i]);
-            }
-        }
+        });
     }
 
     /// # Safety
@@ -225,7 +235,7 @@ mod device {
             }
         }
         let s = shared::dynamic::<f32>();
-        // SAFETY: skinny_partial(tx, ty, i, width) < 1024 · 8 floats, the shared memory launched.
+        // SAFETY: skinny_partial(tx, ty, i, width) < 512 · 8 floats, the shared memory launched.
         unsafe {
             for i in 0..SKINNY_ROWS as usize {
                 *s.add(skinny_partial(tx, ty, i as u32, width) as usize) = acc[i];

@@ -20,3 +20,10 @@ macro_rules! unroll_16 {
         unroll_tile!(@ $i $body; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
     };
 }
+
+/// `$body` for `$i` = 0, 1, .., 7 as straight-line code.
+macro_rules! unroll_8 {
+    ($i:ident => $body:block) => {
+        unroll_tile!(@ $i $body; 0 1 2 3 4 5 6 7)
+    };
+}

@@ -4,9 +4,9 @@
 //! split k and add their sums in shared memory in a fixed order.
 //!
 //! SASS (sm_90):
-//! - `matmul_skinny`: per step sixteen 4-byte `LDG.E` of B (the warp's lanes one row's slab, or
-//!   two or four rows' at widths 16 and 8), then for each of the block's 8 rows of A four
-//!   `LDG.E.128.CONSTANT` where `skinny_vectors` holds, else sixteen `LDG.E`; the last step's
+//! - `matmul_skinny`: per step 32 4-byte `LDG.E` of B (the warp's lanes one row's slab, or two
+//!   or four rows' at widths 16 and 8), then for each of the block's rows below m eight
+//!   `LDG.E.128.CONSTANT` of A where `skinny_vectors` holds, else 32 `LDG.E`; the last step's
 //!   loads only below k. After the loop eight `STS` of the thread's sums, and each output one
 //!   `LDS` a thread row and one `STG.E`.
 
@@ -35,8 +35,8 @@ fn skinny_warp(model: &mut Model, l: &Launched, w: &Warp) -> Result<()> {
         for u in 0..u64::from(SKINNY_UNROLL) {
             model.load(l.b, 4, below(u), |lane| 4 * row_major(kk(lane) + u, col(lane).into(), n.into()))?;
         }
-        for i in 0..SKINNY_ROWS {
-            let row = u64::from((row0 + i).min(m - 1));
+        for i in 0..skinny_rows(m, row0) {
+            let row = u64::from(row0 + i);
             let first = |lane| 4 * row_major(row, kk(lane), k);
             if vectors && !guard {
                 for q in 0..u64::from(SKINNY_UNROLL) / 4 {
