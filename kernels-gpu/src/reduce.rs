@@ -8,6 +8,8 @@
 
 use crate::WARP_SIZE;
 pub use crate::coalescing::vec4_split;
+
+pub mod elements;
 use crate::kernel;
 #[cfg(target_arch = "nvptx64")]
 use crate::prelude::{atomic, mem, shared, thread, warp};
