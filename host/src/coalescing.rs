@@ -17,6 +17,9 @@ use cust::memory::DeviceCopy;
 pub type OffsetSig = fn(*const f32, *mut f32, u32, u32);
 /// Parameter list of the 16-byte copies: input, output, n.
 pub type CopySig = fn(*const f32, *mut f32, u64);
+/// The copy's kernels that no lesson runs: the byte copy (the `library/` checks and
+/// `gpu --types` run it).
+pub const ELEMENT_KERNELS: [&str; 1] = [coalescing_copy_bytes.name()];
 /// Parameter list of the byte copy: input, output, n (bytes).
 pub type ByteCopySig = fn(*const u8, *mut u8, u64);
 

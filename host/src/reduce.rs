@@ -1,20 +1,22 @@
-//! Integer sum reduction: plans, launchers and CPU references for `kernels-gpu/src/reduce.rs`.
+//! Sum reduction: plans, launchers and CPU references for `kernels-gpu/src/reduce.rs` (the `i32`
+//! lessons) and `kernels-gpu/src/reduce/elements.rs` (the library's other element types).
 //!
 //! The seed kernel and `reduce_shuffle_vec4` add into `output[0]` with atomics, so `output[0]`
 //! is zeroed first. The tree kernels write one partial sum per block; a second pass
-//! (`reduce_shuffle_vec4` over the partials) adds them into `output[0]`. [`sum`] is the entry
-//! point for real use: the shuffle kernel, 64-bit indices, any size.
+//! (`reduce_shuffle_vec4` over the partials) adds them into `output[0]`. [`sum`] and [`sum_to`]
+//! are the entry points for real use, for every [`SumElement`] (`i32`, `u32`, `i64`, `u64`,
+//! `f32`, `f64`): 16-byte loads, 64-bit indices, any size, any view.
 
 use crate::buffer::{DeviceRead, DeviceWrite};
+use crate::buffer::{DeviceView, DeviceViewMut};
 use crate::error::{Error, Result, at_least, elements32, non_empty};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Kernel, Launch, Out, Signature};
-use crate::buffer::{DeviceView, DeviceViewMut};
-use cust::memory::DeviceCopy;
 use coalesce_kernels::WARP_SIZE;
 use coalesce_kernels::launch::MAX_ELEMENTS_32;
 use coalesce_kernels::reduce::elements::*;
 use coalesce_kernels::reduce::*;
+use cust::memory::DeviceCopy;
 
 /// Parameter list of the lesson kernels (32-bit indices): input, output or partials, n.
 pub type LessonSig = fn(*const i32, *mut i32, u32);
@@ -406,6 +408,10 @@ mod sealed {
     }
 }
 use sealed::Kind;
+
+/// The kernels of the sums past `i32` (no lesson: the registry holds none of them; the
+/// `library/` checks and `gpu --types` run them).
+pub const ELEMENT_KERNELS: [&str; 3] = [reduce_sum_u64.name(), reduce_sum_f32.name(), reduce_sum_f64.name()];
 
 /// Parameter list of the wrapping 64-bit sum: input, total, n.
 pub type WideSig = fn(*const u64, *mut u64, u64);
@@ -809,7 +815,10 @@ mod tests {
         };
         let call = plan_sum_u64(&input, &mut total, 132).unwrap();
         assert!(call.atomic());
-        assert_eq!((call.launch(), call.args().2), (Launch::linear(132 * 2, 1024).with_shared(SUM_SHARED_BYTES), 1_000_003));
+        assert_eq!(
+            (call.launch(), call.args().2),
+            (Launch::linear(132 * 2, 1024).with_shared(SUM_SHARED_BYTES), 1_000_003)
+        );
         assert_eq!(plan_sum_u64(&input, &mut total, 1).unwrap().launch().grid.0, 2);
         // SAFETY: as above.
         let (empty, mut none) =

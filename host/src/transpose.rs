@@ -1,6 +1,7 @@
 //! Matrix transpose: plans, launchers and the CPU reference for `kernels-gpu/src/transpose.rs`
 //! (tiled copy baseline, naive, shared tile, padded tile, wide tile, and the wide tile's copies
-//! along rows and down columns).
+//! along rows and down columns) and `kernels-gpu/src/transpose/elements.rs` (the packed and
+//! padded tiles of 1-, 2- and 8-byte elements that [`transpose`] takes besides the `f32` ones).
 //!
 //! Any `rows × cols` whose dimensions fit a `u32` works, past 2^31 elements and for tall or
 //! wide shapes alike: the kernels launch one block per 32 × 32 tile on a 1-D grid and index in
@@ -18,9 +19,9 @@ use coalesce_kernels::launch::MAX_GRID_X;
 pub use coalesce_kernels::transpose::TMA_ALIGN;
 use coalesce_kernels::transpose::elements::*;
 use coalesce_kernels::transpose::*;
-use cust::memory::DeviceCopy;
 use coalesce_kernels::types::TensorMap;
 pub use coalesce_kernels::types::{LoadMap, StoreMap};
+use cust::memory::DeviceCopy;
 
 /// Parameter list of the TMA transpose: the input's map, the output's map, rows (the maps hold
 /// the shape).
@@ -418,6 +419,16 @@ fn dispatch<T: DeviceCopy, S: Sink>(
         _ => Err(unsupported()),
     }
 }
+
+/// The kernels of the transposes of 1-, 2- and 8-byte elements (no lesson: the registry holds
+/// none of them; the `library/` checks and `gpu --types` run them).
+pub const ELEMENT_KERNELS: [&str; 5] = [
+    transpose_packed_u8.name(),
+    transpose_packed_u16.name(),
+    transpose_packed_u64.name(),
+    transpose_padded_u8.name(),
+    transpose_padded_u16.name(),
+];
 
 /// Parameter list of a packed transpose: input and output words, rows, cols (in elements).
 pub type PackedSig<W> = fn(*const W, *mut W, u32, u32);

@@ -71,9 +71,9 @@ fn cancelling<T: Exact>(n: usize, big: u32, seed: u64) -> Vec<T> {
     let fine = 2f64.powi(-(T::SCALE - 16));
     let mut values: Vec<f64> = Vec::with_capacity(n);
     while values.len() + 2 <= n {
-        if rng.next() % 8 == 0 {
+        if rng.next().is_multiple_of(8) {
             let small = (rng.next() % (1 << 16)) as f64 * fine;
-            values.push(if rng.next() % 2 == 0 { small } else { -small });
+            values.push(if rng.next().is_multiple_of(2) { small } else { -small });
         } else {
             let large = (rng.next() % (1u64 << big)) as f64;
             values.push(large);
@@ -163,7 +163,8 @@ fn kernel_order(values: &[f64], per_vector: u64, head: u64, sms: u32) -> f64 {
     let (vectors, tail) = vector_split(n - head, per_vector);
     let blocks = sum_blocks(n, per_vector, sms);
     let step = grid_threads64(blocks);
-    let add_vector = |acc: f64, v: u64| (0..per_vector).fold(acc, |a, e| a + values[(head + v * per_vector + e) as usize]);
+    let add_vector =
+        |acc: f64, v: u64| (0..per_vector).fold(acc, |a, e| a + values[(head + v * per_vector + e) as usize]);
     let block_tree = |threads: &[f64]| {
         let warp = |w: &[f64]| warp_tree(std::array::from_fn(|l| w[l]), |a, b| a + b);
         warp(&threads.chunks(32).map(warp).collect::<Vec<_>>())
@@ -195,7 +196,9 @@ fn kernel_order(values: &[f64], per_vector: u64, head: u64, sms: u32) -> f64 {
             .collect();
         totals.push(block_tree(&partials));
     }
-    let last: Vec<f64> = (0..SUM_BLOCK as usize).map(|t| totals.iter().skip(t).step_by(SUM_BLOCK as usize).fold(0.0, |a, b| a + b)).collect();
+    let last: Vec<f64> = (0..SUM_BLOCK as usize)
+        .map(|t| totals.iter().skip(t).step_by(SUM_BLOCK as usize).fold(0.0, |a, b| a + b))
+        .collect();
     block_tree(&last)
 }
 

@@ -61,8 +61,9 @@ pub const FLOAT_BOUNDARY: u64 = 16;
 const _: () = assert!(SUM_WARPS == WARP_SIZE, "warp 0 adds the warp sums one a lane, every lane one");
 const _: () = assert!(SUM_BLOCK <= crate::launch::MAX_BLOCK_THREADS);
 const _: () = assert!(WRAP_BOUNDARY.is_multiple_of(VECTOR_BYTES) && FLOAT_BOUNDARY.is_multiple_of(VECTOR_BYTES));
-// The head's elements are added by threads 0..head of block 0, and so are the tail's.
-const _: () = assert!(WRAP_BOUNDARY / 8 <= SUM_BLOCK as u64 && VECTOR_BYTES <= SUM_BLOCK as u64);
+// The head's elements (fewer than a boundary's worth of the smallest, 4-byte, elements) and the
+// tail's (fewer than a vector's) are added by the first threads of block 0.
+const _: () = assert!(WRAP_BOUNDARY / 4 <= SUM_BLOCK as u64, "one thread a head element");
 
 /// Elements of `size` bytes before the first `boundary`-byte boundary at or after byte address
 /// `address` (a multiple of `size`), at most `n`: the head a sum adds one by one before its

@@ -391,7 +391,8 @@ mod tests {
         assert_eq!(packed_shared_bytes(K_U64, 8), 8 * 1024);
         // The largest coordinates stay in u32: a tile's last row is at most u32::MAX.
         let side = packed_side(K_U8);
-        let (x0, y0) = packed_origin(packed_tiles(u32::MAX, 4, K_U8) as u32 - 1, packed_row_tiles(u32::MAX, K_U8), K_U8);
+        let (x0, y0) =
+            packed_origin(packed_tiles(u32::MAX, 4, K_U8) as u32 - 1, packed_row_tiles(u32::MAX, K_U8), K_U8);
         assert_eq!((x0, y0 + (side - 1)), (0, u32::MAX));
     }
 }
