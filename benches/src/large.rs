@@ -21,6 +21,7 @@ pub struct LargeCheck {
 pub const CHECKS: &[LargeCheck] = &[
     LargeCheck { id: "library/copy/n=2^31+5", run: copy },
     LargeCheck { id: "library/reduce/n=2^31+5", run: crate::reduce::check_large },
+    LargeCheck { id: "library/reduce/f32 n=2^30 cancelling", run: crate::elements::check_cancellation },
     LargeCheck { id: "library/transpose/32768x65537", run: crate::transpose::check_large },
     LargeCheck { id: "library/transpose/32768x65538", run: crate::transpose::check_large_wide },
 ];

@@ -9,6 +9,7 @@
 pub mod calibrate;
 pub mod check;
 pub mod cli;
+pub mod elements;
 pub mod family;
 pub mod large;
 pub mod library;

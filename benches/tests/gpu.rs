@@ -16,6 +16,9 @@
 //! `gpu --once RUN_ID` prepares that run's workload and launches it exactly once (`--rounds N`:
 //! N times back to back, so a profiler can skip the first, which also writes back the lines the
 //! workload's own preparation left dirty in L2).
+//!
+//! `gpu --types` times the library's copy, sum and transpose of every element type at 2^28 bytes
+//! beside the device memcpy and prints the table (`coalesce_benches::elements::speeds`).
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -34,6 +37,9 @@ fn main() -> ExitCode {
             }
         }
         return ExitCode::SUCCESS;
+    }
+    if args.iter().any(|a| a == "--types") {
+        return types();
     }
     if let Some(i) = args.iter().position(|a| a == "--once") {
         let rounds = match args.iter().position(|a| a == "--rounds").map(|j| args.get(j + 1).map(|n| n.parse::<u32>()))
@@ -102,6 +108,25 @@ fn main() -> ExitCode {
     }
     println!("\ngpu checks: {passed} passed, {failed} failed, {skipped} skipped");
     if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
+/// `--types`: the element types' speed table on the harness's GPU.
+fn types() -> ExitCode {
+    let run = || -> coalesce::Result<String> {
+        let gpu = open_gpu()?;
+        let table = coalesce_benches::elements::speed_table(&coalesce_benches::elements::speeds(&gpu)?);
+        Ok(format!("device: {} ({} SMs)\n\n{table}", gpu.name(), gpu.multiprocessors()))
+    };
+    match run() {
+        Ok(table) => {
+            println!("{table}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("--types: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// The `--once` id of an empty launch (`probe_empty`), no registered run.

@@ -8,10 +8,15 @@ use std::path::{Path, PathBuf};
 use coalesce_benches::registry;
 use coalesce_builder::{EMBEDDED, EMBEDDED_DIR, PtxBuilder, REFRESH_COMMAND, find_ptxas, ptx_entries, ptxas_report};
 
-/// Kernels that are helpers or the time model's probes, not lessons, and so are not in the
-/// registry.
+/// Kernels that are helpers, the time model's probes or the library's element-type kernels, not
+/// lessons, and so are not in the registry.
 fn helpers() -> Vec<&'static str> {
-    std::iter::once(coalesce_kernels::util::util_fill.name()).chain(coalesce::probe::KERNELS).collect()
+    std::iter::once(coalesce_kernels::util::util_fill.name())
+        .chain(coalesce::probe::KERNELS)
+        .chain(coalesce::coalescing::ELEMENT_KERNELS)
+        .chain(coalesce::reduce::ELEMENT_KERNELS)
+        .chain(coalesce::transpose::ELEMENT_KERNELS)
+        .collect()
 }
 
 fn skipped(test: &str, why: &str) {

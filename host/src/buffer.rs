@@ -350,19 +350,29 @@ impl<'a, T: DeviceCopy> DeviceView<'a, T> {
     }
 }
 
-/// The 4-byte words of `len` elements of `T` at `address`: `Some(words)` where they start on a
-/// 4-byte boundary and end on one.
-fn whole_words<T>(address: u64, len: usize) -> Option<usize> {
+/// The elements of `U` that `len` elements of `T` at `address` are: `Some(count)` where their
+/// bytes start on a boundary of `U`'s alignment and are a whole number of `U`.
+fn whole_units<T, U>(address: u64, len: usize) -> Option<usize> {
     let bytes = len.checked_mul(std::mem::size_of::<T>())?;
-    (address.is_multiple_of(4) && bytes.is_multiple_of(4)).then_some(bytes / 4)
+    let unit = std::mem::size_of::<U>();
+    let aligned = address.is_multiple_of(std::mem::align_of::<U>() as u64);
+    (unit > 0 && aligned && bytes.is_multiple_of(unit)).then(|| bytes / unit)
 }
 
 impl<'a, T: DeviceCopy> DeviceView<'a, T> {
+    /// The same bytes as elements of `U`, for kernels that only move or add bits of one width
+    /// (the copy, the transposes, the wrapping sums): `None` unless they start on a boundary of
+    /// `U`'s alignment and are a whole number of `U`. Every bit pattern of the bytes must be a
+    /// value of `U` for the kernel's reads (the callers take plain integers and floats).
+    pub(crate) fn reinterpret<U: DeviceCopy>(self) -> Option<DeviceView<'a, U>> {
+        let len = whole_units::<T, U>(self.address, self.len)?;
+        Some(DeviceView { address: self.address, len, home: self.home, _borrow: PhantomData })
+    }
+
     /// The same bytes as 4-byte words, for kernels that only move bits (the copy): `None` unless
     /// they start and end on a 4-byte boundary (any view of 4-, 8- or 16-byte elements does).
     pub(crate) fn into_words(self) -> Option<DeviceView<'a, f32>> {
-        let len = whole_words::<T>(self.address, self.len)?;
-        Some(DeviceView { address: self.address, len, home: self.home, _borrow: PhantomData })
+        self.reinterpret::<f32>()
     }
 }
 
@@ -372,10 +382,16 @@ impl<'a, T: DeviceCopy> DeviceViewMut<'a, T> {
         self.home
     }
 
+    /// [`DeviceView::reinterpret`], exclusively: the kernel's writes must be values of `T` too,
+    /// which holds for the plain integers and floats the callers take.
+    pub(crate) fn reinterpret<U: DeviceCopy>(self) -> Option<DeviceViewMut<'a, U>> {
+        let len = whole_units::<T, U>(self.address, self.len)?;
+        Some(DeviceViewMut { address: self.address, len, home: self.home, _borrow: PhantomData })
+    }
+
     /// [`DeviceView::into_words`], exclusively.
     pub(crate) fn into_words(self) -> Option<DeviceViewMut<'a, f32>> {
-        let len = whole_words::<T>(self.address, self.len)?;
-        Some(DeviceViewMut { address: self.address, len, home: self.home, _borrow: PhantomData })
+        self.reinterpret::<f32>()
     }
 
     /// A stand-in for `len` elements at the made-up device address `address`, for planning

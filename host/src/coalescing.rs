@@ -17,6 +17,11 @@ use cust::memory::DeviceCopy;
 pub type OffsetSig = fn(*const f32, *mut f32, u32, u32);
 /// Parameter list of the 16-byte copies: input, output, n.
 pub type CopySig = fn(*const f32, *mut f32, u64);
+/// The copy's kernels that no lesson runs: the byte copy (the `library/` checks and
+/// `gpu --types` run it).
+pub const ELEMENT_KERNELS: [&str; 1] = [coalescing_copy_bytes.name()];
+/// Parameter list of the byte copy: input, output, n (bytes).
+pub type ByteCopySig = fn(*const u8, *mut u8, u64);
 
 /// A copy the hardware moves (Hopper module).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -238,29 +243,54 @@ pub fn plan_copy_any<'a>(
     })
 }
 
+/// Validates a copy of all of `input` into `output` (equal lengths, any size, any byte
+/// offsets) by `coalescing_copy_bytes` and returns its launch: one block per 4 KiB chunk of its
+/// body.
+pub fn plan_copy_bytes<'a>(
+    input: &'a impl DeviceRead<u8>,
+    output: &'a mut impl DeviceWrite<u8>,
+) -> Result<Call<'a, ByteCopySig>> {
+    non_empty("copy input", input.len())?;
+    // `byte_split`'s sums pass u64 for counts near it (stand-ins may claim any length).
+    allocatable::<u8>("copy input", input.len())?;
+    exactly("copy output", output.len(), input.len())?;
+    let n = input.len() as u64;
+    let split = byte_split(input.address(), output.address(), n);
+    let blocks = any_blocks(split.vectors);
+    in_range("copy blocks", blocks, 1, MAX_GRID_X.into())?;
+    // SAFETY: both views hold exactly n bytes, and the kernel derives the same `byte_split` from
+    // the same addresses: it copies bytes `byte_scalar(..) < n` one by one and the body's
+    // vectors, which lie inside both views and on 16-byte boundaries (`byte_split`'s contract,
+    // tested over every pair of 32 alignments). The input is borrowed shared and the output
+    // exclusively, so they do not overlap and nothing writes the input meanwhile (its loads
+    // take the read-only path). The launch has the `BLOCK` threads a block the body's chunks
+    // and shuffles assume.
+    Ok(unsafe {
+        Call::new(coalescing_copy_bytes, Launch::linear(blocks as u32, BLOCK), (In::of(input), Out::of(output), n))
+    })
+}
+
 /// Copies all of `input` into `output` (equal lengths, any size, any element offsets) with
-/// 16-byte loads and stores: the library's fast copy (`coalescing_copy_any`: one vector a thread,
-/// a head and tail peeled, words shifted between lanes where the two views differ in alignment).
-///
-/// Any element type: the kernel moves the views' bytes as 4-byte words, bit for bit, so
-/// elements of 4, 8 or 16 bytes (`i32`, `f64`, `u64`, `[f32; 4]`, ...) take any element offset,
-/// and elements of 1 or 2 bytes views that start and end on a 4-byte boundary (others:
-/// [`Error::Unsupported`]). Errors as [`plan_copy_any`], in elements.
+/// 16-byte loads and stores: the library's fast copy. Any element type: the kernels move the
+/// views' bytes bit for bit. Views whose bytes start and end on 4-byte boundaries (every view
+/// of 4-, 8- or 16-byte elements, and of 1- or 2-byte elements at such offsets and lengths)
+/// go through `coalescing_copy_any` as 4-byte words (one vector a thread, a head and tail
+/// peeled, words shifted between lanes where the two views differ in alignment); any other
+/// (1- or 2-byte elements elsewhere) through `coalescing_copy_bytes`, the same plan in bytes.
+/// Errors as [`plan_copy_any`], in elements.
 pub fn copy<T: DeviceCopy>(gpu: &Gpu, input: &impl DeviceRead<T>, output: &mut impl DeviceWrite<T>) -> Result<()> {
     non_empty("copy input", input.len())?;
     exactly("copy output", output.len(), input.len())?;
-    let words = |what: &str, address: u64| {
-        Error::Unsupported(format!(
-            "copy of {}-byte elements: the {what} view at {address:#x} of {} elements does not start and end on \
-             a 4-byte boundary",
-            std::mem::size_of::<T>(),
-            input.len()
-        ))
-    };
-    let from = input.view().into_words().ok_or_else(|| words("input", input.address()))?;
-    let to_address = output.address();
-    let mut to = output.view_mut().into_words().ok_or_else(|| words("output", to_address))?;
-    gpu.launch(plan_copy_any(&from, &mut to)?)
+    let (from, mut to) = (input.view(), output.view_mut());
+    if let (Some(from), Some(to)) = (from.into_words(), to.view_mut().into_words()) {
+        let mut to = to;
+        return gpu.launch(plan_copy_any(&from, &mut to)?);
+    }
+    // Bytes are aligned to themselves: every view is a view of bytes.
+    let unsupported = || Error::Unsupported(format!("copy of {}-byte elements as bytes", std::mem::size_of::<T>()));
+    let from = from.reinterpret::<u8>().ok_or_else(unsupported)?;
+    let mut to = to.reinterpret::<u8>().ok_or_else(unsupported)?;
+    gpu.launch(plan_copy_bytes(&from, &mut to)?)
 }
 
 /// [`copy`] with `blocks_per_sm` resident blocks per SM (0: one trip per thread) and the plain or

@@ -51,9 +51,10 @@ pub struct Gpu {
     hopper: OnceLock<Loaded>,
     /// Whether the Hopper module is never loaded ([`Gpu::base_module_only`]).
     base_only: bool,
-    /// One i32 of device memory that calls returning a device result to the host (`reduce::sum`)
-    /// reuse instead of allocating one a call; held by one call at a time.
-    result_slot: Mutex<Option<DeviceBuffer<i32>>>,
+    /// Device memory the sums reuse instead of allocating some a call, held by one call at a
+    /// time: the result `reduce::sum` reads back, and the float sums' block totals and counter
+    /// (see `reduce::scratch_words`).
+    result_slot: Mutex<Option<DeviceBuffer<u64>>>,
     /// The devices whose memory this context maps ([`Gpu::enable_peer_access`]), each with a
     /// retained handle to its context: the mapping lasts as long as that context, which cannot be
     /// destroyed (and a new one made without the mapping) while this handle holds it.
@@ -653,15 +654,20 @@ impl Gpu {
         Ok(buffer)
     }
 
-    /// Runs `f` with the handle's one-element result buffer (allocated on first use), which no
-    /// other call holds meanwhile.
-    pub(crate) fn with_result_slot<R>(&self, f: impl FnOnce(&mut DeviceBuffer<i32>) -> Result<R>) -> Result<R> {
-        // A panic in another holder leaves nothing half-done that matters: the slot is rewritten
-        // before every use.
+    /// Runs `f` with the handle's result buffer of at least `words` u64 (allocated zeroed on first
+    /// use, and again, larger, when a call needs more), which no other call holds meanwhile.
+    pub(crate) fn with_result_slot<R>(
+        &self,
+        words: usize,
+        f: impl FnOnce(&mut DeviceBuffer<u64>) -> Result<R>,
+    ) -> Result<R> {
+        // A panic in another holder leaves nothing half-done that matters: each user rewrites
+        // what it reads (the float sums' counter is back at 0 when their kernel ends).
         let mut slot = self.result_slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let buffer = match slot.as_mut() {
-            Some(buffer) => buffer,
-            None => slot.insert(self.poisoned::<i32>(1, 0)?),
+        let buffer = match slot.take() {
+            Some(buffer) if buffer.len() >= words => slot.insert(buffer),
+            // A smaller one is freed after the work queued on it (`cuMemFree` waits for it).
+            _ => slot.insert(self.poisoned::<u64>(words, 0)?),
         };
         f(buffer)
     }

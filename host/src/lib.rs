@@ -8,9 +8,9 @@
 //!
 //! | call | what it does |
 //! |---|---|
-//! | [`coalescing::copy`] | `output = input`, any element type, 16-byte vectors (~99% of memcpy) |
-//! | [`transpose::transpose`] | `output = inputᵀ` of a `rows × cols` `f32` matrix through shared tiles |
-//! | [`reduce::sum`], [`reduce::sum_to`] | the wrapping `i32` sum, returned or left on the device |
+//! | [`coalescing::copy`] | `output = input`, any element type at any offset, 16-byte vectors (~99% of memcpy) |
+//! | [`transpose::transpose`] | `output = inputᵀ` of a `rows × cols` matrix of 1-, 2-, 4- or 8-byte elements through shared tiles |
+//! | [`reduce::sum`], [`reduce::sum_to`] | the sum of `i32`, `u32`, `i64`, `u64` (wrapping) or `f32`, `f64` (fixed order), returned or left on the device |
 //! | [`matmul::matmul`] | `c = a · b` in `f32`, warp-tiled, stream-K where it pays |
 //! | [`Gpu::enable_peer_access`], [`Gpu::memcpy_peer`] | a second GPU's memory, mapped or copied |
 //!

@@ -1,6 +1,7 @@
 //! Matrix transpose: plans, launchers and the CPU reference for `kernels-gpu/src/transpose.rs`
 //! (tiled copy baseline, naive, shared tile, padded tile, wide tile, and the wide tile's copies
-//! along rows and down columns).
+//! along rows and down columns) and `kernels-gpu/src/transpose/elements.rs` (the packed and
+//! padded tiles of 1-, 2- and 8-byte elements that [`transpose`] takes besides the `f32` ones).
 //!
 //! Any `rows × cols` whose dimensions fit a `u32` works, past 2^31 elements and for tall or
 //! wide shapes alike: the kernels launch one block per 32 × 32 tile on a 1-D grid and index in
@@ -10,15 +11,17 @@
 //! encoded with `cuTensorMapEncodeTiled` and passed to the kernel by value): rows and columns
 //! must be multiples of 4, and edge tiles are clipped by the TMA itself.
 
-use crate::buffer::{DeviceRead, DeviceWrite};
+use crate::buffer::{DeviceRead, DeviceView, DeviceViewMut, DeviceWrite};
 use crate::error::{Error, Result, aligned, aligned16, dim32, exactly, in_range};
 use crate::gpu::Gpu;
-use crate::launch::{Call, In, Kernel, Launch, MapIn, MapOut, Out};
+use crate::launch::{Call, In, Kernel, Launch, MapIn, MapOut, Out, Signature};
 use coalesce_kernels::launch::MAX_GRID_X;
 pub use coalesce_kernels::transpose::TMA_ALIGN;
+use coalesce_kernels::transpose::elements::*;
 use coalesce_kernels::transpose::*;
 use coalesce_kernels::types::TensorMap;
 pub use coalesce_kernels::types::{LoadMap, StoreMap};
+use cust::memory::DeviceCopy;
 
 /// Parameter list of the TMA transpose: the input's map, the output's map, rows (the maps hold
 /// the shape).
@@ -284,20 +287,217 @@ pub fn run(
     gpu.launch(plan(method, input, output, rows, cols)?)
 }
 
-/// The library's transpose: `output (cols × rows) = inputᵀ` for a row-major `input (rows × cols)`,
-/// any shape that fits in device memory. The wide tile where it applies (even `rows` and `cols`,
-/// 8-byte aligned buffers), else the padded 32 × 33 tile.
-pub fn transpose(
+/// The library's transpose: `output (cols × rows) = inputᵀ` for a row-major `input (rows × cols)`
+/// of elements of 1, 2, 4 or 8 bytes (any `T`: the kernels move bits), any shape that fits in
+/// device memory, any views. Which kernel runs is [`route`]'s choice:
+///
+/// | element | kernel | when |
+/// |---|---|---|
+/// | 4 bytes | the wide 64 × 64 `f32` tile | even `rows` and `cols`, 8-byte aligned views |
+/// | 4 bytes | the padded 32 × 33 `f32` tile | otherwise |
+/// | 8 bytes | `transpose_packed_u64`, 32 × 32, 8-byte accesses | always |
+/// | 1 byte | `transpose_packed_u8`, 128 × 128, 4-byte accesses | `rows`, `cols` multiples of 4, 4-byte aligned views |
+/// | 2 bytes | `transpose_packed_u16`, 64 × 64, 4-byte accesses | `rows`, `cols` even, 4-byte aligned views |
+/// | 1, 2 bytes | `transpose_padded_u8`/`_u16`, the padded tile an element a lane | otherwise |
+///
+/// Errors: [`Error::Unsupported`] for elements of another size; else as [`plan`] (a zero
+/// dimension, a dimension past `u32::MAX`, too many tiles, lengths other than `rows * cols`),
+/// all before anything is queued.
+pub fn transpose<T: DeviceCopy>(
     gpu: &Gpu,
-    input: &impl DeviceRead<f32>,
-    output: &mut impl DeviceWrite<f32>,
+    input: &impl DeviceRead<T>,
+    output: &mut impl DeviceWrite<T>,
     rows: usize,
     cols: usize,
 ) -> Result<()> {
-    run(gpu, choose(input, output, rows, cols), input, output, rows, cols)
+    dispatch(input.view(), output.view_mut(), rows, cols, Launcher(gpu))
 }
 
-/// The method [`transpose`] uses for these buffers and this shape.
+/// The kernel [`transpose`] takes for elements of `T` in these views and this shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// 4-byte elements: one of the `f32` kernels ([`Method::Wide`] or [`Method::Padded`]).
+    Words(Method),
+    /// 1-, 2- or 8-byte elements: the packed tile of their size.
+    Packed,
+    /// 1- or 2-byte elements the packed tile does not take: the padded tile of their size.
+    Padded,
+}
+
+/// [`transpose`]'s kernel and launch for these views and this shape, without a GPU (nothing is
+/// queued): the same checks and errors.
+pub fn route<T: DeviceCopy>(
+    input: &impl DeviceRead<T>,
+    output: &mut impl DeviceWrite<T>,
+    rows: usize,
+    cols: usize,
+) -> Result<(Route, Launch)> {
+    dispatch(input.view(), output.view_mut(), rows, cols, Planner)
+}
+
+/// What [`dispatch`] does with the call it plans: launch it or describe it.
+trait Sink {
+    type Out;
+    fn take<'a, Sig: Signature<'a>>(self, route: Route, call: Call<'a, Sig>) -> Result<Self::Out>;
+}
+
+struct Launcher<'g>(&'g Gpu);
+struct Planner;
+
+impl Sink for Launcher<'_> {
+    type Out = ();
+    fn take<'a, Sig: Signature<'a>>(self, _: Route, call: Call<'a, Sig>) -> Result<()> {
+        self.0.launch(call)
+    }
+}
+
+impl Sink for Planner {
+    type Out = (Route, Launch);
+    fn take<'a, Sig: Signature<'a>>(self, route: Route, call: Call<'a, Sig>) -> Result<(Route, Launch)> {
+        Ok((route, call.launch()))
+    }
+}
+
+/// Plans [`transpose`]'s call for `T` and hands it to `sink`.
+fn dispatch<T: DeviceCopy, S: Sink>(
+    input: DeviceView<'_, T>,
+    output: DeviceViewMut<'_, T>,
+    rows: usize,
+    cols: usize,
+    sink: S,
+) -> Result<S::Out> {
+    let size = std::mem::size_of::<T>();
+    let unsupported =
+        || Error::Unsupported(format!("transpose of {size}-byte elements: it takes elements of 1, 2, 4 or 8 bytes"));
+    if ![1, 2, 4, 8].contains(&size) {
+        return Err(unsupported());
+    }
+    // Lengths in elements first, so a wrong one is named as such whatever the words.
+    let (_, _, _, n) = shape(rows, cols)?;
+    exactly("transpose input", input.len(), n)?;
+    exactly("transpose output", output.len(), n)?;
+    // The element size's word kernels see the views as words of their own type; views of `T` are
+    // aligned to `size` (allocations are 256-byte aligned, views start at whole elements), so
+    // this fails only for a stand-in at a made-up address.
+    let misaligned = |what, address| Error::Misaligned { what, address, align: size as u64 };
+    let (input_at, output_at) = (input.address(), output.address());
+    macro_rules! as_words {
+        ($w:ty) => {
+            (
+                input.reinterpret::<$w>().ok_or_else(|| misaligned("transpose input", input_at))?,
+                output.reinterpret::<$w>().ok_or_else(|| misaligned("transpose output", output_at))?,
+            )
+        };
+    }
+    match size {
+        4 => {
+            let (input, mut output) = as_words!(f32);
+            let method = choose(&input, &output, rows, cols);
+            sink.take(Route::Words(method), plan(method, &input, &mut output, rows, cols)?)
+        }
+        8 => {
+            let (input, mut output) = as_words!(u64);
+            sink.take(Route::Packed, plan_packed(transpose_packed_u64, K_U64, &input, &mut output, rows, cols)?)
+        }
+        1 | 2 => {
+            let k = if size == 1 { K_U8 } else { K_U16 };
+            let words = (input_at | output_at).is_multiple_of(4);
+            if words && rows.is_multiple_of(k as usize) && cols.is_multiple_of(k as usize) {
+                // Whole words: the views' bytes are `rows * cols / k` words from 4-byte boundaries.
+                let (input, mut output) = as_words!(u32);
+                let kernel = if size == 1 { transpose_packed_u8 } else { transpose_packed_u16 };
+                return sink.take(Route::Packed, plan_packed(kernel, k, &input, &mut output, rows, cols)?);
+            }
+            if size == 1 {
+                let (input, mut output) = as_words!(u8);
+                sink.take(Route::Padded, plan_padded(transpose_padded_u8, &input, &mut output, rows, cols)?)
+            } else {
+                let (input, mut output) = as_words!(u16);
+                sink.take(Route::Padded, plan_padded(transpose_padded_u16, &input, &mut output, rows, cols)?)
+            }
+        }
+        _ => Err(unsupported()),
+    }
+}
+
+/// The kernels of the transposes of 1-, 2- and 8-byte elements (no lesson: the registry holds
+/// none of them; the `library/` checks and `gpu --types` run them).
+pub const ELEMENT_KERNELS: [&str; 5] = [
+    transpose_packed_u8.name(),
+    transpose_packed_u16.name(),
+    transpose_packed_u64.name(),
+    transpose_padded_u8.name(),
+    transpose_padded_u16.name(),
+];
+
+/// Parameter list of a packed transpose: input and output words, rows, cols (in elements).
+pub type PackedSig<W> = fn(*const W, *mut W, u32, u32);
+
+/// A packed tile's kernel for words of `W`, with `k` elements a word: only the pairs
+/// [`dispatch`] names (`transpose_packed_u8` with 4, `_u16` with 2, `_u64` with 1), which is why
+/// this is not public (a kernel with another `k` would index past the buffers).
+fn plan_packed<'a, W: DeviceCopy + 'static>(
+    kernel: Kernel<PackedSig<W>>,
+    k: u32,
+    input: &'a impl DeviceRead<W>,
+    output: &'a mut impl DeviceWrite<W>,
+    rows: usize,
+    cols: usize,
+) -> Result<Call<'a, PackedSig<W>>> {
+    let (rows32, cols32, _, n) = shape(rows, cols)?;
+    if !rows32.is_multiple_of(k) || !cols32.is_multiple_of(k) {
+        return Err(Error::Unsupported(format!(
+            "the packed tile moves {k} elements a word: rows and cols must be multiples of {k}, got {rows} x {cols}"
+        )));
+    }
+    let words = n / k as usize;
+    exactly("transpose input", input.len(), words)?;
+    exactly("transpose output", output.len(), words)?;
+    // No more tiles than the 32 × 32 ones `shape` checked against the grid.
+    let blocks = packed_tiles(rows32, cols32, k);
+    let launch = Launch {
+        grid: (blocks as u32, 1),
+        block: PACKED_BLOCK,
+        shared_bytes: packed_shared_bytes(k, std::mem::size_of::<W>() as u32),
+        cluster: 1,
+    };
+    // SAFETY: rows and cols are multiples of k (checked), so every input row starts on a word
+    // (`cols / k` words a row) and every output row too (`rows / k`), and both views hold exactly
+    // `rows * cols / k` words (checked) of their word type, aligned to it (views of `W`). Block
+    // `b < blocks` handles the tile at `packed_origin(b, ..)`, whose coordinates plus `32 k - 1`
+    // stay in u32 (a power of two that divides 2^32). The kernel reads the word at element `(r, c)`
+    // only for `r < rows`, `c < cols` (c a multiple of k, so the word is whole) and writes the
+    // output word at `(c + i, r)` only for `c + i < cols`, `r < rows`: every index is below
+    // `rows * cols / k`. Tile slots are below `32 k * 32` words, the shared memory launched, with
+    // the PACKED_BLOCK threads the kernel assumes. `k` is the kernel's own (see above).
+    Ok(unsafe { Call::new(kernel, launch, (In::of(input), Out::of(output), rows32, cols32)) })
+}
+
+/// A padded tile's kernel for elements of `E` (`transpose_padded_u8` or `_u16`).
+fn plan_padded<'a, E: DeviceCopy + 'static>(
+    kernel: Kernel<PackedSig<E>>,
+    input: &'a impl DeviceRead<E>,
+    output: &'a mut impl DeviceWrite<E>,
+    rows: usize,
+    cols: usize,
+) -> Result<Call<'a, PackedSig<E>>> {
+    let (rows32, cols32, blocks, n) = shape(rows, cols)?;
+    exactly("transpose input", input.len(), n)?;
+    exactly("transpose output", output.len(), n)?;
+    let launch = Launch {
+        grid: (blocks as u32, 1),
+        block: PADDED_BLOCK,
+        shared_bytes: TILE * PITCH_PADDED * std::mem::size_of::<E>() as u32,
+        cluster: 1,
+    };
+    // SAFETY: as `plan`'s padded tile, in elements of E: every global access is guarded by
+    // `r < rows`, `c < cols`, so its index is below `rows * cols`, the exact length of both
+    // views (checked); tile slots are below `TILE * PITCH_PADDED` elements of E, launched, with
+    // the `(TILE, BLOCK_ROWS)` block the kernel assumes.
+    Ok(unsafe { Call::new(kernel, launch, (In::of(input), Out::of(output), rows32, cols32)) })
+}
+
+/// The `f32` method [`transpose`] uses for these buffers and this shape (4-byte elements).
 pub fn choose(input: &impl DeviceRead<f32>, output: &impl DeviceRead<f32>, rows: usize, cols: usize) -> Method {
     let even = rows.is_multiple_of(2) && cols.is_multiple_of(2);
     let aligned8 = (input.address() | output.address()).is_multiple_of(8);
@@ -306,7 +506,7 @@ pub fn choose(input: &impl DeviceRead<f32>, output: &impl DeviceRead<f32>, rows:
 
 /// CPU reference: `output[c][r] = input[r][c]`. Errors: [`Error::OutOfRange`] if `rows * cols`
 /// passes `usize`, [`Error::LengthMismatch`] unless both slices hold exactly `rows * cols`.
-pub fn transpose_cpu(input: &[f32], output: &mut [f32], rows: usize, cols: usize) -> Result<()> {
+pub fn transpose_cpu<T: Copy>(input: &[T], output: &mut [T], rows: usize, cols: usize) -> Result<()> {
     let n = crate::error::product("transpose rows * cols", rows, cols)?;
     exactly("transpose input", input.len(), n)?;
     exactly("transpose output", output.len(), n)?;
@@ -389,14 +589,14 @@ mod tests {
         assert!(matches!(refused, Err(Error::LengthMismatch { what: "transpose input", expected: 6, got: 5 })));
         let refused = transpose_cpu(&[1.0; 6], &mut out[..4], 2, 3);
         assert!(matches!(refused, Err(Error::LengthMismatch { what: "transpose output", expected: 6, got: 4 })));
-        assert!(matches!(transpose_cpu(&[], &mut [], 1 << 33, 1 << 33), Err(Error::OutOfRange { .. })));
+        assert!(matches!(transpose_cpu::<f32>(&[], &mut [], 1 << 33, 1 << 33), Err(Error::OutOfRange { .. })));
         assert_eq!(out, [0.0; 6]);
-        assert!(transpose_cpu(&[], &mut [], 0, 7).is_ok());
+        assert!(transpose_cpu::<f32>(&[], &mut [], 0, 7).is_ok());
     }
 
     #[test]
     fn cpu_transpose_of_an_empty_matrix_returns_at_once() {
         // rows × 0 is empty for any rows: the row loop ran rows times (usize::MAX: a hang).
-        assert_eq!(transpose_cpu(&[], &mut [], usize::MAX, 0), Ok(()));
+        assert_eq!(transpose_cpu::<f32>(&[], &mut [], usize::MAX, 0), Ok(()));
     }
 }

@@ -189,6 +189,78 @@ pub const fn shifted_scalar(split: ShiftedSplit, n: u64, t: u32) -> Option<u64> 
     }
 }
 
+/// How [`coalescing_copy_bytes`] splits a copy of `n` bytes from byte address `src` to byte
+/// address `dst` (any addresses): as [`shifted_split`], in bytes. A head copied byte by byte up
+/// to the destination's next 32-byte boundary (32 bytes more when the body's first source
+/// vector would start before the copy: at most 62; all `n` when there is no body, at most 93),
+/// a body of 16-byte destination vectors, each made of source vectors `q` and `q + 1` (16-byte
+/// aligned, from `src + head - shift`) shifted by `shift` bytes, and a tail of at most 31 bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ByteSplit {
+    /// Bytes before the body.
+    pub head: u64,
+    /// Bytes the source is past a 16-byte boundary where the body starts (0: both aligned).
+    pub shift: u32,
+    /// 16-byte destination vectors of the body.
+    pub vectors: u64,
+}
+
+impl ByteSplit {
+    /// First byte of the tail, which runs to `n`.
+    pub const fn tail_start(&self) -> u64 {
+        self.head + 16 * self.vectors
+    }
+}
+
+/// The split of a byte copy (see [`ByteSplit`]).
+pub const fn byte_split(src: u64, dst: u64, n: u64) -> ByteSplit {
+    let to_boundary = (32 - dst % 32) % 32;
+    let aligned_head = if to_boundary < n { to_boundary } else { n };
+    let shift = ((src + aligned_head) % 16) as u32;
+    if shift == 0 {
+        return ByteSplit { head: aligned_head, shift, vectors: (n - aligned_head) / 16 };
+    }
+    // The first source vector starts `shift` bytes before the body: inside the copy only if the
+    // head is at least that long; else the body starts one 32-byte step later.
+    let head = if aligned_head >= shift as u64 { aligned_head } else { aligned_head + 32 };
+    let head = if head < n { head } else { n };
+    // Source vector q + 1 ends at byte head - shift + 16 q + 31, which must be below n.
+    let reach = n + shift as u64;
+    if reach < head + 32 {
+        return ByteSplit { head: n, shift: 0, vectors: 0 };
+    }
+    ByteSplit { head, shift, vectors: (reach - head - 32) / 16 + 1 }
+}
+
+/// The byte thread `t` of block 0 of [`coalescing_copy_bytes`] copies alone, if any: the head's
+/// by threads `0..head` (at most 93), the tail's (at most 31) by threads `128..`.
+#[inline(always)]
+pub const fn byte_scalar(split: ByteSplit, n: u64, t: u32) -> Option<u64> {
+    let t = t as u64;
+    if t < split.head {
+        Some(t)
+    } else if t >= 128 && split.tail_start() + (t - 128) < n {
+        Some(split.tail_start() + (t - 128))
+    } else {
+        None
+    }
+}
+
+/// Destination word `w` (0-3) of a byte copy's body vector, from the eight words `words` of
+/// source vectors `q` and `q + 1` shifted by `shift` bytes (0-15): the bytes `shift + 4 w ..`
+/// of the 32, little-endian. `funnel(lo, hi, bits)` is the low word of `hi:lo >> bits`
+/// ([`funnel_right`] on the CPU, one `shf.r.wrap` on the GPU).
+#[inline(always)]
+pub fn shifted_word(words: [u32; 8], shift: u32, w: u32, funnel: impl Fn(u32, u32, u32) -> u32) -> u32 {
+    let first = (shift / 4 + w) as usize;
+    funnel(words[first], words[first + 1], 8 * (shift % 4))
+}
+
+/// The low 32 bits of `hi:lo >> (bits % 32)` (`__funnelshift_r`).
+pub const fn funnel_right(lo: u32, hi: u32, bits: u32) -> u32 {
+    ((((hi as u64) << 32) | lo as u64) >> (bits % 32)) as u32
+}
+
 /// Chunks of `CP_BLOCK` vectors the `cp.async` copy splits `vectors` into (the last may be
 /// partial).
 pub const fn cp_chunks(vectors: u64) -> u64 {
@@ -307,6 +379,19 @@ kernel! {
     pub unsafe fn coalescing_copy_any(input: *const f32, output: *mut f32, n: u64) {
         // SAFETY: forwarded plan guarantees (see `copy_any`).
         unsafe { device::copy_any(input, output, n) }
+    }
+}
+
+kernel! {
+    /// The library's copy of views whose bytes do not start and end on 4-byte boundaries (1- and
+    /// 2-byte elements at any element offset): `coalescing_copy_any` in bytes. A head and tail
+    /// copied byte by byte; each lane of the body loads one aligned 16-byte source vector and
+    /// stores one aligned destination vector, taking the bytes it lacks from the next lane's
+    /// vector by `shfl.down` and funnel shifts (lane 31 loads one more): 16 full sectors a warp
+    /// instruction each way.
+    pub unsafe fn coalescing_copy_bytes(input: *const u8, output: *mut u8, n: u64) {
+        // SAFETY: forwarded plan guarantees (see `copy_bytes`).
+        unsafe { device::copy_bytes(input, output, n) }
     }
 }
 
@@ -479,7 +564,7 @@ mod hopper_device {
 #[cfg(target_arch = "nvptx64")]
 mod device {
     use super::*;
-    use crate::prelude::warp;
+    use crate::prelude::{math, warp};
 
     /// # Safety
     /// Both buffers hold `n` floats at 4-byte aligned addresses and the launch has `BLOCK`
@@ -507,6 +592,97 @@ mod device {
                 2 => shifted_body::<2>(src(2), dst, split.vectors, t),
                 _ => shifted_body::<3>(src(3), dst, split.vectors, t),
             }
+        }
+    }
+
+    /// # Safety
+    /// Both buffers hold `n` bytes that do not overlap, nothing else writes the input during the
+    /// kernel, and the launch has `BLOCK` threads a block (the plan checks all of it); any grid.
+    /// Every index below stays inside the copy: see `byte_split`.
+    #[inline(always)]
+    pub(super) unsafe fn copy_bytes(input: *const u8, output: *mut u8, n: u64) {
+        let split = byte_split(input as u64, output as u64, n);
+        let t = thread::thread_idx_x();
+        if thread::block_idx_x() == 0
+            && let Some(j) = byte_scalar(split, n, t)
+        {
+            // SAFETY: j < n.
+            unsafe { *output.add(j as usize) = *input.add(j as usize) };
+        }
+        let bits = 8 * (split.shift % 4);
+        // SAFETY (the four arms): `head <= n` and the body's vectors lie inside both buffers
+        // (`byte_split`); the destination body starts on a 32-byte boundary and the source body,
+        // at `head - shift`, on a 16-byte one.
+        unsafe {
+            let dst = output.add(split.head as usize) as *mut [f32; 4];
+            let src = input.add((split.head - split.shift as u64) as usize) as *const [f32; 4];
+            let shifted = split.shift > 0;
+            match split.shift / 4 {
+                0 => byte_body::<0>(src, dst, split.vectors, t, bits, shifted),
+                1 => byte_body::<1>(src, dst, split.vectors, t, bits, shifted),
+                2 => byte_body::<2>(src, dst, split.vectors, t, bits, shifted),
+                _ => byte_body::<3>(src, dst, split.vectors, t, bits, shifted),
+            }
+        }
+    }
+
+    /// The byte copy's body: `vectors` destination vectors at `dst`, each the bytes `4 S + bits
+    /// / 8 ..` of source vectors `src[q]` and `src[q + 1]` (when `shifted`), in chunks of
+    /// `ANY_CHUNK` vectors (one a thread).
+    ///
+    /// # Safety
+    /// `dst[..vectors]` and `src[..vectors + shifted as u64]` are 16-byte aligned and inside the
+    /// copy; every thread of the block calls it (the shuffles need whole warps); `shifted` is the
+    /// same for every thread.
+    #[inline(always)]
+    unsafe fn byte_body<const S: u32>(
+        src: *const [f32; 4],
+        dst: *mut [f32; 4],
+        vectors: u64,
+        t: u32,
+        bits: u32,
+        shifted: bool,
+    ) {
+        let readable = if shifted { vectors + 1 } else { vectors };
+        let lane = t % crate::WARP_SIZE;
+        let mut chunk = thread::block_idx_x() as u64;
+        let step = thread::grid_dim_x() as u64;
+        // The loop condition and `shifted` are uniform per block: every lane of a warp reaches
+        // the shuffles.
+        while chunk * (ANY_CHUNK as u64) < vectors {
+            let q = any_index(chunk, 0, t);
+            let mut lo = [0.0f32; 4];
+            let mut hi = [0.0f32; 4];
+            // SAFETY: q < readable (checked); lane 31's q + 1 likewise.
+            unsafe {
+                if q < readable {
+                    lo = mem::load_v4_f32(src.add(q as usize));
+                }
+                if shifted && lane == crate::WARP_SIZE - 1 && q + 1 < readable {
+                    hi = mem::load_v4_f32(src.add(q as usize + 1));
+                }
+            }
+            let out = if shifted {
+                let mut w = 0;
+                while w < 4 {
+                    // SAFETY: reached by every lane of the warp (see the loop).
+                    let from_next_lane = unsafe { warp::shfl_down_f32(lo[w], 1) };
+                    if lane != crate::WARP_SIZE - 1 {
+                        hi[w] = from_next_lane;
+                    }
+                    w += 1;
+                }
+                let words = [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], hi[2], hi[3]].map(f32::to_bits);
+                let word = |w: u32| f32::from_bits(shifted_word(words, 4 * S + bits / 8, w, math::funnel_right));
+                [word(0), word(1), word(2), word(3)]
+            } else {
+                lo
+            };
+            if q < vectors {
+                // SAFETY: q < vectors.
+                unsafe { mem::store_v4_f32(dst.add(q as usize), out) };
+            }
+            chunk += step;
         }
     }
 
@@ -682,6 +858,60 @@ mod tests {
         assert_eq!((shifted.head, shifted.shift), (8, 1));
         let shifted = shifted_split(0x1004, 0x2010, 1027);
         assert_eq!((shifted.head, shifted.shift), (4, 1));
+    }
+
+    /// Every byte of a copy of `n` from `src` to `dst` is copied exactly once, by the scalar
+    /// threads or by the body, every access lies inside the copy, and the body's shifted words
+    /// are the right bytes.
+    fn bytes_once(src: u64, dst: u64, n: u64) {
+        let split = byte_split(src, dst, n);
+        let mut seen = std::vec![0u8; n as usize];
+        for t in 0..BLOCK {
+            if let Some(j) = byte_scalar(split, n, t) {
+                seen[j as usize] += 1;
+            }
+        }
+        assert!(split.head <= 93 && split.tail_start() <= n && n - split.tail_start() <= 31, "{split:?}");
+        assert!(split.vectors == 0 || split.head <= 62, "{split:?}");
+        let first_src = split.head - split.shift as u64;
+        if split.vectors > 0 {
+            assert_eq!((dst + split.head) % 32, 0, "{split:?}");
+            assert_eq!((src + first_src) % 16, 0, "{split:?}");
+        }
+        // Byte i of the source holds i % 251: the body must put byte j of the copy at byte j.
+        let source = |i: u64| (i % 251) as u8;
+        for q in 0..split.vectors {
+            let last_read = first_src + 16 * (q + if split.shift > 0 { 1 } else { 0 }) + 15;
+            assert!(last_read < n, "{src} {dst} {n}: {split:?} reads {last_read}");
+            let word = |v: u64, w: u64| {
+                u32::from_le_bytes(core::array::from_fn(|b| source(first_src + 16 * v + 4 * w + b as u64)))
+            };
+            let words: [u32; 8] = core::array::from_fn(|i| word(q + i as u64 / 4, i as u64 % 4));
+            for w in 0..4u32 {
+                let got = shifted_word(words, split.shift, w, funnel_right).to_le_bytes();
+                for (b, &byte) in got.iter().enumerate() {
+                    let j = split.head + 16 * q + 4 * w as u64 + b as u64;
+                    assert_eq!(byte, source(j), "{src} {dst} {n}: {split:?} byte {j}");
+                    seen[j as usize] += 1;
+                }
+            }
+        }
+        assert!(seen.iter().all(|&c| c == 1), "{src} {dst} {n}: {split:?} {seen:?}");
+    }
+
+    #[test]
+    fn byte_copy_covers_every_byte_once_with_the_right_bytes() {
+        for src in 0..32 {
+            for dst in 0..32 {
+                for n in (1..130).chain([1021, 4096, 4099]) {
+                    bytes_once(0x1000 + src, 0x2000 + dst, n);
+                }
+            }
+        }
+        assert_eq!(byte_split(0x1000, 0x2000, 100), ByteSplit { head: 0, shift: 0, vectors: 6 });
+        assert_eq!(byte_split(0x1001, 0x2000, 100), ByteSplit { head: 32, shift: 1, vectors: 3 });
+        assert_eq!(funnel_right(0x4433_2211, 0x8877_6655, 8), 0x5544_3322);
+        assert_eq!(funnel_right(0x4433_2211, 0x8877_6655, 0), 0x4433_2211);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Integer sum reduction (wrapping `i32`, so GPU and CPU agree exactly). The seed's kernel as
 //! designed, then the classic tree progression (each block writes a partial sum that a second
-//! pass adds up), then a warp-shuffle kernel with 16-byte loads.
+//! pass adds up), then a warp-shuffle kernel with 16-byte loads. The library's sums of other
+//! element types are in [`elements`].
 //!
 //! Every kernel takes `(input, output or partials, n)`. The lesson kernels index in 32 bits
 //! (`n <= launch::MAX_ELEMENTS_32`); `reduce_shuffle_vec4`, the library's `sum`, indexes in 64
@@ -8,6 +9,8 @@
 
 use crate::WARP_SIZE;
 pub use crate::coalescing::vec4_split;
+
+pub mod elements;
 use crate::kernel;
 #[cfg(target_arch = "nvptx64")]
 use crate::prelude::{atomic, mem, shared, thread, warp};

@@ -17,6 +17,8 @@ use crate::launch::DEFAULT_SHARED_BYTES;
 #[cfg(target_arch = "nvptx64")]
 use crate::prelude::{shared, thread};
 
+pub mod elements;
+
 /// Tile side.
 pub const TILE: u32 = 32;
 /// Rows of threads per block: each thread moves TILE / BLOCK_ROWS elements per tile.
@@ -291,7 +293,7 @@ kernel! {
     /// 32 words) hits one bank 32 times: a 32-way bank conflict per warp load.
     pub unsafe fn transpose_shared(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
         // SAFETY: forwarded plan guarantees (TILE * PITCH floats of shared memory).
-        unsafe { device::through_shared::<PITCH>(input, output, rows, cols) }
+        unsafe { device::through_shared::<f32, PITCH>(input, output, rows, cols) }
     }
 }
 
@@ -301,7 +303,7 @@ kernel! {
     /// `transpose_shared`: 4 sectors per warp access. The library's transpose.
     pub unsafe fn transpose_padded(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
         // SAFETY: forwarded plan guarantees (TILE * PITCH_PADDED floats of shared memory).
-        unsafe { device::through_shared::<PITCH_PADDED>(input, output, rows, cols) }
+        unsafe { device::through_shared::<f32, PITCH_PADDED>(input, output, rows, cols) }
     }
 }
 
@@ -495,7 +497,7 @@ mod hopper_device {
 }
 
 #[cfg(target_arch = "nvptx64")]
-mod device {
+pub(crate) mod device {
     use super::*;
 
     /// Two floats aligned to 8 bytes, so a load or store of one is a single 8-byte access
@@ -559,11 +561,11 @@ mod device {
     }
 
     /// # Safety
-    /// Both buffers hold `rows * cols` floats and the launch has `TILE * P` floats of dynamic
+    /// Both buffers hold `rows * cols` elements and the launch has `TILE * P` elements of dynamic
     /// shared memory and `(TILE, BLOCK_ROWS)` threads a block (checked by the plan).
     #[inline(always)]
-    pub(super) unsafe fn through_shared<const P: u32>(input: *const f32, output: *mut f32, rows: u32, cols: u32) {
-        let tile = shared::dynamic::<f32>();
+    pub(crate) unsafe fn through_shared<T: Copy, const P: u32>(input: *const T, output: *mut T, rows: u32, cols: u32) {
+        let tile = shared::dynamic::<T>();
         let (origin, (tx, ty)) = coords(cols);
         for_my_tile_elements(rows, cols, |r, c, j| {
             let i = row_major_index(r, c, cols) as usize;

@@ -52,7 +52,7 @@ pub unsafe fn red_add_u32(ptr: *mut u32, value: u32) {
     }
 }
 
-use core::sync::atomic::{AtomicI32, Ordering};
+use core::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
 /// `atomicAdd(ptr, value)` on an `i32` (wrapping), relaxed like CUDA's.
 ///
@@ -62,4 +62,25 @@ use core::sync::atomic::{AtomicI32, Ordering};
 pub unsafe fn add_i32(ptr: *mut i32, value: i32) -> i32 {
     // SAFETY: the caller guarantees `ptr` is valid and aligned; all access to it is atomic.
     unsafe { AtomicI32::from_ptr(ptr) }.fetch_add(value, Ordering::Relaxed)
+}
+
+/// `atomicAdd(ptr, value)` on a `u64` (wrapping), relaxed like CUDA's.
+///
+/// # Safety
+/// `ptr` must point to an 8-byte aligned `u64` in global memory that is only accessed
+/// atomically during the kernel.
+#[inline(always)]
+pub unsafe fn add_u64(ptr: *mut u64, value: u64) -> u64 {
+    // SAFETY: the caller guarantees `ptr` is valid and aligned; all access to it is atomic.
+    unsafe { AtomicU64::from_ptr(ptr) }.fetch_add(value, Ordering::Relaxed)
+}
+
+/// An atomic (relaxed) store of a `u64`.
+///
+/// # Safety
+/// As [`add_u64`].
+#[inline(always)]
+pub unsafe fn store_u64(ptr: *mut u64, value: u64) {
+    // SAFETY: the caller guarantees `ptr` is valid and aligned; all access to it is atomic.
+    unsafe { AtomicU64::from_ptr(ptr) }.store(value, Ordering::Relaxed)
 }

@@ -112,3 +112,52 @@ pub unsafe fn store_v4_f32(ptr: *mut [f32; 4], v: [f32; 4]) {
              c = in(reg32) v[2], d = in(reg32) v[3], options(nostack, preserves_flags));
     }
 }
+
+/// `ld.global.nc.v2.u64`: a 16-byte read-only load of two `u64`s.
+///
+/// # Safety
+/// `ptr` must be 16-byte aligned, point to 2 readable `u64`s in global memory, and that
+/// memory must not be written during the kernel.
+#[inline(always)]
+pub unsafe fn load_v2_u64(ptr: *const [u64; 2]) -> [u64; 2] {
+    let (a, b): (u64, u64);
+    // SAFETY: the caller guarantees alignment, validity and that nothing writes it.
+    unsafe {
+        asm!("ld.global.nc.v2.u64 {{{a}, {b}}}, [{p}];",
+             a = out(reg64) a, b = out(reg64) b,
+             p = in(reg64) ptr, options(pure, readonly, nostack, preserves_flags));
+    }
+    [a, b]
+}
+
+/// `ld.global.nc.v2.f64`: a 16-byte read-only load of two `f64`s.
+///
+/// # Safety
+/// As [`load_v2_u64`], for `f64`s.
+#[inline(always)]
+pub unsafe fn load_v2_f64(ptr: *const [f64; 2]) -> [f64; 2] {
+    let (a, b): (f64, f64);
+    // SAFETY: the caller guarantees alignment, validity and that nothing writes it.
+    unsafe {
+        asm!("ld.global.nc.v2.f64 {{{a}, {b}}}, [{p}];",
+             a = out(reg64) a, b = out(reg64) b,
+             p = in(reg64) ptr, options(pure, readonly, nostack, preserves_flags));
+    }
+    [a, b]
+}
+
+/// `ld.relaxed.gpu.global.u64`: a load that sees the latest value another block made visible at
+/// GPU scope (not a stale L1 line): for data published through a fence and an atomic.
+///
+/// # Safety
+/// `ptr` must be 8-byte aligned and point to a readable `u64` in global memory.
+#[inline(always)]
+pub unsafe fn load_relaxed_u64(ptr: *const u64) -> u64 {
+    let value: u64;
+    // SAFETY: the caller guarantees alignment and validity.
+    unsafe {
+        asm!("ld.relaxed.gpu.global.u64 {v}, [{p}];", v = out(reg64) value, p = in(reg64) ptr,
+             options(nostack, preserves_flags));
+    }
+    value
+}

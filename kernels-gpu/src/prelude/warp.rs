@@ -45,3 +45,14 @@ pub unsafe fn reduce_sum_i32(mut value: i32) -> i32 {
     }
     value
 }
+
+/// `__shfl_down_sync` for a 64-bit value: two 32-bit shuffles of its halves.
+///
+/// # Safety
+/// As [`shfl_down_i32`]: the whole warp calls it together.
+#[inline(always)]
+pub unsafe fn shfl_down_u64(value: u64, delta: u32) -> u64 {
+    // SAFETY: forwarded from the caller.
+    let (lo, hi) = unsafe { (shfl_down_i32(value as i32, delta), shfl_down_i32((value >> 32) as i32, delta)) };
+    (lo as u32 as u64) | ((hi as u32 as u64) << 32)
+}
