@@ -11,7 +11,7 @@ use coalesce_builder::{EMBEDDED, EMBEDDED_DIR, PtxBuilder, REFRESH_COMMAND, find
 /// Kernels that are helpers or the time model's probes, not lessons, and so are not in the
 /// registry.
 fn helpers() -> Vec<&'static str> {
-    std::iter::once(coalesce_kernels::util::util_fill.name()).chain(coalesce::probe::KERNELS).collect()
+    std::iter::once(coalesce_kernels::util::util_fill.name()).chain(coalesce::timing::probe::KERNELS).collect()
 }
 
 fn skipped(test: &str, why: &str) {
