@@ -99,7 +99,9 @@ fn bench_workload(group: &mut Group<'_>, gpu: &Gpu, id: BenchmarkId, throughput:
     if w.on_cpu {
         group.bench_function(id, |b| b.iter(|| w.launch(gpu).expect("CPU run failed")));
     } else {
-        group.bench_function(id, |b| b.iter_custom(|iters| gpu.time(iters, || w.launch(gpu)).expect("GPU run failed")));
+        group.bench_function(id, |b| {
+            b.iter_custom(|iters| coalesce::timing::time(gpu, iters, || w.launch(gpu)).expect("GPU run failed"))
+        });
     }
 }
 

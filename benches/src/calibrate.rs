@@ -2,9 +2,9 @@
 //! (`kernels-gpu/src/probe.rs`) in the same report run as the lessons: each probe does one kind
 //! of work, and its median time (CUDA events, as every run) over its count is the rate. Nothing
 //! here looks at a lesson's time; the same parameters then predict every run.
-use coalesce::probe::Read;
+use coalesce::timing::probe::{self, Read};
 use coalesce::util::Fill;
-use coalesce::{Gpu, Result, probe};
+use coalesce::{Gpu, Result};
 use coalesce_kernels::probe::shared_word;
 use serde::{Deserialize, Serialize};
 
@@ -78,7 +78,7 @@ pub struct DeviceParams {
 
 /// Median seconds of `f`, timed as every run of the report is.
 fn seconds(gpu: &Gpu, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
-    Ok(gpu.median_time(WARMUP, REPS, &mut f)?.as_secs_f64())
+    Ok(coalesce::timing::median_time(gpu, WARMUP, REPS, &mut f)?.as_secs_f64())
 }
 
 /// Runs every probe on `gpu`, after checking that the probes do what they count.

@@ -388,7 +388,7 @@ fn random_of<T: Sample>(gpu: &Gpu, rng: &mut Rng, extra: usize) -> coalesce::Res
 /// The median time of one call of `f` in seconds, as the report times its runs (the median of
 /// 21 event-timed batches after 3 warm-ups).
 fn seconds(gpu: &Gpu, f: impl FnMut() -> coalesce::Result<()>) -> coalesce::Result<f64> {
-    Ok(gpu.median_time(crate::measure::WARMUP, crate::measure::REPS, f)?.as_secs_f64())
+    Ok(coalesce::timing::median_time(gpu, crate::measure::WARMUP, crate::measure::REPS, f)?.as_secs_f64())
 }
 
 /// `copy` of 2^28 bytes of `T` between views at element `at` of two buffers.

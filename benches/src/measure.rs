@@ -40,7 +40,7 @@ pub fn measure(gpu: &Gpu, id: String, mut workload: Workload) -> Result<Measured
     let median = if workload.on_cpu {
         median_host_time(WARMUP.min(1), 5, || workload.launch(gpu))?
     } else {
-        gpu.median_time(WARMUP, REPS, || workload.launch(gpu))?
+        coalesce::timing::median_time(gpu, WARMUP, REPS, || workload.launch(gpu))?
     };
     Ok(Measured { id, median, bytes: workload.bytes, flops: workload.flops, on_cpu: workload.on_cpu })
 }

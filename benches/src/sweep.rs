@@ -2,7 +2,7 @@
 //! memcpy of the same run, so the report can show where a call costs its launch and where it
 //! costs its bytes (or flops).
 //!
-//! Each point is timed as every other run is ([`coalesce::Gpu::median_time`]): back-to-back
+//! Each point is timed as every other run is ([`coalesce::timing::median_time`]): back-to-back
 //! calls between CUDA events, so at small sizes the time is the host's cost of one call (launch,
 //! and for [`coalesce::reduce::sum`] an allocation and a wait for the result), not the kernel's.
 //! The same sizes are what `peers.py` times PyTorch and CuPy over.
@@ -141,7 +141,7 @@ fn free_bytes(gpu: &Gpu) -> u64 {
 
 /// One point's median time of `f`, in microseconds.
 fn time(gpu: &Gpu, reps: u32, f: impl FnMut() -> Result<()>) -> Result<f64> {
-    Ok(gpu.median_time(crate::measure::WARMUP, reps, f)?.as_secs_f64() * 1e6)
+    Ok(coalesce::timing::median_time(gpu, crate::measure::WARMUP, reps, f)?.as_secs_f64() * 1e6)
 }
 
 /// Every curve whose id `sweep/ENTRY` contains `filter`, timed on `gpu`, in [`ENTRIES`] order

@@ -140,7 +140,7 @@ fn once(id: &str, rounds: u32) -> ExitCode {
         let run = || -> coalesce::Result<()> {
             let gpu = open_gpu()?;
             gpu.synchronize()?;
-            gpu.launch(coalesce::probe::empty(1, 1)?)?;
+            gpu.launch(coalesce::timing::probe::empty(1, 1)?)?;
             gpu.synchronize()
         };
         return match run() {

@@ -12,7 +12,7 @@ use coalesce_builder::{EMBEDDED, EMBEDDED_DIR, PtxBuilder, REFRESH_COMMAND, find
 /// lessons, and so are not in the registry.
 fn helpers() -> Vec<&'static str> {
     std::iter::once(coalesce_kernels::util::util_fill.name())
-        .chain(coalesce::probe::KERNELS)
+        .chain(coalesce::timing::probe::KERNELS)
         .chain(coalesce::coalescing::ELEMENT_KERNELS)
         .chain(coalesce::reduce::ELEMENT_KERNELS)
         .chain(coalesce::transpose::ELEMENT_KERNELS)

@@ -1,6 +1,6 @@
-//! Global-memory coalescing: plans, launchers and CPU references for the copies in
-//! `kernels-gpu/src/coalescing.rs` (offset, stride, L2-only offset, and the 16-byte copy that is
-//! the library's fast copy).
+//! [`copy`], the library's copy, and the global-memory coalescing lessons that lead to it: plans,
+//! launchers and CPU references for the copies in `kernels-gpu/src/coalescing.rs` (offset,
+//! stride, L2-only offset, and the 16-byte copy that is the library's fast copy).
 
 use crate::buffer::{DeviceRead, DeviceWrite};
 use crate::error::{
@@ -14,14 +14,14 @@ use coalesce_kernels::launch::{MAX_GRID_X, grid_stride_blocks};
 use cust::memory::DeviceCopy;
 
 /// Parameter list of the one-element-per-thread copies: input, output, n, offset or stride.
-pub type OffsetSig = fn(*const f32, *mut f32, u32, u32);
+pub(crate) type OffsetSig = fn(*const f32, *mut f32, u32, u32);
 /// Parameter list of the 16-byte copies: input, output, n.
-pub type CopySig = fn(*const f32, *mut f32, u64);
+pub(crate) type CopySig = fn(*const f32, *mut f32, u64);
 /// The copy's kernels that no lesson runs: the byte copy (the `library/` checks and
 /// `gpu --types` run it).
 pub const ELEMENT_KERNELS: [&str; 1] = [coalescing_copy_bytes.name()];
 /// Parameter list of the byte copy: input, output, n (bytes).
-pub type ByteCopySig = fn(*const u8, *mut u8, u64);
+pub(crate) type ByteCopySig = fn(*const u8, *mut u8, u64);
 
 /// A copy the hardware moves (Hopper module).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,12 +1,10 @@
 //! The GPU handle: one context, the device's one stream, the PTX modules with every function
-//! loaded once, and event timing.
+//! loaded once.
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
-use std::time::Duration;
 
 use cust::context::Context;
 use cust::device::{Device, DeviceAttribute};
-use cust::event::{Event, EventFlags};
 use cust::function::Function;
 use cust::memory::DeviceCopy;
 use cust::module::Module;
@@ -169,13 +167,6 @@ pub struct DeviceInfo {
     pub l2_bytes: u64,
 }
 
-impl DeviceInfo {
-    /// The device as the transaction model sees it: its multiprocessors and its L2.
-    pub fn model_device(&self) -> crate::model::Device {
-        crate::model::Device { sms: self.multiprocessors, l2_bytes: self.l2_bytes }
-    }
-}
-
 impl Gpu {
     /// Opens device 0 and loads the embedded PTX. Fails with [`Error::NoGpu`] where there is no
     /// driver or no device.
@@ -245,7 +236,10 @@ impl Gpu {
 
     /// Whether the kernels of `module` can run here: `Ok` for the base module; for the Hopper
     /// module, loads it on first call where the compute capability is at least 9.0, else (or if
-    /// the driver refuses it) the reason, as [`Error::ModuleUnavailable`] for `kernel`.
+    /// the driver refuses it) the reason, as [`Error::ModuleUnavailable`] for `kernel`. Hidden: the
+    /// lesson harness keeps a variant's kernels as modules and names, apart from their typed
+    /// handles; a program asks [`Gpu::supports`].
+    #[doc(hidden)]
     pub fn module_ready(&self, module: PtxModule, kernel: &'static str) -> Result<()> {
         match module {
             PtxModule::Base => Ok(()),
@@ -256,7 +250,9 @@ impl Gpu {
         }
     }
 
-    /// Whether `kernel` can run on this device (see [`Gpu::module_ready`]).
+    /// Whether `kernel` can run on this device: `Ok` for a base-module kernel; for a Hopper-module
+    /// one, loads that module on first call where the compute capability is at least 9.0, else
+    /// (or if the driver refuses it) the reason, as [`Error::ModuleUnavailable`].
     pub fn supports<Sig>(&self, kernel: Kernel<Sig>) -> Result<()> {
         self.module_ready(kernel.module(), kernel.name())
     }
@@ -672,43 +668,11 @@ impl Gpu {
         f(buffer)
     }
 
-    /// Time of `iters` back-to-back runs of `f`, measured by CUDA events on the stream.
-    pub fn time(&self, iters: u64, mut f: impl FnMut() -> Result<()>) -> Result<Duration> {
+    /// The device's stream, this handle's context made current (what [`crate::timing`] records
+    /// its events on).
+    pub(crate) fn bound_stream(&self) -> Result<&Stream> {
         bind(&self.context)?;
-        let start = Event::new(EventFlags::DEFAULT)?;
-        let stop = Event::new(EventFlags::DEFAULT)?;
-        start.record(&self.stream)?;
-        for _ in 0..iters {
-            f()?;
-        }
-        stop.record(&self.stream)?;
-        stop.synchronize()?;
-        let ms = stop.elapsed_time_f32(&start)?;
-        Ok(Duration::from_secs_f64(f64::from(ms) / 1e3))
-    }
-
-    /// Median time of one run of `f`: `reps` event-timed samples after `warmup` untimed runs.
-    ///
-    /// Each sample times a batch of back-to-back runs (enough for about 2 ms) and divides, so
-    /// the host's work between launches overlaps the GPU's instead of being counted as GPU time.
-    /// One untimed run goes ahead of each sample's start event: the GPU is still busy with it
-    /// while the batch is queued, so not even the first launch's latency falls between the
-    /// events (a batch of one long kernel, e.g. a 4096³ SGEMM, would otherwise count it).
-    pub fn median_time(&self, warmup: u32, reps: u32, mut f: impl FnMut() -> Result<()>) -> Result<Duration> {
-        for _ in 0..warmup {
-            f()?;
-        }
-        self.synchronize()?;
-        let once = self.time(1, &mut f)?;
-        let batch = (0.002 / once.as_secs_f64().max(1e-7)).ceil().clamp(1.0, 64.0) as u64;
-        let mut times = (0..reps.max(1))
-            .map(|_| {
-                f()?;
-                Ok(self.time(batch, &mut f)? / batch as u32)
-            })
-            .collect::<Result<Vec<_>>>()?;
-        times.sort();
-        Ok(times[times.len() / 2])
+        Ok(&self.stream.stream)
     }
 }
 

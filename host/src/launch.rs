@@ -108,7 +108,7 @@ impl<'a, T: DeviceCopy> In<'a, T> {
     }
 
     /// The start of `view` (for views held in a struct, e.g. one array of a
-    /// [`crate::layouts::Soa3`]).
+    /// [`crate::lessons::layouts::Soa3`]).
     pub fn from_view(view: DeviceView<'a, T>) -> Self {
         In { address: view.address(), device: ArgDevice::of(view.home()), _borrow: PhantomData }
     }
@@ -147,7 +147,7 @@ impl<'a, T: DeviceCopy> Out<'a, T> {
     }
 
     /// The start of `view` (for views held in a struct, e.g. one array of a
-    /// [`crate::layouts::Soa3Mut`]).
+    /// [`crate::lessons::layouts::Soa3Mut`]).
     pub fn from_view(view: DeviceViewMut<'a, T>) -> Self {
         Out { address: view.address(), device: ArgDevice::of(view.home()), _borrow: PhantomData }
     }
@@ -175,7 +175,9 @@ impl<T: DeviceCopy> std::fmt::Debug for Out<'_, T> {
 }
 
 /// Where a kernel argument's memory lives, which [`crate::Gpu::launch`] checks against its own
-/// device before launching.
+/// device before launching. Hidden, as are the [`DeviceParam`] and [`Signature`] methods that
+/// return it: how an argument reaches the driver is [`crate::Gpu::launch`]'s business.
+#[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ArgDevice {
     /// A scalar: no memory.
@@ -195,7 +197,9 @@ impl ArgDevice {
 /// A [`LoadMap`] kernel argument: a tensor map passed by value (a grid constant: the driver
 /// copies its 128 bytes into the launch's parameters) whose tensor the kernel reads through the
 /// TMA, borrowing the tensor (shared) for `'a`. Made only by
-/// [`crate::transpose::plan_tma`], which checks the map describes that tensor.
+/// [`crate::transpose::plan_tma`], which checks the map describes that tensor; hidden, since
+/// nothing outside this crate can make or take one.
+#[doc(hidden)]
 pub struct MapIn<'a> {
     map: TensorMap,
     device: ArgDevice,
@@ -204,6 +208,7 @@ pub struct MapIn<'a> {
 
 /// A [`StoreMap`] kernel argument: as [`MapIn`], but the tensor is borrowed exclusively (the
 /// kernel writes it through the TMA). Made only by [`crate::transpose::plan_tma`].
+#[doc(hidden)]
 pub struct MapOut<'a> {
     map: TensorMap,
     device: ArgDevice,
@@ -242,16 +247,21 @@ impl std::fmt::Debug for MapOut<'_> {
     }
 }
 
-/// A kernel parameter type and the host value passed for it.
+/// A kernel parameter type and the host value passed for it: `*const T` takes an [`In<T>`], `*mut T`
+/// an [`Out<T>`], a scalar (`u32`, `u64`, `i32`, `f32`) itself, and a tensor map the borrow its
+/// plan made (the TMA transpose's). Its methods, which hand the value to the driver, are hidden.
 pub trait DeviceParam<'a> {
-    /// What the host passes: [`In`], [`Out`], [`MapIn`], [`MapOut`] or the scalar itself.
+    /// What the host passes for a parameter of this type.
     type Host;
     /// The address of the bytes the driver copies into the parameter: a pointer's 64-bit device
     /// address, a tensor map's 128 bytes, a scalar itself.
+    #[doc(hidden)]
     fn value(host: &Self::Host) -> *const c_void;
     /// Where the argument's memory lives.
+    #[doc(hidden)]
     fn device(host: &Self::Host) -> ArgDevice;
     /// Whether the kernel may write through it (an output pointer or a store map).
+    #[doc(hidden)]
     const WRITTEN: bool = false;
 }
 
@@ -315,7 +325,9 @@ scalar_params!(u32, u64, i32, f32);
 /// Most parameters a kernel may take.
 pub(crate) const MAX_PARAMS: usize = 8;
 
-/// Pointers to each argument value, in order: what `cuLaunchKernel` reads.
+/// Pointers to each argument value, in order: what `cuLaunchKernel` reads. Hidden with the
+/// [`Signature`] method that makes it.
+#[doc(hidden)]
 pub struct ArgPointers {
     pointers: [*mut c_void; MAX_PARAMS],
     count: usize,
@@ -328,15 +340,19 @@ impl ArgPointers {
     }
 }
 
-/// A kernel's parameter list (`fn(P1, .., Pn)`) and the host argument tuple it takes.
+/// A kernel's parameter list (`fn(P1, .., Pn)`, up to 8 parameters, each a [`DeviceParam`]) and
+/// the host argument tuple it takes.
 pub trait Signature<'a> {
     /// `(P1::Host, .., Pn::Host)`.
     type Args;
     /// Pointers to each of `args`' values, valid while `args` is.
+    #[doc(hidden)]
     fn arg_pointers(args: &Self::Args) -> ArgPointers;
     /// Where each argument's memory lives, in order.
+    #[doc(hidden)]
     fn devices(args: &Self::Args) -> impl Iterator<Item = ArgDevice>;
     /// Where each argument the kernel may write lives, in order.
+    #[doc(hidden)]
     fn outputs(args: &Self::Args) -> impl Iterator<Item = ArgDevice>;
 }
 

@@ -73,11 +73,11 @@ pub mod warp;
 /// Bytes in a sector, the unit of L1/L2 tags and of `l1tex__t_sectors`.
 pub const SECTOR_BYTES: u64 = 32;
 /// Shared-memory banks.
-pub const BANKS: u32 = 32;
+pub(crate) const BANKS: u32 = 32;
 /// Bytes of one shared-memory bank word.
-pub const BANK_BYTES: u32 = 4;
-/// Most bytes past its base that an access of a [`Model`] buffer may reach: [`FAKE_SPACING`]
-/// (64 GiB), the room each fake buffer is given, more than any lesson buffer spans: an offset past
+pub(crate) const BANK_BYTES: u32 = 4;
+/// Most bytes past its base that an access of a [`Model`] buffer may reach: 64 GiB, the room
+/// each of the model's fake buffers is given, more than any lesson buffer spans: an offset past
 /// it is [`Error::OutOfRange`].
 pub const MAX_BUFFER_BYTES: u64 = FAKE_SPACING;
 /// The SM count the model assumes when none is given: an H100 SXM5 (132 SMs), the GPU
@@ -123,7 +123,7 @@ impl Counts {
     /// The instruction counts (requests, sectors, wavefronts, conflicts) `times` over; DRAM bytes
     /// are a property of the whole launch's footprint, not of a repeated part, and stay 0.
     /// [`Error::OutOfRange`] (naming the field) where a count times `times` passes `u64`.
-    pub fn repeated(&self, times: u64) -> Result<Counts> {
+    pub(crate) fn repeated(&self, times: u64) -> Result<Counts> {
         let times_over = |what, count: u64| {
             count.checked_mul(times).ok_or_else(|| Error::OutOfRange {
                 what,
@@ -235,7 +235,7 @@ impl Model {
 
     /// A model that counts instructions only, for a part of a launch replayed once and
     /// multiplied ([`Counts::repeated`]); its DRAM bytes stay 0.
-    pub fn instructions_only() -> Self {
+    pub(crate) fn instructions_only() -> Self {
         Model::default()
     }
 
@@ -272,7 +272,7 @@ impl Model {
 
     /// Adds counts made elsewhere (a repeated part, [`Counts::repeated`]); [`Error::OutOfRange`]
     /// where a total passes `u64`.
-    pub fn add(&mut self, counts: &Counts) -> Result<()> {
+    pub(crate) fn add(&mut self, counts: &Counts) -> Result<()> {
         self.counts = self.counts.plus(counts)?;
         Ok(())
     }
@@ -337,12 +337,12 @@ impl Model {
     /// Sends bytes `offset..offset + len` of `buf` to the L2 model as read, in address order,
     /// without counting any instruction: for a footprint worked out apart from a replay that was
     /// multiplied. Errors as [`Model::buffer`] says, for the last byte's offset.
-    pub fn footprint_read(&mut self, buf: Buffer, offset: u64, len: u64) -> Result<()> {
+    pub(crate) fn footprint_read(&mut self, buf: Buffer, offset: u64, len: u64) -> Result<()> {
         self.footprint(buf, offset, len, Dir::Load)
     }
 
     /// As [`Model::footprint_read`], for bytes written.
-    pub fn footprint_write(&mut self, buf: Buffer, offset: u64, len: u64) -> Result<()> {
+    pub(crate) fn footprint_write(&mut self, buf: Buffer, offset: u64, len: u64) -> Result<()> {
         self.footprint(buf, offset, len, Dir::Store)
     }
 
@@ -466,7 +466,7 @@ pub fn shared_wavefronts(width: u32, active: u32, address: impl Fn(u32) -> u32) 
 
 /// As [`shared_wavefronts`], for a load: where the active lanes pair up (module docs) an 8- or
 /// 16-byte load is processed in phases of twice the lanes.
-pub fn shared_load_wavefronts(width: u32, active: u32, address: impl Fn(u32) -> u32) -> Result<(u64, u64)> {
+pub(crate) fn shared_load_wavefronts(width: u32, active: u32, address: impl Fn(u32) -> u32) -> Result<(u64, u64)> {
     access_width("shared", width)?;
     let words_per_lane = (width / BANK_BYTES).max(1);
     let phase_lanes = 32 / words_per_lane;
@@ -553,13 +553,13 @@ fn phase_wavefronts(mut lanes: u32, words_per_lane: u32, address: &impl Fn(u32) 
 }
 
 /// Bit mask of lanes `0..n` (`n <= 32`).
-pub const fn lanes_below(n: u32) -> u32 {
+pub(crate) const fn lanes_below(n: u32) -> u32 {
     if n >= 32 { u32::MAX } else { (1u32 << n) - 1 }
 }
 
 /// The lanes of `candidates` for which `f` holds.
 #[inline]
-pub fn lanes_where(candidates: u32, f: impl Fn(u32) -> bool) -> u32 {
+pub(crate) fn lanes_where(candidates: u32, f: impl Fn(u32) -> bool) -> u32 {
     let mut out = 0;
     let mut lanes = candidates;
     while lanes != 0 {
@@ -577,7 +577,7 @@ pub fn lanes_where(candidates: u32, f: impl Fn(u32) -> bool) -> u32 {
 /// [`Error::OutOfRange`] where a lane's value would pass its type (and `state` is left as it
 /// was): the kernel's index would wrap there, and a replay stepping a wrapped index below its
 /// bound again would never end.
-pub fn advance<T: LaneIndex>(state: &mut [T; 32], active: u32, step: T) -> Result<()> {
+pub(crate) fn advance<T: LaneIndex>(state: &mut [T; 32], active: u32, step: T) -> Result<()> {
     let mut next = *state;
     for (l, v) in next.iter_mut().enumerate() {
         if active & (1 << l) != 0 {
@@ -594,7 +594,7 @@ pub fn advance<T: LaneIndex>(state: &mut [T; 32], active: u32, step: T) -> Resul
 }
 
 /// A per-lane loop index [`advance`] steps: `u32` or `u64`.
-pub trait LaneIndex: Copy + sealed::Sealed {
+pub(crate) trait LaneIndex: Copy + sealed::Sealed {
     /// The largest value.
     const MAX: Self;
     /// `self + step`, `None` past [`LaneIndex::MAX`].
@@ -632,7 +632,7 @@ impl LaneIndex for u64 {
 /// One warp of a launch: its block, its index in the block, and which of its 32 lanes exist (a
 /// block whose size is not a multiple of 32 has a partial last warp).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Warp {
+pub(crate) struct Warp {
     /// `(blockIdx.x, blockIdx.y)`.
     pub block: (u32, u32),
     /// Warp index inside the block (linear thread id / 32).
@@ -674,7 +674,7 @@ impl Warp {
 
 /// The warps of one block of `launch` (a block is at most `u32::MAX` threads here; past
 /// [`coalesce_kernels::launch::MAX_BLOCK_THREADS`] the driver refuses it anyway).
-pub fn block_warps(launch: &Launch, block: (u32, u32)) -> impl Iterator<Item = Warp> {
+pub(crate) fn block_warps(launch: &Launch, block: (u32, u32)) -> impl Iterator<Item = Warp> {
     let threads = u32::try_from(launch.block_threads()).unwrap_or(u32::MAX);
     let block_dim = launch.block;
     let linear = u64::from(block.1) * u64::from(launch.grid.0) + u64::from(block.0);
@@ -697,7 +697,7 @@ thread_local! {
 /// Blocks of `launch` one multiprocessor holds at once, by the limits the launch shows: 32 blocks,
 /// 2048 threads and 228 KiB of shared memory (Hopper; the registers a kernel takes are not known
 /// here, so a kernel limited by them is taken as fuller than it is).
-pub fn blocks_per_sm(launch: &Launch) -> u32 {
+pub(crate) fn blocks_per_sm(launch: &Launch) -> u32 {
     let threads = launch.block_threads().max(1);
     let by_threads = (2048 / threads).max(1);
     let by_shared = if launch.shared_bytes == 0 { 32 } else { (228 * 1024 / u64::from(launch.shared_bytes)).max(1) };
@@ -713,6 +713,13 @@ pub struct Device {
     pub l2_bytes: u64,
 }
 
+impl Device {
+    /// `gpu` as the model sees it: its multiprocessors and its L2.
+    pub fn of(gpu: &crate::DeviceInfo) -> Device {
+        Device { sms: gpu.multiprocessors, l2_bytes: gpu.l2_bytes }
+    }
+}
+
 impl Default for Device {
     /// An H100 SXM5 (or an H200): 132 SMs, 50 MiB of L2.
     fn default() -> Self {
@@ -725,7 +732,7 @@ thread_local! {
 }
 
 /// The device the model runs for on this thread ([`on_device`]; an H100 otherwise).
-pub fn device() -> Device {
+pub(crate) fn device() -> Device {
     DEVICE.with(Cell::get)
 }
 
@@ -746,13 +753,13 @@ pub(crate) fn byte_mask(offset: u64, width: u64) -> u32 {
 }
 
 /// Every block of `launch`, x fastest.
-pub fn blocks(launch: &Launch) -> impl Iterator<Item = (u32, u32)> {
+pub(crate) fn blocks(launch: &Launch) -> impl Iterator<Item = (u32, u32)> {
     let (gx, gy) = launch.grid;
     (0..gy).flat_map(move |y| (0..gx).map(move |x| (x, y)))
 }
 
 /// Every warp of `launch`, block by block.
-pub fn warps(launch: &Launch) -> impl Iterator<Item = Warp> + '_ {
+pub(crate) fn warps(launch: &Launch) -> impl Iterator<Item = Warp> + '_ {
     blocks(launch).flat_map(move |b| block_warps(launch, b))
 }
 
@@ -766,9 +773,9 @@ pub(crate) fn no_replay(kernel: &str) -> Error {
 /// `FAKE_BASE + i * FAKE_SPACING`, 2 MiB aligned (as the driver aligns allocations of 2 MiB and
 /// more; the counts only depend on the alignment modulo 128 bytes, which every allocation has)
 /// and 64 GiB apart, more than any lesson buffer spans.
-pub const FAKE_BASE: u64 = 0x10_0000_0000;
+pub(crate) const FAKE_BASE: u64 = 0x10_0000_0000;
 /// See [`FAKE_BASE`].
-pub const FAKE_SPACING: u64 = 64 << 30;
+pub(crate) const FAKE_SPACING: u64 = 64 << 30;
 
 /// A stand-in of `len` elements at fake buffer `i`'s address, for plans the model replays and
 /// never launches.

@@ -1,5 +1,6 @@
-//! Sum reduction: plans, launchers and CPU references for `kernels-gpu/src/reduce.rs` (the `i32`
-//! lessons) and `kernels-gpu/src/reduce/elements.rs` (the library's other element types).
+//! [`sum`] and [`sum_to`], the library's sum, and the reduction lessons that lead to them: plans,
+//! launchers and CPU references for `kernels-gpu/src/reduce.rs` (the `i32` lessons) and
+//! `kernels-gpu/src/reduce/elements.rs` (the library's other element types).
 //!
 //! The seed kernel and `reduce_shuffle_vec4` add into `output[0]` with atomics, so `output[0]`
 //! is zeroed first. The tree kernels write one partial sum per block; a second pass
@@ -19,9 +20,9 @@ use coalesce_kernels::reduce::*;
 use cust::memory::DeviceCopy;
 
 /// Parameter list of the lesson kernels (32-bit indices): input, output or partials, n.
-pub type LessonSig = fn(*const i32, *mut i32, u32);
+pub(crate) type LessonSig = fn(*const i32, *mut i32, u32);
 /// Parameter list of `reduce_shuffle_vec4` (64-bit indices): input, output, n.
-pub type ShuffleSig = fn(*const i32, *mut i32, u64);
+pub(crate) type ShuffleSig = fn(*const i32, *mut i32, u64);
 
 /// The reduction kernels, in teaching order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,8 @@
-//! Matrix transpose: plans, launchers and the CPU reference for `kernels-gpu/src/transpose.rs`
-//! (tiled copy baseline, naive, shared tile, padded tile, wide tile, and the wide tile's copies
-//! along rows and down columns) and `kernels-gpu/src/transpose/elements.rs` (the packed and
-//! padded tiles of 1-, 2- and 8-byte elements that [`transpose`] takes besides the `f32` ones).
+//! [`transpose()`], the library's matrix transpose, and the lessons that lead to it: plans,
+//! launchers and the CPU reference for `kernels-gpu/src/transpose.rs` (tiled copy baseline, naive,
+//! shared tile, padded tile, wide tile, and the wide tile's copies along rows and down columns)
+//! and `kernels-gpu/src/transpose/elements.rs` (the packed and padded tiles of 1-, 2- and 8-byte
+//! elements that [`transpose()`] takes besides the `f32` ones).
 //!
 //! Any `rows × cols` whose dimensions fit a `u32` works, past 2^31 elements and for tall or
 //! wide shapes alike: the kernels launch one block per 32 × 32 tile on a 1-D grid and index in
@@ -25,10 +26,10 @@ use cust::memory::DeviceCopy;
 
 /// Parameter list of the TMA transpose: the input's map, the output's map, rows (the maps hold
 /// the shape).
-pub type TmaSig = fn(LoadMap, StoreMap, u32);
+pub(crate) type TmaSig = fn(LoadMap, StoreMap, u32);
 
 /// Parameter list of every transpose kernel: input, output, rows, cols.
-pub type TransposeSig = fn(*const f32, *mut f32, u32, u32);
+pub(crate) type TransposeSig = fn(*const f32, *mut f32, u32, u32);
 
 /// The ways of moving a matrix this family compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

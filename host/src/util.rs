@@ -11,7 +11,7 @@ use coalesce_kernels::util::{FILL_BLOCK, FILL_BLOCKS_PER_SM, util_fill};
 pub use coalesce_kernels::util::{Fill, MAX_FILL_WORDS};
 
 /// `util_fill`'s parameter list.
-pub type FillSig = fn(*mut u32, u64, u32, u32);
+pub(crate) type FillSig = fn(*mut u32, u64, u32, u32);
 
 /// Validates a fill of `buffer` (any `Pod` type of whole 4-byte words, any size) and returns its
 /// grid-stride launch over the buffer's words.

@@ -2,7 +2,7 @@
 //! whose buffers pass `usize`, host data that does not match the launch, calls of kernels they
 //! do not replay, launches without a warp (CPU only).
 use coalesce::access_order::Lanes;
-use coalesce::bank::{LAUNCH, OUTPUTS, StrideSig, TileSig, WORDS};
+use coalesce::bank::{LAUNCH, OUTPUTS, WORDS};
 use coalesce::coalescing::Load;
 use coalesce::distance::IndexSlice;
 use coalesce::histogram::Method as Histogram;
@@ -68,12 +68,12 @@ fn host_data_that_does_not_match_the_launch_is_refused() {
 #[test]
 fn calls_of_kernels_without_a_replay_are_refused() {
     let [table, mut out] = stand_ins::<i32>([WORDS as usize, OUTPUTS as usize]);
-    let other: Kernel<TileSig> = Kernel::declare("not_a_bank_kernel", Module::Base);
+    let other: Kernel<fn(*const i32, *mut i32)> = Kernel::declare("not_a_bank_kernel", Module::Base);
     // SAFETY: replayed on the CPU only, never launched.
     let call = unsafe { Call::new(other, LAUNCH, (In::of(&table), Out::of(&mut out))) };
     let refused = model::bank::tile(&call);
     assert!(matches!(&refused, Err(Error::Unsupported(why)) if why.contains("not_a_bank_kernel")), "{refused:?}");
-    let other: Kernel<StrideSig> = Kernel::declare("not_bank_stride", Module::Base);
+    let other: Kernel<fn(*const i32, *mut i32, u32)> = Kernel::declare("not_bank_stride", Module::Base);
     // SAFETY: as above.
     let call = unsafe { Call::new(other, LAUNCH, (In::of(&table), Out::of(&mut out), 1)) };
     assert!(matches!(model::bank::stride(&call), Err(Error::Unsupported(_))));

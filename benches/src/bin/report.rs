@@ -82,7 +82,7 @@ fn measure(filter: &str, with_sweep: bool) -> Result<Report, String> {
     // The model beside every timing: what Nsight Compute should count for the run's profiled
     // launch on this GPU's SM count (CPU, a few seconds for every run on a many-core host).
     // Joined by run id: a skipped run (the Hopper module on an older GPU) shifts no other run's.
-    for (run, e) in attach_models(&mut measured, predict_shaped(&runs, gpu.info().model_device())) {
+    for (run, e) in attach_models(&mut measured, predict_shaped(&runs, coalesce::model::Device::of(gpu.info()))) {
         eprintln!("{run}: no model ({e})");
     }
     let sweep = if with_sweep {

@@ -68,7 +68,7 @@ pub use lesson::{Bench, Lesson};
 pub use stream_k::{stream_k, stream_k_pays};
 
 /// Parameter list of every matmul kernel: A, B, C, m, n, k.
-pub type MatmulSig = fn(*const f32, *const f32, *mut f32, u32, u32, u32);
+pub(crate) type MatmulSig = fn(*const f32, *const f32, *mut f32, u32, u32, u32);
 
 // m·k, k·n and m·n of `u32` dimensions are computed in `usize`: they cannot overflow 64 bits.
 const _: () = assert!(usize::BITS >= 64, "matmul lengths need a 64-bit host");

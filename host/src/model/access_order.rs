@@ -5,10 +5,10 @@
 //! `t < threads` (1-D) or `r < rows && c < cols` (2-D).
 
 use super::{Counts, Model, fake_slice, lanes_where, warps};
-use crate::access_order::{Lanes, Order, WalkSig, plan_walk, plan_walk_2d};
 use crate::buffer::DeviceViewMut;
 use crate::error::{Result, product};
 use crate::launch::Call;
+use crate::lessons::access_order::{Lanes, Order, WalkSig, plan_walk, plan_walk_2d};
 use coalesce_kernels::access_order::{
     access_order_block_x, access_order_block_y, access_order_chunked, along_x, along_y, chunked_index,
     interleaved_index, matrix_index, walk_threads,

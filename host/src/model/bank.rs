@@ -10,10 +10,10 @@
 //! work than replaying 34.6 M identical instructions.
 
 use super::{Counts, Model, fake_slice, lanes_where, no_replay, warps};
-use crate::bank::{Pattern, StrideSig, Tile, TileSig, WORDS, plan_stride, plan_tile};
 use crate::buffer::DeviceViewMut;
 use crate::error::{Error, Result};
 use crate::launch::{Call, Launch};
+use crate::lessons::bank::{Pattern, StrideSig, Tile, TileSig, WORDS, plan_stride, plan_tile};
 use coalesce_kernels::bank::{ITERS, bank_stride, lane, output_index, table_word};
 
 /// Counts of a planned tile read.
@@ -65,7 +65,7 @@ fn replay(launch: Launch, table: u64, out: u64, pattern: Pattern) -> Result<Coun
 /// The bank kernel reading with `pattern`.
 pub fn run(pattern: Pattern) -> Result<Counts> {
     let (table, mut out): (DeviceViewMut<'static, i32>, DeviceViewMut<'static, i32>) =
-        (fake_slice(0, WORDS as usize), fake_slice(1, crate::bank::OUTPUTS as usize));
+        (fake_slice(0, WORDS as usize), fake_slice(1, crate::lessons::bank::OUTPUTS as usize));
     match pattern {
         Pattern::Tile(t) => tile(&plan_tile(t, &table, &mut out)?),
         Pattern::Stride(s) => stride(&plan_stride(&table, &mut out, s)?),

@@ -9,13 +9,13 @@
 
 use super::{Counts, Model, fake_slice, lanes_where, warps};
 use crate::buffer::DeviceViewMut;
-use crate::distance::{
+use crate::error::{Error, Result, exactly};
+use crate::launch::Call;
+use crate::lessons::distance::{
     AosGatherSig, AosSig, Float3, IndexSlice, SoaGatherSig, SoaSig, plan_aos, plan_aos_gather, plan_soa,
     plan_soa_gather,
 };
-use crate::error::{Error, Result, exactly};
-use crate::launch::Call;
-use crate::layouts::Soa3;
+use crate::lessons::layouts::Soa3;
 
 /// Byte offsets of x, y and z inside a `Float3`.
 const XYZ: [u64; 3] = [

@@ -57,8 +57,8 @@
 use super::{Buffer, Counts, Model, Warp, block_warps, blocks, fake_slice, lanes_where, no_replay};
 use crate::buffer::DeviceViewMut;
 use crate::error::{Error, Result};
-use crate::histogram::{BINS, HistogramSig, Method, plan};
 use crate::launch::Call;
+use crate::lessons::histogram::{BINS, HistogramSig, Method, plan};
 use coalesce_kernels::histogram::{
     BINS_PER_RANK, VECTORS_PER_THREAD, bin, cluster_bin, split, tail_index, vector_index,
 };
@@ -185,7 +185,7 @@ fn flush(m: &mut Model, bins: Buffer, w: &Warp, bin_of: impl Fn(u32) -> Option<u
     })
 }
 
-/// The histogram of `values` with `method`, planned as [`crate::histogram::run`] plans it (the
+/// The histogram of `values` with `method`, planned as [`crate::lessons::histogram::run`] plans it (the
 /// input a 16-byte-aligned buffer of exactly its values, `BINS` bins).
 pub fn run(method: Method, values: &[u32]) -> Result<Counts> {
     let input: DeviceViewMut<'static, u32> = fake_slice(0, values.len());

@@ -2,15 +2,15 @@
 //! in the order the GPU runs them, to the bytes that cross the DRAM interface.
 //!
 //! A replay walks a launch warp by warp; the GPU runs every resident warp at once. So each access
-//! is recorded with its warp and its place in that warp's instruction stream ([`Trace`]), and the
-//! trace is replayed through the cache ([`Trace::dram`]) in the order *wave, step, warp*: the blocks
+//! is recorded with its warp and its place in that warp's instruction stream (`Trace`), and the
+//! trace is replayed through the cache (`Trace::dram`) in the order *wave, step, warp*: the blocks
 //! that fit on the GPU at once form a wave (dispatched in block order, one wave after another),
 //! and inside a wave every warp issues its first access, then every warp its second, and so on.
 //! Warps do not run in lockstep on the hardware, but what the L2 sees of reuse is the amount of
 //! other traffic between two accesses to one line, and that is what this order keeps: a warp's
 //! next access to a line comes after one step of every other resident warp.
 //!
-//! The cache ([`L2`]):
+//! The cache (`L2`):
 //! - **Lines of 128 bytes in four 32-byte sectors**, set-associative with LRU replacement and a
 //!   hashed set index (the hardware spreads lines over its slices with an undisclosed hash; a
 //!   plain modulo would put a power-of-two stride in one set). Capacity counts lines, not
@@ -30,7 +30,7 @@
 //! - **Atomics** (`RED`, `ATOM`) are done in L2: a read of the sector (fetched on a miss) and a
 //!   write of it.
 //!
-//! **Set sampling.** A trace keeps every access until it holds [`MAX_EVENTS`]; past that it keeps
+//! **Set sampling.** A trace keeps every access until it holds `MAX_EVENTS` (2^22); past that it keeps
 //! only the sets whose index is a multiple of its sample (4, then 16, ...), drops the rest, and
 //! multiplies their DRAM bytes by the sample: the hash spreads lines over sets evenly, so a sample
 //! of sets sees a sample of the lines with the reuse distances of all of them (the set sampling
@@ -42,16 +42,16 @@
 //! byte), the two L2 partitions of Hopper, and any prefetching beyond the 64-byte pair.
 
 /// Bytes in an L2 line.
-pub const LINE_BYTES: u64 = 128;
+pub(crate) const LINE_BYTES: u64 = 128;
 /// Bytes an L2 read miss fetches from DRAM: the aligned sector pair.
 pub const FETCH_BYTES: u64 = 64;
 /// Ways of each set.
-pub const WAYS: usize = 16;
+pub(crate) const WAYS: usize = 16;
 /// Warps whose place a trace keeps for a replay that comes back to them (`block * 32 + warp`
 /// below this): 128 MiB of steps at most.
 const MAX_WARP_SLOTS: usize = 1 << 25;
 /// Accesses a trace holds before it samples sets (module docs).
-pub const MAX_EVENTS: usize = 1 << 22;
+pub(crate) const MAX_EVENTS: usize = 1 << 22;
 /// The L2 of an H100 SXM5 or an H200 (`CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE`: 52,428,800 bytes).
 pub const DEFAULT_L2_BYTES: u64 = 50 << 20;
 
@@ -59,7 +59,7 @@ use super::{SECTOR_BYTES, byte_mask};
 
 /// What an access does to its sector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
+pub(crate) enum Op {
     /// A load: the sector must be valid.
     Read,
     /// A store of the bytes in the mask (bit `b` = byte `b` of the sector).
@@ -79,7 +79,7 @@ struct Event {
 
 /// The sector accesses of one launch, with where each falls in the GPU's order.
 #[derive(Debug)]
-pub struct Trace {
+pub(crate) struct Trace {
     events: Vec<Event>,
     /// Bytes of the L2 the trace is followed through, and its sets.
     l2_bytes: u64,
@@ -292,7 +292,7 @@ struct Line {
 
 /// The simulated sets of an L2 (see the module docs).
 #[derive(Debug)]
-pub struct L2 {
+pub(crate) struct L2 {
     sets: u64,
     sample: u64,
     /// The simulated sets that have been touched (a launch of a few sectors touches a few of the

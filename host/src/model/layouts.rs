@@ -11,7 +11,7 @@ use super::{Counts, Model, fake_slice, lanes_where, warps};
 use crate::buffer::DeviceViewMut;
 use crate::error::Result;
 use crate::launch::Call;
-use crate::layouts::{
+use crate::lessons::layouts::{
     AlignedSig, AosMethod, AosSig, Float3, Float3A16, Soa3, Soa3Mut, SoaSig, plan_aligned16, plan_aos, plan_soa,
 };
 use coalesce_kernels::layouts::{

@@ -16,7 +16,7 @@ pub struct LaunchShape {
     pub blocks: u64,
     /// Threads of a block.
     pub threads: u32,
-    /// Blocks one multiprocessor holds at once ([`super::blocks_per_sm`]).
+    /// Blocks one multiprocessor holds at once (by its threads and shared memory, at most 32).
     pub blocks_per_sm: u32,
 }
 

@@ -7,14 +7,14 @@
 //! its family's replay calls. The cost is counted by [`Model`], the same counter the replays (and
 //! so the report's tables) use, so a picture's sector or wavefront count is the model's.
 use super::{BANK_BYTES, BANKS, Counts, FAKE_BASE, Model, SECTOR_BYTES, Warp, block_warps, fake_slice, lanes_where};
-use crate::access_order::{Order, plan_walk};
-use crate::bank::{Pattern, Tile, plan_stride as plan_bank_stride, plan_tile};
 use crate::buffer::DeviceViewMut;
 use crate::coalescing::{AsyncCopy, Load, plan_async_copy, plan_copy_any, plan_offset, plan_stride};
 use crate::error::{Error, Result, product};
-use crate::histogram::{BINS as HISTOGRAM_BINS, Method as Histogram, plan as plan_histogram};
 use crate::launch::Launch;
-use crate::layouts::{AosMethod, Float3, Soa3, Soa3Mut, plan_aos, plan_soa};
+use crate::lessons::access_order::{Order, plan_walk};
+use crate::lessons::bank::{Pattern, Tile, plan_stride as plan_bank_stride, plan_tile};
+use crate::lessons::histogram::{BINS as HISTOGRAM_BINS, Method as Histogram, plan as plan_histogram};
+use crate::lessons::layouts::{AosMethod, Float3, Soa3, Soa3Mut, plan_aos, plan_soa};
 use crate::reduce::{Method as Reduce, partials_needed, plan_first};
 use crate::transpose::{Method as Transpose, plan as plan_transpose};
 use coalesce_kernels::access_order::{access_order_chunked, chunked_index, interleaved_index, walk_threads};
@@ -396,7 +396,7 @@ pub fn cp_async(space: Space) -> Result<WarpAccess> {
 /// reads word `pattern.index(l, k)` of the table.
 pub fn bank_read(pattern: Pattern, k: u32) -> Result<WarpAccess> {
     let (table, mut out): (DeviceViewMut<'static, i32>, DeviceViewMut<'static, i32>) =
-        (fake_slice(0, crate::bank::WORDS as usize), fake_slice(1, crate::bank::OUTPUTS as usize));
+        (fake_slice(0, crate::lessons::bank::WORDS as usize), fake_slice(1, crate::lessons::bank::OUTPUTS as usize));
     let launch = match pattern {
         Pattern::Tile(t) => plan_tile(t, &table, &mut out)?.launch(),
         Pattern::Stride(s) => plan_bank_stride(&table, &mut out, s)?.launch(),
@@ -579,7 +579,7 @@ mod tests {
 
     #[test]
     fn a_warps_wavefronts_are_its_bank_replays_per_load() {
-        let loads = u64::from(coalesce_kernels::bank::ITERS) * u64::from(crate::bank::OUTPUTS / 32);
+        let loads = u64::from(coalesce_kernels::bank::ITERS) * u64::from(crate::lessons::bank::OUTPUTS / 32);
         let patterns = [Pattern::Tile(Tile::Rows), Pattern::Tile(Tile::Cols), Pattern::Tile(Tile::ColsPadded)];
         for pattern in patterns.into_iter().chain([1, 2, 3, 4, 8, 16, 32].map(Pattern::Stride)) {
             let warp = bank_read(pattern, 0).unwrap();

@@ -12,17 +12,17 @@ use coalesce_kernels::probe::*;
 pub use coalesce_kernels::probe::{BLOCK, FMA_CHAINS, SHARED_BYTES, SHARED_WORDS};
 
 /// (input, items, passes, zero, sink): the read probes' parameter list.
-pub type ReadSig = fn(*const u32, u64, u32, u32, *mut u32);
+pub(crate) type ReadSig = fn(*const u32, u64, u32, u32, *mut u32);
 /// (output, vectors).
-pub type WriteSig = fn(*mut u32, u64);
+pub(crate) type WriteSig = fn(*mut u32, u64);
 /// (steps, stride or mask, sink): the shared-load and shared-atomic probes.
-pub type SharedSig = fn(u32, u32, *mut u32);
+pub(crate) type SharedSig = fn(u32, u32, *mut u32);
 /// (counters, mask, steps).
-pub type AtomicSig = fn(*mut u32, u32, u32);
+pub(crate) type AtomicSig = fn(*mut u32, u32, u32);
 /// (steps, x, y, sink).
-pub type FmaSig = fn(u32, f32, f32, *mut u32);
+pub(crate) type FmaSig = fn(u32, f32, f32, *mut u32);
 /// (next, mask, steps, end).
-pub type ChaseSig = fn(*const u32, u32, u32, *mut u32);
+pub(crate) type ChaseSig = fn(*const u32, u32, u32, *mut u32);
 
 /// Every probe kernel's PTX name (the probes are no lessons: no registry row holds them).
 pub const KERNELS: [&str; 10] = [

@@ -11,7 +11,7 @@ use coalesce_kernels::histogram::*;
 use coalesce_kernels::launch::MAX_GRID_X;
 
 /// Parameter list of every histogram kernel: input values, bins, n.
-pub type HistogramSig = fn(*const u32, *mut u32, u64);
+pub(crate) type HistogramSig = fn(*const u32, *mut u32, u64);
 
 /// Where the counting happens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

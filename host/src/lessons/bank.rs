@@ -9,9 +9,9 @@ use coalesce_kernels::bank::*;
 pub use coalesce_kernels::bank::{MAX_STRIDE, OUTPUTS, WORDS};
 
 /// Parameter list of the tile kernels: table, out.
-pub type TileSig = fn(*const i32, *mut i32);
+pub(crate) type TileSig = fn(*const i32, *mut i32);
 /// Parameter list of the stride kernel: table, out, stride.
-pub type StrideSig = fn(*const i32, *mut i32, u32);
+pub(crate) type StrideSig = fn(*const i32, *mut i32, u32);
 
 /// How a warp reads a 32-wide tile of the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,11 +12,11 @@ use coalesce_kernels::layouts::*;
 pub use coalesce_kernels::layouts::{Float3, Float3A16};
 
 /// Parameter list of the AoS kernels (plain and staged): input, output, n.
-pub type AosSig = fn(*const Float3, *mut Float3, u32);
+pub(crate) type AosSig = fn(*const Float3, *mut Float3, u32);
 /// Parameter list of the SoA kernel: x, y, z in, x, y, z out, n.
-pub type SoaSig = fn(*const f32, *const f32, *const f32, *mut f32, *mut f32, *mut f32, u32);
+pub(crate) type SoaSig = fn(*const f32, *const f32, *const f32, *mut f32, *mut f32, *mut f32, u32);
 /// Parameter list of the aligned-struct kernel: input, output, n.
-pub type AlignedSig = fn(*const Float3A16, *mut Float3A16, u32);
+pub(crate) type AlignedSig = fn(*const Float3A16, *mut Float3A16, u32);
 
 /// How the AoS kernel moves its 12-byte elements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,18 +8,18 @@ use crate::buffer::{DeviceBuffer, DeviceRead, DeviceView, DeviceWrite};
 use crate::error::{Error, Result, elements32, exactly, in_range};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Launch, Out};
-pub use crate::layouts::Soa3;
+pub use crate::lessons::layouts::Soa3;
 pub use coalesce_kernels::distance::Float3;
 use coalesce_kernels::distance::*;
 
 /// Parameter list of `distance_aos`: points, out, n.
-pub type AosSig = fn(*const Float3, *mut f32, u32);
+pub(crate) type AosSig = fn(*const Float3, *mut f32, u32);
 /// Parameter list of `distance_soa`: x, y, z, out, n.
-pub type SoaSig = fn(*const f32, *const f32, *const f32, *mut f32, u32);
+pub(crate) type SoaSig = fn(*const f32, *const f32, *const f32, *mut f32, u32);
 /// Parameter list of `distance_aos_gather`: points, idx, out, m.
-pub type AosGatherSig = fn(*const Float3, *const u32, *mut f32, u32);
+pub(crate) type AosGatherSig = fn(*const Float3, *const u32, *mut f32, u32);
 /// Parameter list of `distance_soa_gather`: x, y, z, idx, out, m.
-pub type SoaGatherSig = fn(*const f32, *const f32, *const f32, *const u32, *mut f32, u32);
+pub(crate) type SoaGatherSig = fn(*const f32, *const f32, *const f32, *const u32, *mut f32, u32);
 
 /// Points in either layout.
 #[derive(Debug, Clone, Copy)]

@@ -13,7 +13,7 @@ use coalesce_kernels::access_order::*;
 
 /// Parameter list of every walk: input, output, then `(n, per_thread)` (1-D) or `(rows, cols)`
 /// (2-D).
-pub type WalkSig = fn(*const f32, *mut f32, u32, u32);
+pub(crate) type WalkSig = fn(*const f32, *mut f32, u32, u32);
 
 /// How a 1-D walk assigns elements to threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
