@@ -161,3 +161,14 @@ pub unsafe fn load_relaxed_u64(ptr: *const u64) -> u64 {
     }
     value
 }
+
+/// `prefetch.global.L1`: start moving the line holding `ptr` into this multiprocessor's L1,
+/// without a register to wait on (CUDA C's `prefetch.global.L1` in inline PTX).
+///
+/// # Safety
+/// `ptr` must point into a global allocation (a prefetch of an address outside one may fault).
+#[inline(always)]
+pub unsafe fn prefetch_l1<T>(ptr: *const T) {
+    // SAFETY: the caller guarantees `ptr` is inside a global allocation.
+    unsafe { asm!("prefetch.global.L1 [{p}];", p = in(reg64) ptr, options(nostack, preserves_flags)) };
+}

@@ -7,7 +7,8 @@
 //! - `matmul_skinny`: per step 32 4-byte `LDG.E` of B (the warp's lanes one row's slab, or two
 //!   or four rows' at widths 16 and 8), then for each of the block's rows below m eight
 //!   `LDG.E.128.CONSTANT` of A where `skinny_vectors` holds, else 32 `LDG.E`; the last step's
-//!   loads only below k. After the loop eight `STS` of the thread's sums, and each output one
+//!   loads only below k; two `CCTL.E.PF1` a row of A (prefetches of the next step's rows into
+//!   L1, which the counters do not count as loads). After the loop eight `STS` of the thread's sums, and each output one
 //!   `LDS` a thread row and one `STG.E`.
 
 use super::{Blocks, Launched, Replay};
