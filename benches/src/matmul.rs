@@ -1,7 +1,7 @@
 //! Matmul lessons: the registry entries, checks and workloads for `coalesce::matmul`.
 use std::ops::Range;
 
-use coalesce::matmul::lesson::{EDGE_BENCH_SHAPES, SKINNY_BENCH_SHAPES};
+use coalesce::matmul::lesson::{EDGE_BENCH_SHAPES, SKINNY_BENCH_SHAPES, THIN_BENCH_SHAPES};
 use coalesce::matmul::{self as lib, Bench, Bounds, Method, matmul_cpu};
 use coalesce::model::Counts;
 use coalesce::util::Fill;
@@ -25,6 +25,12 @@ const SKINNY_SHAPE: Param = Param { name: "shape", sweep: &[0, 1], check: &[1], 
 /// A [`SKINNY_SHAPE`] value as `MxNxK` (`0`: `1x4096x4096`).
 fn skinny_shape(value: u32) -> String {
     shape_label(&SKINNY_BENCH_SHAPES, value)
+}
+/// `shape` 0..=1: an index into [`THIN_BENCH_SHAPES`] ([`Bench::ThinShapes`]).
+const THIN_SHAPE: Param = Param { name: "shape", sweep: &[0, 1], check: &[1], labels: Some(thin_shape) };
+/// A [`THIN_SHAPE`] value as `MxNxK` (`0`: `4096x1x4096`).
+fn thin_shape(value: u32) -> String {
+    shape_label(&THIN_BENCH_SHAPES, value)
 }
 /// Shape `value` of `shapes` as `MxNxK`, or the bare value past them.
 fn shape_label(shapes: &[(usize, usize, usize)], value: u32) -> String {
@@ -87,6 +93,10 @@ impl Family for Method {
         if self == Method::Skinny {
             extra = format!("{extra}; {}", check_library_skinny(gpu, rng)?);
         }
+        // The thin stage (13) is `matmul::matmul`'s for n <= 8 (m past 8), at any alignment.
+        if self == Method::Thin {
+            extra = format!("{extra}; {}", check_library_thin(gpu, rng)?);
+        }
         let banded = check_banded(self, gpu, rng)?;
         Ok(format!("shapes {shapes:?}, worst relative error {worst:.1e}{extra}; {banded}"))
     }
@@ -133,6 +143,7 @@ const fn row(method: Method) -> Row<Method> {
         Bench::Cubes { sweep, check } => row.swept(Param { name: "size", sweep, check, labels: None }),
         Bench::EdgeShapes => row.swept(EDGE_SHAPE),
         Bench::SkinnyShapes => row.swept(SKINNY_SHAPE),
+        Bench::ThinShapes => row.swept(THIN_SHAPE),
     }
 }
 
@@ -158,6 +169,13 @@ fn check_library_edge(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
 /// choose [`Method::Skinny`] on every GPU.
 fn check_library_skinny(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
     one_float_off(gpu, rng, (8, 1000, 516), |_| Some(Method::Skinny), None)
+}
+
+/// `matmul::matmul` on a thin shape whose operands start one float into their buffers (A's rows
+/// then read 4 bytes at a time): [`one_float_off`] at 1000 × 8 × 516, where it must choose
+/// [`Method::Thin`] on every GPU.
+fn check_library_thin(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
+    one_float_off(gpu, rng, (1000, 8, 516), |_| Some(Method::Thin), None)
 }
 
 /// An `m × n × k` multiply whose A, B and C start one float into their buffers (sub-slices, 4

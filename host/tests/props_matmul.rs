@@ -373,6 +373,56 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
                 }
             }
         }
+        Method::Thin => {
+            prop_assert_eq!(band.grid, thin_grid(m, n));
+            prop_assert_eq!(band.block, (THIN_THREADS, 1));
+            prop_assert!(band.shared >= THIN_SHARED_BYTES);
+            for (bx, by) in blocks(band.grid, probe) {
+                let r = rng(bx as u64 ^ (by as u64) << 20);
+                let col0 = bx * THIN_COLS;
+                for w in [0, THIN_WARPS - 1, (r % THIN_WARPS as u64) as u32] {
+                    for lane in [0, 31, ((r >> 8) % 32) as u32] {
+                        let t = w * 32 + lane;
+                        // The first chunk and the last (partial or whole).
+                        let last = (k64 - 1) / THIN_CHUNK as u64 * THIN_CHUNK as u64;
+                        for c0 in [0, last] {
+                            for row in 0..THIN_WARP_ROWS {
+                                let row = thin_row(by, w, row).min(m - 1) as u64;
+                                for s in 0..THIN_STEPS {
+                                    let kk = thin_k(c0, s, lane);
+                                    for q in 0..4 {
+                                        if kk + q < k64 {
+                                            inside("A", row_major(row, kk + q, k64), 1, oa, m64 * k64, wa)?;
+                                        }
+                                    }
+                                    prop_assert!(
+                                        thin_staged(THIN_COLS - 1, s * THIN_STEP + 4 * lane) + 4
+                                            <= THIN_SHARED_BYTES / 4
+                                    );
+                                }
+                            }
+                            for h in 0..2 {
+                                let kk = c0 + (h * THIN_THREADS + t) as u64;
+                                for j in 0..THIN_COLS {
+                                    if kk < k64 && col0 + j < n {
+                                        inside("B", row_major(kk, (col0 + j) as u64, n64), 1, ob, k64 * n64, wb)?;
+                                    }
+                                    prop_assert!(thin_staged(j, h * THIN_THREADS + t) < THIN_SHARED_BYTES / 4);
+                                }
+                            }
+                        }
+                        for row in 0..THIN_WARP_ROWS {
+                            let row = thin_row(by, w, row);
+                            for j in 0..THIN_COLS {
+                                if lane == 0 && row < m && col0 + j < n {
+                                    inside("C", row_major(row as u64, (col0 + j) as u64, n64), 1, oc, m64 * n64, wc)?;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
         Method::Skinny => {
             let (width, thread_rows) = band.block;
             prop_assert!(band.grid.0 * width >= n && band.grid.1 * SKINNY_ROWS >= m, "grid covers the band");
@@ -765,6 +815,12 @@ proptest! {
                 let band = owners[0];
                 prop_assert_eq!(warp_tile_owners(method, band.grid, (band.dims.0, band.dims.1), (local, c)), 1);
             }
+            Method::Thin => {
+                let (bx, by) = (c / THIN_COLS, local / THIN_ROWS);
+                prop_assert!(bx < owners[0].grid.0 && by < owners[0].grid.1);
+                let (w, r) = ((local % THIN_ROWS) / THIN_WARP_ROWS, local % THIN_WARP_ROWS);
+                prop_assert_eq!((thin_row(by, w, r), bx * THIN_COLS + c % THIN_COLS), (local, c));
+            }
             Method::Skinny => {
                 let width = owners[0].block.0;
                 let (bx, by) = (c / width, local / SKINNY_ROWS);
@@ -836,6 +892,18 @@ proptest! {
                                 hits[row_major(row as u64, col as u64, n as u64) as usize] += 1;
                             } else {
                                 prop_assert!(!method.whole_tiles_only());
+                            }
+                        }
+                    }
+                    Method::Thin => {
+                        for w in 0..THIN_WARPS {
+                            for r in 0..THIN_WARP_ROWS {
+                                for j in 0..THIN_COLS {
+                                    let (row, col) = (thin_row(by, w, r), bx * THIN_COLS + j);
+                                    if row < mm && col < nn {
+                                        hits[row_major(row as u64, col as u64, n as u64) as usize] += 1;
+                                    }
+                                }
                             }
                         }
                     }
@@ -1006,6 +1074,7 @@ proptest! {
         prop_assert_eq!(covering, sm90 && spread_edge_pays(m as u32, n as u32, k as u32, sms));
         let expected = match (unguarded, blocks < sms as usize) {
             _ if m <= SKINNY_ROWS as usize => Method::Skinny,
+            _ if n <= THIN_COLS as usize => Method::Thin,
             _ if shared => Method::WarpTileSpreadStreamK,
             _ if wide => Method::WarpTileSpread,
             (false, _) if covering => Method::WarpTileSpreadEdge,

@@ -29,6 +29,8 @@ pub enum Bench {
     EdgeShapes,
     /// [`SKINNY_BENCH_SHAPES`], by index.
     SkinnyShapes,
+    /// [`THIN_BENCH_SHAPES`], by index.
+    ThinShapes,
 }
 
 impl Bench {
@@ -41,6 +43,7 @@ impl Bench {
             Bench::Cubes { .. } => (value as usize, value as usize, value as usize),
             Bench::EdgeShapes => EDGE_BENCH_SHAPES[value as usize],
             Bench::SkinnyShapes => SKINNY_BENCH_SHAPES[value as usize],
+            Bench::ThinShapes => THIN_BENCH_SHAPES[value as usize],
         }
     }
 }
@@ -70,6 +73,14 @@ pub const SKINNY_BENCH_SHAPES: [(usize, usize, usize); 2] = [(1, 4096, 4096), (8
 /// time (k not a multiple of 4), two block rows (m = 9), and columns past the last whole slab.
 pub const SKINNY_SHAPES: [(usize, usize, usize); 6] =
     [(1, 4224, 512), (8, 2047, 1000), (3, 1000, 4099), (9, 300, 64), (8, 33, 5), (2, 8191, 7)];
+/// Shapes (m, n, k) the thin kernel is benchmarked at ([`Bench::ThinShapes`]): a column of B
+/// and eight against 4096² of A, the thin shapes of the matmul shapes sweep.
+pub const THIN_BENCH_SHAPES: [(usize, usize, usize); 2] = [(4096, 1, 4096), (4096, 8, 4096)];
+/// Shapes checked for the thin kernel besides the general ones: whole chunks of k and a partial
+/// last one, k below one step, k not a multiple of 4 (A a float at a time), n of 1, 3, 8 and past
+/// 8 (two column blocks), m not a multiple of 16.
+pub const THIN_SHAPES: [(usize, usize, usize); 6] =
+    [(4096, 8, 1024), (1000, 1, 1030), (33, 3, 5), (17, 9, 513), (300, 8, 4099), (4111, 2, 64)];
 /// Shapes (m, n, k) checked for the general kernels: 1, odd, prime and non-tile sizes.
 pub const CHECK_SHAPES: [(usize, usize, usize); 5] =
     [(1, 1, 1), (33, 17, 65), (127, 131, 67), (257, 96, 200), (512, 512, 512)];

@@ -44,7 +44,7 @@ use crate::error::{Error, Result, aligned16, dim32, exactly, in_range};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Kernel, Launch, Out};
 use crate::model::matmul::Replay;
-use coalesce_kernels::matmul::{SKINNY_ROWS, WARPTILE, WARPTILE_ASYNC, band_rows, matmul_warptile_sm90};
+use coalesce_kernels::matmul::{SKINNY_ROWS, THIN_COLS, WARPTILE, WARPTILE_ASYNC, band_rows, matmul_warptile_sm90};
 pub use coalesce_kernels::matmul::{StreamK, WarpTile};
 
 // One file a stage (teaching order in the module docs), each with its descriptor.
@@ -61,6 +61,7 @@ mod spread_edge;
 mod spread_ring;
 mod spread_stream_k;
 mod stream_k;
+mod thin;
 mod tiled;
 mod warptile;
 
@@ -122,6 +123,9 @@ pub enum Method {
     /// m ≤ 8: a block a slab of B's columns for all of k, B read once in whole sectors, k split
     /// over the block's threads (any shape, any alignment; 8 rows of C a block).
     Skinny,
+    /// n ≤ 8: a warp streams two rows of A in 512-byte loads, B's chunk of k staged column-major
+    /// in shared memory (any shape, any alignment; 16 rows and 8 columns of C a block).
+    Thin,
 }
 
 /// How a stage's kernel meets the edges of C. Every descriptor says which, with no default:
@@ -196,7 +200,7 @@ pub struct Stage {
 }
 
 /// The stages in teaching order, indexed by [`Method`]: the one table.
-static STAGES: [Stage; 16] = [
+static STAGES: [Stage; 17] = [
     naive::STAGE,
     tiled::STAGE,
     prefetch::STAGE,
@@ -213,12 +217,13 @@ static STAGES: [Stage; 16] = [
     warptile::EDGE_STAGE,
     warptile::EDGE_SM90_STAGE,
     skinny::STAGE,
+    thin::STAGE,
 ];
 
 impl Method {
     /// Every method, in teaching order (the table's).
-    pub const ALL: [Method; 16] = {
-        let mut all = [Method::Naive; 16];
+    pub const ALL: [Method; 17] = {
+        let mut all = [Method::Naive; 17];
         let mut i = 0;
         while i < all.len() {
             all[i] = STAGES[i].method;
@@ -459,6 +464,8 @@ pub fn run(
 /// module is loaded:
 /// - m at most 8 (a row of A, or a few, against all of B): the skinny kernel (stage 12), which
 ///   reads B once across the whole GPU, at any shape and alignment;
+/// - else n at most 8 (all of A against a column of B, or a few): the thin kernel (stage 13),
+///   which reads A once, at any shape and alignment;
 /// - whole 128 × 256 × 16 tiles, 16-byte aligned buffers, sm_90, and a grid of those tiles that
 ///   fills at least three quarters of the multiprocessors (one block each): the spread ring
 ///   (stage 9, the `cp.async` warp-tiled kernel with its copies spread over the k steps), with
@@ -483,10 +490,13 @@ pub fn choose(
         let (gx, gy) = cfg.grid(m, n);
         u64::from(gx) * u64::from(gy)
     };
-    if let Ok(Dims { m, .. }) = validate(Method::Skinny, a, b, c, shape)
-        && m <= SKINNY_ROWS
-    {
-        return Method::Skinny;
+    if let Ok(Dims { m, n, .. }) = validate(Method::Skinny, a, b, c, shape) {
+        if m <= SKINNY_ROWS {
+            return Method::Skinny;
+        }
+        if n <= THIN_COLS {
+            return Method::Thin;
+        }
     }
     if sm90
         && let Ok(Dims { m, n, k }) = validate(Method::WarpTileSpread, a, b, c, shape)
@@ -736,7 +746,7 @@ mod tests {
         assert_eq!(pick((1024, 1024, 1024), 16), Method::WarpTile);
         // Anything not whole tiles: the guarded kernel; on sm_90 the guarded spread ring where
         // its grid fills the GPU and k is 32 tiles or more, else the sm_90 guarded build.
-        for shape in [(4095, 4095, 4095), (4097, 4097, 4097), (4000, 4100, 4033), (4096, 4096, 4088), (9, 1, 1)] {
+        for shape in [(4095, 4095, 4095), (4097, 4097, 4097), (4000, 4100, 4033), (4096, 4096, 4088), (9, 9, 1)] {
             assert_eq!(pick(shape, 132), Method::WarpTileEdge, "{shape:?}");
         }
         for shape in [(4095, 4095, 4095), (4097, 4097, 4097), (4000, 4100, 4033), (4096, 4096, 4088), (1200, 2500, 513)]
@@ -744,8 +754,13 @@ mod tests {
             assert_eq!(pick_on(shape, 132, true), Method::WarpTileSpreadEdge, "{shape:?}");
         }
         // One tile; 32 tiles (1000²) for 132 SMs; 512 tiles but 31 k tiles.
-        for shape in [(9, 1, 1), (1000, 1000, 1000), (4095, 4095, 496)] {
+        for shape in [(9, 9, 1), (1000, 1000, 1000), (4095, 4095, 496)] {
             assert_eq!(pick_on(shape, 132, true), Method::WarpTileEdgeSm90, "{shape:?}");
+        }
+        // n at most 8 (and m past 8): the thin kernel, on every GPU.
+        for shape in [(4096, 1, 4096), (4096, 8, 4096), (9, 1, 1), (128, 8, 16), (4097, 5, 3)] {
+            assert_eq!(pick(shape, 132), Method::Thin, "{shape:?}");
+            assert_eq!(pick_on(shape, 132, true), Method::Thin, "{shape:?}");
         }
         // m at most 8, whatever else: the skinny kernel, on every GPU.
         for shape in [(1, 4096, 4096), (8, 4096, 4096), (1, 1, 1), (8, 128, 16), (5, 4097, 3)] {

@@ -53,3 +53,5 @@ mod spread_edge;
 pub use spread_edge::*;
 mod skinny;
 pub use skinny::*;
+mod thin;
+pub use thin::*;

@@ -17,8 +17,8 @@
 //! | `bulk` (sm_90) | TMA bulk and tensor copies (`cp.async.bulk`, `cp.async.bulk.tensor`) |
 //! | `cluster` (sm_90) | thread-block clusters and distributed shared memory |
 //!
-//! The unroll macros `unroll_tile!` (32 steps), `unroll_16!` and `unroll_8!` stand in for
-//! `#pragma unroll`.
+//! The unroll macros `unroll_tile!` (32 steps), `unroll_16!`, `unroll_8!`, `unroll_4!` and
+//! `unroll_2!` stand in for `#pragma unroll`.
 
 use core::arch::nvptx;
 

@@ -27,3 +27,17 @@ macro_rules! unroll_8 {
         unroll_tile!(@ $i $body; 0 1 2 3 4 5 6 7)
     };
 }
+
+/// `$body` for `$i` = 0, 1, 2, 3 as straight-line code.
+macro_rules! unroll_4 {
+    ($i:ident => $body:block) => {
+        unroll_tile!(@ $i $body; 0 1 2 3)
+    };
+}
+
+/// `$body` for `$i` = 0, 1 as straight-line code.
+macro_rules! unroll_2 {
+    ($i:ident => $body:block) => {
+        unroll_tile!(@ $i $body; 0 1)
+    };
+}

@@ -39,6 +39,7 @@ pub(crate) mod skinny;
 pub(crate) mod spread_edge;
 pub(crate) mod spread_ring;
 pub(crate) mod stream_k;
+pub(crate) mod thin;
 pub(crate) mod tiled;
 pub(crate) mod warptile;
 
