@@ -401,7 +401,7 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
                                     );
                                 }
                             }
-                            for h in 0..2 {
+                            for h in 0..THIN_STAGED_ROWS {
                                 let kk = c0 + (h * THIN_THREADS + t) as u64;
                                 for j in 0..THIN_COLS {
                                     if kk < k64 && col0 + j < n {

@@ -42,7 +42,7 @@ mod tests {
     #[test]
     fn thin_plans_sixteen_rows_a_block() {
         let (l, _) = plan_of(Method::Thin, (4096, 8, 4096), (4096 * 4096, 4096 * 8, 4096 * 8)).unwrap();
-        assert_eq!((l.grid, l.block, l.shared_bytes), ((1, 256), (256, 1), 16384));
+        assert_eq!((l.grid, l.block, l.shared_bytes), ((1, 256), (256, 1), 8192));
         let (l, _) = plan_of(Method::Thin, (17, 9, 3), (17 * 3, 3 * 9, 17 * 9)).unwrap();
         assert_eq!(l.grid, (2, 2));
     }

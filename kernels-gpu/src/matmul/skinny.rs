@@ -113,11 +113,10 @@ kernel! {
 mod device {
     use super::*;
 
-    /// A thread's sums, one a row of the block.
-    /// A thread's sums, four a row of the block: the four columns of each of A's vectors go
-    /// into their own, so a row's 32 FMAs are four chains of 8, not one of 32 (at 4 cycles an
-    /// FMA, 128 cycles a row of a step; m = 8 ran at 38% of DRAM bandwidth).
-    type Sums = [[f32; 4]; SKINNY_ROWS as usize];
+    /// A thread's sums, two a row of the block: the even and odd columns of each of A's vectors
+    /// go into their own, so a row's 32 FMAs are two chains of 16, not one of 32. (Four sums a
+    /// row ran no faster and left ptxas a few bytes of spills at 128 registers.)
+    type Sums = [[f32; 2]; SKINNY_ROWS as usize];
 
     /// A thread's operands for one step.
     struct At {
@@ -157,13 +156,13 @@ mod device {
         // each of A's floats once, so they come from L2, and the rows' loads after the first
         // would each wait an L2 round trip behind the FMAs before them (m = 8 ran at 38% of
         // DRAM bandwidth, m = 1 at 78%).
-        if !GUARD && at.next < at.k {
+        if !GUARD && at.next + SKINNY_UNROLL as u64 <= at.k {
             unroll_8!(i => {
                 let row = at.row0 + i;
                 if row < at.m {
                     let first = row_major(row as u64, at.next, at.k);
-                    let last = first + (SKINNY_UNROLL as u64).min(at.k - at.next) - 1;
-                    // SAFETY: row < m and next <= last < k: inside A.
+                    let last = first + SKINNY_UNROLL as u64 - 1;
+                    // SAFETY: row < m and next <= last < next + UNROLL <= k: inside A.
                     unsafe {
                         mem::prefetch_l1(a.add(first as usize));
                         mem::prefetch_l1(a.add(last as usize));
@@ -216,7 +215,7 @@ mod device {
                     }
                 }
                 for (j, x) in a4.iter().enumerate() {
-                    out[j] = fma(*x, bv[4 * q + j], out[j]);
+                    out[j % 2] = fma(*x, bv[4 * q + j], out[j % 2]);
                 }
             });
             }
@@ -236,7 +235,7 @@ mod device {
         let stride = skinny_step(thread_rows);
         let mut at =
             At { kk: 0, next: 0, k: k as u64, n: n as u64, col: if col < n { col } else { n - 1 } as u64, row0, m };
-        let mut acc: Sums = [[0.0; 4]; SKINNY_ROWS as usize];
+        let mut acc: Sums = [[0.0; 2]; SKINNY_ROWS as usize];
         let mut k0 = 0u64;
         // SAFETY: whole steps end at or before k; the last, partial one is guarded.
         unsafe {
@@ -264,8 +263,8 @@ mod device {
         // SAFETY: skinny_partial(tx, ty, i, width) < 512 · 8 floats, the shared memory launched.
         unsafe {
             for i in 0..SKINNY_ROWS as usize {
-                let [p0, p1, p2, p3] = acc[i];
-                *s.add(skinny_partial(tx, ty, i as u32, width) as usize) = (p0 + p1) + (p2 + p3);
+                let [even, odd] = acc[i];
+                *s.add(skinny_partial(tx, ty, i as u32, width) as usize) = even + odd;
             }
         }
         // Every partial is stored before any is added.

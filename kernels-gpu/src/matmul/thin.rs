@@ -11,7 +11,7 @@ use super::index::row_major;
 use crate::kernel;
 use crate::launch::DEFAULT_SHARED_BYTES;
 #[cfg(target_arch = "nvptx64")]
-use crate::prelude::{math::fma, mem, order, shared, thread, warp};
+use crate::prelude::{math::fma, mem, shared, thread, warp};
 
 /// Columns of C (and B) a block computes: all of them when n ≤ 8.
 pub const THIN_COLS: u32 = 8;
@@ -25,16 +25,19 @@ pub const THIN_THREADS: u32 = THIN_WARPS * 32;
 pub const THIN_ROWS: u32 = THIN_WARPS * THIN_WARP_ROWS;
 /// k a warp step covers: a float4 of A's row a lane.
 pub const THIN_STEP: u32 = 128;
-/// Warp steps a chunk: the A loads a lane issues before it waits (two rows: 8 vectors, 128 bytes).
-pub const THIN_STEPS: u32 = 4;
+/// Warp steps a chunk: the A loads a lane issues before it waits (two rows: 4 vectors, 64 bytes).
+/// (Four, 128 bytes, left ptxas a few bytes of spills at two blocks a multiprocessor.)
+pub const THIN_STEPS: u32 = 2;
 /// Rows of B staged at once.
 pub const THIN_CHUNK: u32 = THIN_STEP * THIN_STEPS;
 /// Shared memory of a block: the chunk of B, one column a row of `THIN_CHUNK` floats.
 pub const THIN_SHARED_BYTES: u32 = THIN_COLS * THIN_CHUNK * 4;
 
 const _: () = assert!(THIN_SHARED_BYTES <= DEFAULT_SHARED_BYTES, "thin's chunk must not need opt-in");
-const _: () = assert!(THIN_CHUNK == 2 * THIN_THREADS, "each thread stages two rows of B a chunk");
-const _: () = assert!(THIN_COLS == 8 && THIN_STEPS == 4 && THIN_WARP_ROWS == 2, "the loops are unroll_8! and 4 × 2");
+/// Rows of B each thread stages a chunk.
+pub const THIN_STAGED_ROWS: u32 = THIN_CHUNK / THIN_THREADS;
+const _: () = assert!(THIN_CHUNK.is_multiple_of(THIN_THREADS), "the threads stage whole rows of B");
+const _: () = assert!(THIN_COLS == 8 && THIN_STEPS == 2 && THIN_WARP_ROWS == 2, "the loops are unroll_8! and 2 × 2");
 
 /// Grid over `m × n`: a block `THIN_ROWS` rows by `THIN_COLS` columns.
 pub const fn thin_grid(m: u32, n: u32) -> (u32, u32) {
@@ -70,9 +73,9 @@ pub const fn thin_vectors(k: u32, a: u64) -> bool {
 kernel! {
     #[launch_bounds(256, 2)]
     /// Thin: block `(bx, by)` computes rows `by·16..` of C over columns `bx·8..`, for all of k
-    /// in chunks of 512. Warp `w` streams rows `by·16 + 2w` and the next: lane `l` loads the 4
-    /// floats at `c0 + 128s + 4l` of each (16 bytes where [`thin_vectors`]), 4 steps a chunk;
-    /// thread `t` stages rows `c0 + t` and `c0 + 256 + t` of B's 8 columns into shared memory
+    /// in chunks of 256. Warp `w` streams rows `by·16 + 2w` and the next: lane `l` loads the 4
+    /// floats at `c0 + 128s + 4l` of each (16 bytes where [`thin_vectors`]), 2 steps a chunk;
+    /// thread `t` stages row `c0 + t` of B's 8 columns into shared memory
     /// (column-major); each lane then adds its 4 columns of A against the chunk's 4 rows of B
     /// (one 16-byte shared load a column), and at the end the warp's lanes add their sums in a
     /// shuffle tree. Rows of A are clamped to `m - 1`; B outside `k × n` is staged as 0; only
@@ -100,18 +103,18 @@ mod device {
     #[inline(always)]
     unsafe fn load_chunk<const WHOLE: bool>(
         a: *const f32,
-        rows: &[u64; THIN_WARP_ROWS as usize],
+        rows: &[u32; THIN_WARP_ROWS as usize],
         c0: u64,
         lane: u32,
         k: u64,
         av: &mut Chunk,
     ) {
         unroll_2!(r => {
-            unroll_4!(s => {
+            unroll_2!(s => {
                 let kk = thin_k(c0, s, lane);
-                let first = row_major(rows[r as usize], kk, k) as usize;
+                let first = row_major(rows[r as usize] as u64, kk, k) as usize;
                 if WHOLE {
-                    // SAFETY: kk + 4 <= c0 + 512 <= k, first a multiple of 4 of a 16-byte aligned
+                    // SAFETY: kk + 4 <= c0 + THIN_CHUNK <= k, first a multiple of 4 of a 16-byte aligned
                     // A (k and kk multiples of 4): a whole vector inside its row.
                     av[r as usize][s as usize] = unsafe { mem::load_v4_f32_nc(a.add(first) as *const [f32; 4]) };
                 } else {
@@ -137,15 +140,16 @@ mod device {
         let col0 = bx * THIN_COLS;
         let vectors = thin_vectors(k, a as u64);
         let k64 = k as u64;
-        let rows: [u64; THIN_WARP_ROWS as usize] = [0, 1].map(|r| {
+        // The warp's rows of A, clamped to the last (32 bits each: held for the whole loop).
+        let rows: [u32; THIN_WARP_ROWS as usize] = [0, 1].map(|r| {
             let row = thin_row(by, w, r);
-            (if row < m { row } else { m - 1 }) as u64
+            if row < m { row } else { m - 1 }
         });
         let staged = shared::dynamic::<f32>();
         let mut acc: Sums = [[0.0; THIN_COLS as usize]; THIN_WARP_ROWS as usize];
         let mut c0 = 0u64;
         while c0 < k64 {
-            // A's floats for the whole chunk first: 8 vectors in flight a lane.
+            // A's floats for the whole chunk first: 4 vectors in flight a lane.
             let mut av: Chunk = [[[0.0; 4]; THIN_STEPS as usize]; THIN_WARP_ROWS as usize];
             if vectors && c0 + THIN_CHUNK as u64 <= k64 {
                 // SAFETY: the chunk lies inside k, A is 16-byte aligned and k a multiple of 4.
@@ -154,26 +158,29 @@ mod device {
                 // SAFETY: every float is checked against k.
                 unsafe { load_chunk::<false>(a, &rows, c0, lane, k64, &mut av) };
             }
-            // B's chunk, column-major: thread t stages rows c0 + t and c0 + 256 + t.
-            for h in 0..2u32 {
+            // B's chunk, column-major: thread t stages row c0 + t.
+            for h in 0..THIN_STAGED_ROWS {
                 let kk = c0 + (h * THIN_THREADS + t) as u64;
+                // One base address a row of B, the columns at constant offsets from it.
+                let row = if kk < k64 { kk } else { 0 };
+                // SAFETY: row < k, so the row starts inside B.
+                let pb = unsafe { b.add(row_major(row, col0 as u64, n as u64) as usize) };
                 unroll_8!(j => {
-                    let col = col0 + j;
-                    let v = if kk < k64 && col < n {
-                        // SAFETY: kk < k and col < n.
-                        unsafe { *b.add(row_major(kk, col as u64, n as u64) as usize) }
+                    let v = if kk < k64 && col0 + j < n {
+                        // SAFETY: kk < k and col0 + j < n: element (kk, col0 + j) of B.
+                        unsafe { *pb.add(j as usize) }
                     } else {
                         0.0
                     };
-                    // SAFETY: thin_staged(j, h·256 + t) < 8 · 512 floats, the shared memory launched.
+                    // SAFETY: thin_staged(j, h·256 + t) < 8 · THIN_CHUNK floats, the shared memory launched.
                     unsafe { *staged.add(thin_staged(j, h * THIN_THREADS + t) as usize) = v };
                 });
             }
             // The chunk is staged before anyone reads it.
             thread::sync_threads();
-            unroll_4!(s => {
+            unroll_2!(s => {
                 unroll_8!(j => {
-                    // SAFETY: thin_staged(j, 128s + 4·lane) + 4 <= 8 · 512, a multiple of 4 floats
+                    // SAFETY: thin_staged(j, 128s + 4·lane) + 4 <= 8 · THIN_CHUNK, a multiple of 4 floats
                     // of the 16-byte aligned dynamic shared memory.
                     let b4 = unsafe {
                         shared::load_v4_f32(shared::address(staged.add(thin_staged(j, s * THIN_STEP + 4 * lane) as usize)))
@@ -187,8 +194,6 @@ mod device {
                     });
                 });
             });
-            order::pin(&mut acc[0]);
-            order::pin(&mut acc[1]);
             // Everyone is done with the chunk before the next one is staged over it.
             thread::sync_threads();
             c0 += THIN_CHUNK as u64;
@@ -226,7 +231,7 @@ mod tests {
         let mut read = vec![0u8; k as usize];
         let mut c0 = 0;
         while c0 < k {
-            for h in 0..2 {
+            for h in 0..THIN_STAGED_ROWS {
                 for t in 0..THIN_THREADS {
                     let kk = c0 + (h * THIN_THREADS + t) as u64;
                     if kk < k {

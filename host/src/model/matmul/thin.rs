@@ -4,17 +4,17 @@
 //! vectors without conflicts, and each lane's sums meet in a shuffle tree at the end.
 //!
 //! SASS (sm_90):
-//! - `matmul_thin`: per chunk of 512 of k eight `LDG.E.128.CONSTANT` of A (two rows, four steps)
-//!   where the chunk lies inside k and `thin_vectors` holds, else 32 `LDG.E` below k; sixteen
-//!   `LDG.E` of B (two rows of its 8 columns, 0 outside B) and their `STS`; a barrier; each step
+//! - `matmul_thin`: per chunk of 256 of k four `LDG.E.128.CONSTANT` of A (two rows, two steps)
+//!   where the chunk lies inside k and `thin_vectors` holds, else 16 `LDG.E` below k; eight
+//!   `LDG.E` of B (a row of its 8 columns, 0 outside B) and their `STS`; a barrier; each step
 //!   one `LDS.128` a column; a barrier. At the end five `SHFL.DOWN` a sum and lane 0's `STG.E`s.
 
 use super::{Blocks, Launched, Replay};
 use crate::error::Result;
 use crate::model::{Model, Warp, lanes_where};
 use coalesce_kernels::matmul::{
-    THIN_CHUNK, THIN_COLS, THIN_ROWS, THIN_STEPS, THIN_THREADS, THIN_WARP_ROWS, row_major, thin_k, thin_row,
-    thin_staged, thin_vectors,
+    THIN_CHUNK, THIN_COLS, THIN_ROWS, THIN_STAGED_ROWS, THIN_STEPS, THIN_THREADS, THIN_WARP_ROWS, row_major, thin_k,
+    thin_row, thin_staged, thin_vectors,
 };
 
 fn thin_warp(model: &mut Model, l: &Launched, w: &Warp) -> Result<()> {
@@ -39,7 +39,7 @@ fn thin_warp(model: &mut Model, l: &Launched, w: &Warp) -> Result<()> {
                 }
             }
         }
-        for h in 0..2 {
+        for h in 0..THIN_STAGED_ROWS {
             let kk = |lane| c0 + u64::from(h * THIN_THREADS + w.linear(lane));
             for j in 0..THIN_COLS {
                 let inside = lanes_where(w.lanes, |lane| kk(lane) < k && col0 + j < n);
@@ -64,7 +64,7 @@ fn thin_warp(model: &mut Model, l: &Launched, w: &Warp) -> Result<()> {
     Ok(())
 }
 
-/// Stage 13's replay: a block 16 rows by 8 columns, k a chunk of 512 at a time.
+/// Stage 13's replay: a block 16 rows by 8 columns, k a chunk of 256 at a time.
 pub(crate) const REPLAY: Replay = Replay {
     blocks: Some(Blocks {
         tile: |_| (THIN_ROWS, THIN_COLS, THIN_CHUNK),
