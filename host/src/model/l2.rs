@@ -4,8 +4,10 @@
 //! A replay walks a launch warp by warp; the GPU runs every resident warp at once. So each access
 //! is recorded with its warp and its place in that warp's instruction stream (`Trace`), and the
 //! trace is replayed through the cache (`Trace::dram`) in the order *wave, step, warp*: the blocks
-//! that fit on the GPU at once form a wave (dispatched in block order, one wave after another),
-//! and inside a wave every warp issues its first access, then every warp its second, and so on.
+//! that fit on the GPU at once form a wave (dispatched in block order, one wave after another;
+//! for a multiply whose blocks each keep their SM busy, the one block an SM that progresses at a
+//! time: `matmul::blocks_at_once`), and inside a wave every warp issues its first access, then
+//! every warp its second, and so on.
 //! Warps do not run in lockstep on the hardware, but what the L2 sees of reuse is the amount of
 //! other traffic between two accesses to one line, and that is what this order keeps: a warp's
 //! next access to a line comes after one step of every other resident warp.

@@ -15,11 +15,24 @@
 //! the block's last valid row or column) and the same origin offsets modulo a sector (the
 //! alignment) make the same requests, sectors and wavefronts. The class key is exactly that.
 //! The L2 and DRAM traffic is worked out apart (`tile_stream`): every block, in dispatch order
-//! and a wave of resident blocks at a time, reads at each k step the rows of A and the columns of
-//! B of its tile that lie inside the multiply and at the end writes its tile of C, and those
-//! sectors go through the L2 model (the warp-tiled kernels' vectors and the clamped rows and
-//! columns read inside those too). Stream-K's shared row is the exception: its replay's own
-//! loads and stores are its trace.
+//! and a wave of blocks at a time, reads at each k step the rows of A and the columns of B of its
+//! tile that lie inside the multiply and at the end writes its tile of C, and those sectors go
+//! through the L2 model (the warp-tiled kernels' vectors and the clamped rows and columns read
+//! inside those too). Stream-K's shared row is the exception: its replay's own loads and stores
+//! are its trace.
+//!
+//! Which blocks make a wave (`blocks_at_once`): the blocks that *progress* at once, not all
+//! those resident. An SM's warp schedulers issue from the oldest ready warp first
+//! (greedy-then-oldest), so of two blocks on one SM the younger issues only in the clocks the
+//! older leaves idle, when all its warps wait on memory. A block whose k step keeps the SM busy
+//! for longer than a DRAM round trip (FMAs at 128 a clock, or shared wavefronts at one a clock)
+//! leaves almost none: co-resident blocks run one after the other, the next starting where the
+//! one before ends, and the wave is one block an SM. A block with less work a step than a round
+//! trip mostly waits, and the blocks resident beside it progress with it. The counters tell the
+//! two apart (H100, `results/ncu/h100-2996d56.csv`): `warptile` at 4096³ (2 blocks of 128 × 128
+//! an SM) reads 607 MB from DRAM, `warptile_async` (1 block of 128 × 256, the same 8.25 rows of
+//! tiles a wave if both blocks of an SM progressed) 342 MB; one block an SM at a time gives
+//! 624 and 347, both blocks at once 347 and 347.
 use crate::buffer::DeviceViewMut;
 use std::collections::BTreeMap;
 
@@ -152,6 +165,8 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Result<Counts> {
     for block in blocks(&launch) {
         classes.entry(key(block)?).or_insert((block, 0)).1 += 1;
     }
+    // Shared wavefronts of the launch's blocks, for how long a block's k step keeps its SM busy.
+    let mut wavefronts = 0u64;
     for (block, count) in classes.into_values() {
         let mut one = Model::instructions_only();
         let lb =
@@ -159,13 +174,34 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Result<Counts> {
         for w in block_warps(&launch, block) {
             (replay.warp)(&mut one, &lb, &cx, &w)?;
         }
-        model.add(&one.counts().repeated(count)?)?;
+        let counts = one.counts().repeated(count)?;
+        wavefronts = wavefronts.saturating_add(counts.shared_ld_wavefronts.saturating_add(counts.shared_st_wavefronts));
+        model.add(&counts)?;
     }
     // Blocks a multiprocessor holds: the kernel's declared minimum where it has one (its
     // registers are what limit it), else what its threads and shared memory allow.
     let per_sm = kernel.launch_bounds().map_or_else(|| blocks_per_sm(&launch), |(_, blocks)| blocks);
-    tile_stream(&mut model, &l, &launch, per_sm, origin, (block_rows, block_cols), bk)?;
+    let steps = u64::from(k).div_ceil(u64::from(bk.max(1))).max(1);
+    let fmas = u64::from(block_rows) * u64::from(block_cols) * u64::from(bk);
+    let step_wavefronts = wavefronts / launch.blocks().max(1) / steps;
+    let at_once = blocks_at_once(per_sm, fmas, step_wavefronts);
+    tile_stream(&mut model, &l, &launch, at_once, origin, (block_rows, block_cols), bk)?;
     Ok(model.counts())
+}
+
+/// FP32 FMAs a Hopper SM issues a clock (its 128 FP32 lanes).
+const FMAS_PER_CLOCK: u64 = 128;
+/// A DRAM round trip in SM clocks on an H100 or H200: about 340 ns (the time model's latency
+/// probe: 337–354 ns, BENCHMARKS.md) at the 1.75–1.98 GHz the SMs run. The blocks it tells
+/// apart are far from it either way (`blocks_at_once`): 16 clocks a step against 1,024–2,048.
+const ROUND_TRIP_CLOCKS: u64 = 600;
+
+/// Blocks of an SM that progress at once (module docs): `per_sm`, the blocks it holds, unless
+/// one block's k step (`fmas` FMAs and `wavefronts` shared wavefronts) keeps the SM busy for a
+/// DRAM round trip or longer; then one, the oldest.
+fn blocks_at_once(per_sm: u32, fmas: u64, wavefronts: u64) -> u32 {
+    let busy = (fmas / FMAS_PER_CLOCK).max(wavefronts);
+    if busy >= ROUND_TRIP_CLOCKS { 1 } else { per_sm }
 }
 
 /// The corner of tile `tile` of schedule `sk`: a tile the replay finds in the schedule
@@ -181,9 +217,9 @@ fn tile_origin(sk: StreamK, tile: u32) -> Result<(u32, u32)> {
 }
 
 /// The L2 stream of a tiled launch (module docs): every block in dispatch order, with `per_sm`
-/// of them on each multiprocessor at once, reads at k step `kt` (of `bk` columns of A, rows of
-/// B) the rows of A and the columns of B of its tile inside the multiply, and at the end writes
-/// its tile of C. The sectors are the tile's: the L1 and the kernel's own load widths are the
+/// of them progressing on each multiprocessor at once (`blocks_at_once`), reads at k step `kt`
+/// (of `bk` columns of A, rows of B) the rows of A and the columns of B of its tile inside the
+/// multiply, and at the end writes its tile of C. The sectors are the tile's: the L1 and the kernel's own load widths are the
 /// instruction counts' business, and every stage reads each tile sector at least once a step.
 fn tile_stream(
     model: &mut Model,
@@ -274,4 +310,27 @@ pub fn run(method: Method, (m, n, k): (usize, usize, usize), sms: u32) -> Result
         Ok(())
     })?;
     Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coalesce_kernels::matmul::{BK, BM, BN, NAIVE_BLOCK, TILE, WARPTILE};
+
+    #[test]
+    fn blocks_that_keep_their_sm_busy_for_a_round_trip_run_one_at_a_time() {
+        // naive: a tile stream step is a sector of A's row (8 floats) for 8 × 32 outputs: 16
+        // clocks of FMAs, no shared memory; its 8 resident blocks all progress.
+        let naive = u64::from(NAIVE_BLOCK.0 * NAIVE_BLOCK.1) * SECTOR_FLOATS;
+        assert_eq!(blocks_at_once(8, naive, 0), 8);
+        // tiled: 256 clocks of FMAs a step, but 1,600 shared wavefronts (the replay's count).
+        let tiled = u64::from(TILE * TILE * TILE);
+        assert_eq!(blocks_at_once(2, tiled, 0), 2);
+        assert_eq!(blocks_at_once(2, tiled, 1600), 1);
+        // regblock and warptile: 1,024 and 2,048 clocks of FMAs a step.
+        assert_eq!(blocks_at_once(8, u64::from(BM * BN * BK), 0), 1);
+        assert_eq!(blocks_at_once(2, u64::from(WARPTILE.bm * WARPTILE.bn * WARPTILE.bk), 0), 1);
+        // A kernel that holds one block an SM is unchanged.
+        assert_eq!(blocks_at_once(1, 0, 0), 1);
+    }
 }
