@@ -89,13 +89,15 @@ impl Family for Method {
         if guarded && stage.waves.is_some() {
             extra = format!("{extra}; {}", check_library_edge(gpu, rng)?);
         }
-        // The skinny stage (12) is `matmul::matmul`'s for m <= 8, at any alignment.
-        if self == Method::Skinny {
-            extra = format!("{extra}; {}", check_library_skinny(gpu, rng)?);
-        }
-        // The thin stage (13) is `matmul::matmul`'s for n <= 8 (m past 8), at any alignment.
-        if self == Method::Thin {
-            extra = format!("{extra}; {}", check_library_thin(gpu, rng)?);
+        // Stages 12 and 13 are `matmul::matmul`'s for m <= 8, and n <= 8 past that, at any
+        // alignment: each chosen for its shape one float off (A's rows then read 4 bytes at a time).
+        let one_float_shape = match self {
+            Method::Skinny => Some((8, 1000, 516)),
+            Method::Thin => Some((1000, 8, 516)),
+            _ => None,
+        };
+        if let Some(shape) = one_float_shape {
+            extra = format!("{extra}; {}", one_float_off(gpu, rng, shape, |_| Some(self), None)?);
         }
         let banded = check_banded(self, gpu, rng)?;
         Ok(format!("shapes {shapes:?}, worst relative error {worst:.1e}{extra}; {banded}"))
@@ -162,20 +164,6 @@ fn check_library_edge(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
     let (m, n, k) = (1153, 4097, 515);
     let pays = lib::spread_edge_pays(m as u32, n as u32, k as u32, gpu.multiprocessors());
     one_float_off(gpu, rng, (m, n, k), |sm90| (sm90 && pays).then_some(Method::WarpTileSpreadEdge), None)
-}
-
-/// `matmul::matmul` on a skinny shape whose operands start one float into their buffers (A's
-/// rows then read 4 bytes at a time): [`one_float_off`] at 8 × 1000 × 516, where it must
-/// choose [`Method::Skinny`] on every GPU.
-fn check_library_skinny(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
-    one_float_off(gpu, rng, (8, 1000, 516), |_| Some(Method::Skinny), None)
-}
-
-/// `matmul::matmul` on a thin shape whose operands start one float into their buffers (A's rows
-/// then read 4 bytes at a time): [`one_float_off`] at 1000 × 8 × 516, where it must choose
-/// [`Method::Thin`] on every GPU.
-fn check_library_thin(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
-    one_float_off(gpu, rng, (1000, 8, 516), |_| Some(Method::Thin), None)
 }
 
 /// An `m × n × k` multiply whose A, B and C start one float into their buffers (sub-slices, 4
