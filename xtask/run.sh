@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The bundle's driver, for a GPU host that has the NVIDIA driver but no Rust toolchain.
-#   run.sh [all|checks|report|cublas|peers|bench|ptxas|ncu|sanitize|hopper|devices|base] [args for that step]
+#   run.sh [all|checks|report|cublas|peers|bench|ptxas|ncu|sanitize|hopper|devices|base|racecheck|peer-matrix] [args for that step]
 # (`ncu [FILTER...]` profiles every registered run, or those whose id contains any FILTER.)
 # Logs go to $OUT when set (the device tool's folder), else to ./logs beside this script.
 set -uo pipefail
@@ -174,6 +174,34 @@ sanitize() {
   tail -n 3 "$logs/memcheck.log"
 }
 
+# compute-sanitizer racecheck (shared-memory hazards) over each check whose id matches the
+# extended regex $1 (default: every matmul stage), one process a check with a time limit
+# (RACE_TIMEOUT, 300 s), the checks dealt round-robin to every GPU the driver reports, which run
+# side by side. The matmul checks take their sanitizer-sized shapes (COALESCE_SANITIZER=1).
+# race.txt: a line a check with its exit status and racecheck's summary.
+racecheck() {
+  command -v compute-sanitizer >/dev/null || { echo "compute-sanitizer not on PATH" | tee "$logs/race.txt"; return; }
+  local n d pattern=${1:-^matmul/} start=$SECONDS
+  n=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+  [ "$n" -ge 1 ] || n=1
+  "$here/bin/gpu" --checks | grep -E "$pattern" > "$logs/race-ids.txt"
+  mkdir -p "$logs/race"
+  for ((d = 0; d < n; d++)); do
+    awk -v d="$d" -v n="$n" '(NR - 1) % n == d' "$logs/race-ids.txt" | while read -r id; do
+      local log="$logs/race/$(tr '/=' '__' <<<"$id").log" rc
+      COALESCE_DEVICE=$d COALESCE_SANITIZER=1 COALESCE_SKIP_LARGE=1 timeout "${RACE_TIMEOUT:-300}" \
+        compute-sanitizer --tool racecheck --print-limit 20 "$here/bin/gpu" "$id" > "$log" 2>&1
+      rc=$?
+      echo "$id device $d rc $rc: $(grep -E '^test ' "$log" | sed 's/ (.*//;s/^test //' | tr '\n' ' ')| $(grep -m1 'RACECHECK SUMMARY' "$log" | sed 's/^=* *//')"
+    done > "$logs/race-device$d.txt" &
+  done
+  wait
+  cat "$logs"/race-device*.txt | sort > "$logs/race.txt"
+  cat "$logs/race.txt"
+  echo "racecheck: $(wc -l < "$logs/race.txt") checks on $n GPU(s) in $((SECONDS - start)) s; $(grep -c ' rc 0: .*ok .*0 hazards displayed' "$logs/race.txt") clean"
+  grep -q -v ' rc 0: .*ok .*0 hazards displayed' "$logs/race.txt" && status=1
+}
+
 # The Hopper module's variants (issue 9) and the siblings they are compared with, in one pass:
 # their checks, the whole report (every ratio against the same run's memcpy), memcheck over their
 # checks, and Nsight Compute sections for the runs the numbers are about. Each part has a time
@@ -219,6 +247,12 @@ devices() {
   done
 }
 
+# Every ordered pair of the devices the driver reports: the library's copy reading the other
+# device beside cuMemcpyPeer for the pair (gpu --peer-matrix), into peer-matrix.md.
+peer_matrix() {
+  "$here/bin/gpu" --peer-matrix 2>&1 | tee "$logs/peer-matrix.md" || status=1
+}
+
 # The GPU as a pre-Hopper one would run the suite: the base module only (the Hopper variants
 # SKIPPED with their reason), every check and the whole report; logs and report suffixed -base.
 base() {
@@ -233,6 +267,8 @@ case "$step" in
   all) info; ptxas_report; checks; report; cublas; peers; ncu_counters; bench ;;
   base) info; base "$@" ;;
   sanitize) sanitize "$@" ;;
+  racecheck) racecheck "$@" ;;
+  peer-matrix) info; peer_matrix ;;
   checks) info; checks "$@" ;;
   report) info; report "$@" ;;
   cublas) info; cublas "$@" ;;
@@ -242,6 +278,6 @@ case "$step" in
   ncu) ncu_counters "$@" ;;
   hopper) hopper ;;
   devices) info; devices "$@" ;;
-  *) echo "unknown step $step (all|checks|report|cublas|peers|bench|ptxas|ncu|sanitize|hopper|devices|base)"; exit 2 ;;
+  *) echo "unknown step $step (all|checks|report|cublas|peers|bench|ptxas|ncu|sanitize|racecheck|peer-matrix|hopper|devices|base)"; exit 2 ;;
 esac
 exit $status

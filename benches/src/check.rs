@@ -36,6 +36,20 @@ pub const POISON_BITS: u32 = 0x7fc0_dead;
 /// Elements of the 1-D checks: past 2^31 and not a multiple of 4 (a vector tail).
 pub const LARGE_N: usize = (1 << 31) + 5;
 
+/// Most multiply-adds (m·n·k) a matmul check shape may have under a sanitizer
+/// ([`sanitizer_sized`]): racecheck watches every shared-memory access, and at 1152 × 4096 × 512
+/// one stage's checks outlast the bundle's 5 minutes a stage.
+pub const SANITIZER_MAX_WORK: usize = 1 << 29;
+
+/// Whether the checks run under compute-sanitizer (`COALESCE_SANITIZER=1`, which the bundle's
+/// `racecheck` step sets): the matmul checks then take only their shapes of at most
+/// [`SANITIZER_MAX_WORK`] multiply-adds and leave out the band and library-choice shapes, and
+/// say which they left out. Every kernel's code paths (partial tiles, rings wrapping, stream-K's
+/// shared tiles) still run: each stage's list has small shapes for each.
+pub fn sanitizer_sized() -> bool {
+    std::env::var("COALESCE_SANITIZER").is_ok_and(|v| v == "1")
+}
+
 /// SplitMix64: small, fast and good enough to fill hundreds of MiB of test data per second.
 #[derive(Debug, Clone)]
 pub struct Rng(u64);

@@ -185,3 +185,115 @@ pub fn open_peer(gpu: &Gpu) -> Result<Gpu> {
         format!("device {here} cannot map device(s) {} (cuDeviceCanAccessPeer)", refused.join(", "))
     }))
 }
+
+/// One ordered pair of the peer matrix ([`matrix`]): device `reader` copying [`BENCH_N`] floats
+/// out of device `source`'s memory into its own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pair {
+    /// The device whose kernel (or copy) runs, and whose memory receives the bytes.
+    pub reader: u32,
+    /// The device whose memory is read across the link.
+    pub source: u32,
+    /// GB/s of the library's 16-byte copy (`copy_read`), bytes read across the link counted
+    /// once; `None` where the driver does not pair the two devices.
+    pub copy_gbps: Option<f64>,
+    /// GB/s of `cuMemcpyPeer` over the same bytes, in the same call.
+    pub memcpy_gbps: Option<f64>,
+}
+
+/// Every ordered pair of the devices the driver reports: the library's copy on the reader,
+/// loading from the source's buffer across the link, beside `cuMemcpyPeer` from the source into
+/// the reader, each timed as the runs are (a median of batches, 256 MiB each). Before timing,
+/// each pair's copy of 1,000,003 floats (a vector tail) is checked bit for bit. Fewer than two
+/// devices is [`Error::NoPeer`]; a wrong copy, a mismatch.
+pub fn matrix() -> CheckResult<Vec<Pair>> {
+    let count = Gpu::device_count()?;
+    if count < 2 {
+        return Err(Error::NoPeer(format!("the driver reports {count} device(s); the peer matrix needs two")).into());
+    }
+    let gpus = (0..count).map(Gpu::with_device).collect::<Result<Vec<_>>>()?;
+    let n = BENCH_N;
+    // One source and one destination buffer a device, each used by every pair it is in.
+    let sources = gpus.iter().map(|g| random_buffer::<f32>(g, n, Fill::Unit, 1)).collect::<Result<Vec<_>>>()?;
+    let mut outputs = gpus.iter().map(|g| random_buffer::<f32>(g, n, Fill::Unit, 2)).collect::<Result<Vec<_>>>()?;
+    let mut rng = Rng::new(36);
+    let mut pairs = Vec::new();
+    for (r, reader) in gpus.iter().enumerate() {
+        for (s, source) in gpus.iter().enumerate().filter(|&(s, _)| s != r) {
+            let mut pair = Pair { reader: r as u32, source: s as u32, copy_gbps: None, memcpy_gbps: None };
+            if reader.can_access_peer(source)? {
+                reader.enable_peer_access(source)?;
+                let output = &mut outputs[r];
+                let check = rng.f32s(1_000_003);
+                let input = source.upload(&check)?;
+                let mut got = reader.poisoned::<f32>(check.len(), POISON_BITS)?;
+                lib::copy(reader, &input, &mut got)?;
+                reader.synchronize()?;
+                same_bits(&format!("peer copy from device {s} into device {r}"), &got.to_vec()?, &check)?;
+                let gbps = |t: std::time::Duration| 4.0 * n as f64 / t.as_secs_f64() / 1e9;
+                let time = |f: &mut dyn FnMut() -> Result<()>| {
+                    coalesce::timing::median_time(reader, crate::measure::WARMUP, crate::measure::REPS, f)
+                };
+                pair.copy_gbps = Some(gbps(time(&mut || lib::copy(reader, &sources[s], output))?));
+                pair.memcpy_gbps = Some(gbps(time(&mut || reader.memcpy_peer(&sources[s], output))?));
+            }
+            pairs.push(pair);
+        }
+    }
+    Ok(pairs)
+}
+
+/// What a table of [`matrix_table`] shows of a pair (`None`: the pair has no peer access).
+type Cell = dyn Fn(&Pair) -> Option<String>;
+
+/// [`matrix`]'s pairs as three markdown tables, a row a reader and a column a source: the
+/// library's copy, `cuMemcpyPeer`, and the copy's speed against the driver's (its GB/s over
+/// the driver's: above 1× faster).
+pub fn matrix_table(pairs: &[Pair]) -> String {
+    let devices = pairs.iter().map(|p| p.reader.max(p.source) + 1).max().unwrap_or(0);
+    let mut md = String::new();
+    let tables: [(&str, &Cell); 3] = [
+        ("library copy, GB/s read across the link", &|p| p.copy_gbps.map(|g| format!("{g:.0}"))),
+        ("cuMemcpyPeer, GB/s", &|p| p.memcpy_gbps.map(|g| format!("{g:.0}"))),
+        ("library copy against cuMemcpyPeer (speed, >1 faster)", &|p| {
+            p.copy_gbps.zip(p.memcpy_gbps).map(|(c, m)| format!("{:.3}×", c / m))
+        }),
+    ];
+    for (title, cell) in tables {
+        md.push_str(&format!("{title}: reader (row) <- source (column)\n\n| reader \\ source |"));
+        for s in 0..devices {
+            md.push_str(&format!(" {s} |"));
+        }
+        md.push_str(&format!("\n|---|{}\n", "--:|".repeat(devices as usize)));
+        for r in 0..devices {
+            md.push_str(&format!("| {r} |"));
+            for s in 0..devices {
+                let text = match pairs.iter().find(|p| p.reader == r && p.source == s) {
+                    None => "—".to_string(),
+                    Some(p) => cell(p).unwrap_or_else(|| "no peer access".into()),
+                };
+                md.push_str(&format!(" {text} |"));
+            }
+            md.push('\n');
+        }
+        md.push('\n');
+    }
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matrix_table_puts_each_pair_in_its_cell() {
+        let pairs = [
+            Pair { reader: 0, source: 1, copy_gbps: Some(380.0), memcpy_gbps: Some(400.0) },
+            Pair { reader: 1, source: 0, copy_gbps: None, memcpy_gbps: None },
+        ];
+        let md = matrix_table(&pairs);
+        assert!(md.contains("| 0 | — | 380 |"), "{md}");
+        assert!(md.contains("| 1 | no peer access | — |"), "{md}");
+        assert!(md.contains("| 0 | — | 0.950× |"), "{md}");
+    }
+}

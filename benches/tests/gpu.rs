@@ -17,6 +17,14 @@
 //! N times back to back, so a profiler can skip the first, which also writes back the lines the
 //! workload's own preparation left dirty in L2).
 //!
+//! `gpu --checks [FILTER...]` prints the ids of the checks it would run, one a line (no GPU
+//! needed), for the bundle's `racecheck` step, which runs each under compute-sanitizer on its own.
+//! `COALESCE_SANITIZER=1` sizes the matmul checks for a sanitizer
+//! (`coalesce_benches::check::sanitizer_sized`).
+//!
+//! `gpu --peer-matrix` times the library's copy and `cuMemcpyPeer` across every ordered pair of
+//! the devices the driver reports (`coalesce_benches::peer::matrix`) and prints the matrices.
+//!
 //! `gpu --types` times the library's copy, sum and transpose of every element type at 2^28 bytes
 //! beside the device memcpy and prints the table (`coalesce_benches::elements::speeds`).
 use std::process::ExitCode;
@@ -40,6 +48,18 @@ fn main() -> ExitCode {
     }
     if args.iter().any(|a| a == "--types") {
         return types();
+    }
+    if args.iter().any(|a| a == "--peer-matrix") {
+        return match coalesce_benches::peer::matrix() {
+            Ok(pairs) => {
+                println!("{}", coalesce_benches::peer::matrix_table(&pairs));
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("--peer-matrix: {e}");
+                ExitCode::FAILURE
+            }
+        };
     }
     if let Some(i) = args.iter().position(|a| a == "--once") {
         let rounds = match args.iter().position(|a| a == "--rounds").map(|j| args.get(j + 1).map(|n| n.parse::<u32>()))
@@ -70,6 +90,12 @@ fn main() -> ExitCode {
         }
     }
     cases.retain(|(id, _)| filters.is_empty() || filters.iter().any(|f| id.contains(f.as_str())));
+    if args.iter().any(|a| a == "--checks") {
+        for (id, _) in &cases {
+            println!("{id}");
+        }
+        return ExitCode::SUCCESS;
+    }
     let required = std::env::var("COALESCE_REQUIRE_GPU").is_ok_and(|v| v == "1");
     println!("\nrunning {} GPU checks", cases.len());
     let gpu = match open_gpu() {
