@@ -423,6 +423,66 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
                 }
             }
         }
+        Method::SplitK => {
+            // The grid is the schedule's, which the kernel reads back from it; each block's k
+            // loop is the guarded warp tile's over its range, checked as that one below at the
+            // range's first and last k tiles; then its partial into the workspace, and C.
+            let cfg = SPLIT_K;
+            let sk = SplitK::of(m, n, 132);
+            prop_assert_eq!(band.grid, sk.grid());
+            prop_assert_eq!(SplitK::of_grid(n, band.grid), sk);
+            prop_assert!(sk.fits() || sk.splits == 1);
+            prop_assert_eq!(band.shared, cfg.shared_bytes());
+            for (bx, by) in blocks(band.grid, probe) {
+                let r = rng(bx as u64 ^ (by as u64) << 20);
+                let (tx, z) = sk.block(bx);
+                prop_assert!(tx < sk.tiles_x && z < sk.splits);
+                let (first, end) = sk.walked(z, k);
+                let (row0, col0) = cfg.block_origin(tx, by);
+                prop_assert!(row0 < m && col0 < n);
+                if sk.fits() {
+                    prop_assert!(
+                        sk.partial(sk.tile(tx, by), z) + SPLIT_K_TILE_FLOATS as u64
+                            <= SPLIT_K_MAX_BLOCKS as u64 * SPLIT_K_TILE_FLOATS as u64
+                    );
+                }
+                let threads = cfg.threads();
+                for t in [0, 1, 31, 32, threads - 1, (r % threads as u64) as u32] {
+                    for kt in [first, end.saturating_sub(1).max(first)] {
+                        let kt64 = kt as u64 * cfg.bk as u64;
+                        for v in 0..cfg.a_vectors() {
+                            let at = cfg.a_load(t, v);
+                            let row = cfg.a_src_row(row0, at, m, true) as u64;
+                            for j in 0..4u64 {
+                                if kt64 + at.1 as u64 + j < k64 {
+                                    inside("A", row_major(row, kt64 + at.1 as u64 + j, k64), 1, oa, m64 * k64, wa)?;
+                                }
+                            }
+                        }
+                        for v in 0..cfg.b_vectors() {
+                            let bt = cfg.b_load(t, v);
+                            let kr = kt64 + bt.0 as u64;
+                            if kr < k64 {
+                                for j in 0..4 {
+                                    let col = cfg.b_src_col(col0, bt, j, n, true) as u64;
+                                    inside("B", row_major(kr, col, n64), 1, ob, k64 * n64, wb)?;
+                                }
+                            }
+                        }
+                    }
+                    for i in 0..cfg.tm {
+                        for h in 0..cfg.tn / 4 {
+                            prop_assert!(split_k_slot(t, i, h) + 4 <= SPLIT_K_TILE_FLOATS);
+                        }
+                    }
+                    for (row, col) in thread_cells(cfg, t, (row0, col0)) {
+                        if row < m && col < n {
+                            inside("C", row_major(row as u64, col as u64, n64), 1, oc, m64 * n64, wc)?;
+                        }
+                    }
+                }
+            }
+        }
         Method::Skinny => {
             let (width, thread_rows) = band.block;
             prop_assert!(band.grid.0 * width >= n && band.grid.1 * SKINNY_ROWS >= m, "grid covers the band");
@@ -815,6 +875,15 @@ proptest! {
                 let band = owners[0];
                 prop_assert_eq!(warp_tile_owners(method, band.grid, (band.dims.0, band.dims.1), (local, c)), 1);
             }
+            Method::SplitK => {
+                // The tile's last block stores it: a thread of the tile at (c / bn, local / bm).
+                let band = owners[0];
+                let sk = SplitK::of_grid(band.dims.1, band.grid);
+                let (tx, ty) = (c / SPLIT_K.bn, local / SPLIT_K.bm);
+                prop_assert!(tx < sk.tiles_x && ty < sk.tiles_y);
+                let origin = SPLIT_K.block_origin(tx, ty);
+                prop_assert_eq!(tile_cells(SPLIT_K, origin).filter(|&cell| cell == (local, c)).count(), 1);
+            }
             Method::Thin => {
                 let (bx, by) = (c / THIN_COLS, local / THIN_ROWS);
                 prop_assert!(bx < owners[0].grid.0 && by < owners[0].grid.1);
@@ -892,6 +961,18 @@ proptest! {
                                 hits[row_major(row as u64, col as u64, n as u64) as usize] += 1;
                             } else {
                                 prop_assert!(!method.whole_tiles_only());
+                            }
+                        }
+                    }
+                    Method::SplitK => {
+                        // Only a tile's last block stores, and every tile has one.
+                        let sk = SplitK::of_grid(nn, (gx, gy));
+                        let (tx, z) = sk.block(bx);
+                        if z + 1 == sk.splits {
+                            for (row, col) in tile_cells(SPLIT_K, SPLIT_K.block_origin(tx, by)) {
+                                if row < mm && col < nn {
+                                    hits[row_major(row as u64, col as u64, n as u64) as usize] += 1;
+                                }
                             }
                         }
                     }
@@ -1075,6 +1156,7 @@ proptest! {
         let expected = match (unguarded, blocks < sms as usize) {
             _ if m <= SKINNY_ROWS as usize => Method::Skinny,
             _ if n <= THIN_COLS as usize => Method::Thin,
+            _ if sm90 && split_k_pays(m as u32, n as u32, k as u32, sms) => Method::SplitK,
             _ if shared => Method::WarpTileSpreadStreamK,
             _ if wide => Method::WarpTileSpread,
             (false, _) if covering => Method::WarpTileSpreadEdge,

@@ -81,6 +81,22 @@ pub const THIN_BENCH_SHAPES: [(usize, usize, usize); 2] = [(4096, 1, 4096), (409
 /// 8 (two column blocks), m not a multiple of 16.
 pub const THIN_SHAPES: [(usize, usize, usize); 6] =
     [(4096, 8, 1024), (1000, 1, 1030), (33, 3, 5), (17, 9, 513), (300, 8, 4099), (4111, 2, 64)];
+/// Sizes split-K is benchmarked at: the squares whose 64 × 128 grids leave most of an H100 idle,
+/// and 1024³, where it is cut only two ways and `matmul::matmul` does not take it.
+pub const SPLIT_K_SIZES: Bench = Bench::Cubes { sweep: &[256, 512, 768, 1024], check: &[512] };
+/// Shapes checked for split-K besides the general and guarded ones (on 132 SMs): 8 splits of 2
+/// k tiles; one k tile cut 8 ways (7 empty ranges adding zeros); a partial k tile in a short last
+/// range; a skinny product of long k; partial tiles in m, n and k, 2 splits; and 512³ twice
+/// more, each launch finding the tickets the one before set back to 0.
+pub const SPLIT_K_SHAPES: [(usize, usize, usize); 7] = [
+    (256, 256, 256),
+    (64, 128, 16),
+    (5, 130, 33),
+    (32, 4096, 1024),
+    (129, 4097, 515),
+    (512, 512, 512),
+    (512, 512, 512),
+];
 /// Shapes (m, n, k) checked for the general kernels: 1, odd, prime and non-tile sizes.
 pub const CHECK_SHAPES: [(usize, usize, usize); 5] =
     [(1, 1, 1), (33, 17, 65), (127, 131, 67), (257, 96, 200), (512, 512, 512)];

@@ -57,6 +57,7 @@ mod naive;
 mod prefetch;
 mod regblock;
 mod skinny;
+mod split_k;
 mod spread_edge;
 mod spread_ring;
 mod spread_stream_k;
@@ -66,6 +67,7 @@ mod tiled;
 mod warptile;
 
 pub use lesson::{Bench, Lesson};
+pub use split_k::{SPLIT_K_FROM, split_k_pays};
 pub use stream_k::{stream_k, stream_k_pays};
 
 /// Parameter list of every matmul kernel: A, B, C, m, n, k.
@@ -126,6 +128,10 @@ pub enum Method {
     /// n ≤ 8: a warp streams two rows of A in 512-byte loads, B's chunk of k staged column-major
     /// in shared memory (any shape, any alignment; 16 rows and 8 columns of C a block).
     Thin,
+    /// Few tiles, long k: [`Method::WarpTileSmall`]'s guarded tile with each tile's k cut into
+    /// up to 8 ranges, a block each, added in order by a tile's last block (Hopper module; any
+    /// shape, any alignment).
+    SplitK,
 }
 
 /// How a stage's kernel meets the edges of C. Every descriptor says which, with no default:
@@ -200,7 +206,7 @@ pub struct Stage {
 }
 
 /// The stages in teaching order, indexed by [`Method`]: the one table.
-static STAGES: [Stage; 17] = [
+static STAGES: [Stage; 18] = [
     naive::STAGE,
     tiled::STAGE,
     prefetch::STAGE,
@@ -218,12 +224,13 @@ static STAGES: [Stage; 17] = [
     warptile::EDGE_SM90_STAGE,
     skinny::STAGE,
     thin::STAGE,
+    split_k::STAGE,
 ];
 
 impl Method {
     /// Every method, in teaching order (the table's).
-    pub const ALL: [Method; 17] = {
-        let mut all = [Method::Naive; 17];
+    pub const ALL: [Method; 18] = {
+        let mut all = [Method::Naive; 18];
         let mut i = 0;
         while i < all.len() {
             all[i] = STAGES[i].method;
@@ -406,6 +413,12 @@ pub fn plan(
         //   columns of B below n (`b_wrap_col`) at rows and columns below whole k tiles, the partial
         //   k tile's copies only below k (`k_left`), and their loads and stores of C only `r < m`,
         //   `col < n`; 4-byte copies and stores need no more than an f32 buffer's alignment;
+        // - split-K (stage 14) runs the guarded warp tile's k loop (the guarded warp-tiled case
+        //   above) over one k range of a tile inside the grid (`SplitK::of(m, n, sms).grid()`,
+        //   which its blocks read back with `SplitK::of_grid`; a range past k is empty), indexes
+        //   its module's workspace and tickets below `SPLIT_K_MAX_BLOCKS` partial tiles and tiles
+        //   (a grid past them returns before any access), and stores C only `r < m`, `col < n`;
+        //   launches of it are ordered on the device's one stream, so no two share the workspace;
         // - m ≤ band_rows keeps grid y ≤ 65535 for the other kernels, so the grid launched is the
         //   grid reasoned about.
         each(unsafe { Call::new(kernel, launch, (In::of(a), In::of(b), Out::of(c), m, n, k)) })?;
@@ -466,6 +479,9 @@ pub fn run(
 ///   reads B once across the whole GPU, at any shape and alignment;
 /// - else n at most 8 (all of A against a column of B, or a few): the thin kernel (stage 13),
 ///   which reads A once, at any shape and alignment;
+/// - else on sm_90, where the 64 × 128 tiles are few and k long ([`split_k_pays`]: each tile's k
+///   cut at least [`SPLIT_K_FROM`] ways, two k tiles or more a range): split-K (stage 14), at any
+///   shape and alignment;
 /// - whole 128 × 256 × 16 tiles, 16-byte aligned buffers, sm_90, and a grid of those tiles that
 ///   fills at least three quarters of the multiprocessors (one block each): the spread ring
 ///   (stage 9, the `cp.async` warp-tiled kernel with its copies spread over the k steps), with
@@ -490,12 +506,15 @@ pub fn choose(
         let (gx, gy) = cfg.grid(m, n);
         u64::from(gx) * u64::from(gy)
     };
-    if let Ok(Dims { m, n, .. }) = validate(Method::Skinny, a, b, c, shape) {
+    if let Ok(Dims { m, n, k }) = validate(Method::Skinny, a, b, c, shape) {
         if m <= SKINNY_ROWS {
             return Method::Skinny;
         }
         if n <= THIN_COLS {
             return Method::Thin;
+        }
+        if sm90 && split_k_pays(m, n, k, multiprocessors) {
+            return Method::SplitK;
         }
     }
     if sm90

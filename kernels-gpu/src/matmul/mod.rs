@@ -55,3 +55,5 @@ mod skinny;
 pub use skinny::*;
 mod thin;
 pub use thin::*;
+mod split_k;
+pub use split_k::*;

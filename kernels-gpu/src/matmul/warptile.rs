@@ -381,7 +381,7 @@ macro_rules! warptile_body {
         const NA: usize = $cfg.a_vectors() as usize;
         const NB: usize = $cfg.b_vectors() as usize;
         // SAFETY: forwarded plan guarantees (see `warptile`).
-        unsafe { device::warptile::<8, 8, NA, NB, $edge, $split>($cfg, $a, $b, $c, $m, $n, $k) }
+        unsafe { device::warptile::<device::WholeTile, 8, 8, NA, NB, $edge, $split>($cfg, $a, $b, $c, $m, $n, $k) }
     }};
 }
 // `async_ring`'s k loop reads and multiplies its fragments with these too.
@@ -462,22 +462,73 @@ crate::hopper_kernel! {
 }
 
 #[cfg(target_arch = "nvptx64")]
-mod device {
+pub(super) mod device {
     use super::*;
     use crate::matmul::index::V4;
 
+    /// What a warp-tiled block works on and what becomes of its sums: by default
+    /// ([`WholeTile`]) the tile of its block index over all of k, stored into C; split-K's
+    /// blocks (stage 14) take a range of a tile's k and hand their sums on.
+    pub(in crate::matmul) trait TileJob {
+        /// Whether the block stores its tile into C itself (else [`TileJob::finish`] takes its
+        /// sums).
+        const STORES: bool;
+        /// `(row0, col0)`: the corner of the block's tile of C.
+        fn origin(cfg: WarpTile, n: u32) -> (u32, u32);
+        /// The k tiles `first..end` of the `tiles` of k the block walks: `first < tiles` even
+        /// where the range is empty (the loop's first loads read tile `first`, and nothing is
+        /// added).
+        fn range(n: u32, k: u32, tiles: u32) -> (u32, u32);
+        /// The block's sums, where it does not store them itself.
+        ///
+        /// # Safety
+        /// As [`warptile`]'s; every thread of the block calls it.
+        unsafe fn finish<const TM: usize, const TN: usize>(
+            cfg: WarpTile,
+            c: *mut f32,
+            mn: (u32, u32),
+            origin: (u32, u32),
+            acc: &[[f32; TN]; TM],
+        );
+    }
+
+    /// The tile of the block's index, all of k, stored into C.
+    pub(in crate::matmul) struct WholeTile;
+
+    impl TileJob for WholeTile {
+        const STORES: bool = true;
+        #[inline(always)]
+        fn origin(cfg: WarpTile, _: u32) -> (u32, u32) {
+            cfg.block_origin(thread::block_idx_x(), thread::block_idx_y())
+        }
+        #[inline(always)]
+        fn range(_: u32, _: u32, tiles: u32) -> (u32, u32) {
+            (0, tiles)
+        }
+        #[inline(always)]
+        unsafe fn finish<const TM: usize, const TN: usize>(
+            _: WarpTile,
+            _: *mut f32,
+            _: (u32, u32),
+            _: (u32, u32),
+            _: &[[f32; TN]; TM],
+        ) {
+        }
+    }
+
     /// The warp-tiled kernels for `cfg`, whose `tm`, `tn`, `a_vectors()` and `b_vectors()` are
-    /// `TM`, `TN`, `NA` and `NB` (array lengths must be literal). `EDGE` guards every global
-    /// access. The next tile's A is loaded at the start of a tile and stored into the other
+    /// `TM`, `TN`, `NA` and `NB` (array lengths must be literal), each block doing `J`'s job.
+    /// `EDGE` guards every global access. The next tile's A is loaded at the start of a tile and stored into the other
     /// stage at k step `SPLIT_AT` (`1..cfg.bk`), where B's loads go out, to be stored at the end:
     /// at most one operand's vectors are held in registers at a time.
     ///
     /// # Safety
-    /// Buffers hold m·k, k·n and m·n floats; the launch is `cfg.grid(m, n)` blocks of
-    /// `cfg.threads()` threads with `cfg.shared_bytes()` of shared memory. Without `EDGE`,
+    /// Buffers hold m·k, k·n and m·n floats; the launch is `cfg.grid(m, n)` blocks (or `J`'s
+    /// grid) of `cfg.threads()` threads with `cfg.shared_bytes()` of shared memory. Without `EDGE`,
     /// additionally `cfg.supports(m, n, k)` and all three buffers start on 16-byte boundaries.
     #[inline(always)]
-    pub(super) unsafe fn warptile<
+    pub(in crate::matmul) unsafe fn warptile<
+        J: TileJob,
         const TM: usize,
         const TN: usize,
         const NA: usize,
@@ -496,7 +547,7 @@ mod device {
         const { assert!(TM <= 8 && TN <= 16, "the FMA and store unrolls list 8 rows and 16 columns") };
         let s = shared::dynamic::<f32>();
         let t = thread::thread_idx_x();
-        let (row0, col0) = cfg.block_origin(thread::block_idx_x(), thread::block_idx_y());
+        let (row0, col0) = J::origin(cfg, n);
         let (bk, stage) = (cfg.bk, cfg.stage_floats() as usize);
         let tiles = cfg.k_tiles(k, EDGE);
         // Only the last k tile can be partial, and only it checks k.
@@ -607,16 +658,17 @@ mod device {
                 let base = s.add(st * stage);
                 warp_fragments!(cfg, base, t, kk, TM, TN)
             };
-            store_a(0, load_a(0));
-            store_b(0, load_b(0));
+            let (first, end) = J::range(n, k, tiles);
+            store_a(0, load_a(first));
+            store_b(0, load_b(first));
             thread::sync_threads();
             let mut cur = frag(0, 0);
-            let mut kt = 0;
-            while kt < tiles {
-                let st = (kt % 2) as usize;
+            let mut kt = first;
+            while kt < end {
+                let st = ((kt - first) % 2) as usize;
                 // On the last tile the "next" tile is this one again (in bounds, no branch):
                 // what it stores into the other stage is never read.
-                let next_kt = if kt + 1 < tiles { kt + 1 } else { kt };
+                let next_kt = if kt + 1 < end { kt + 1 } else { kt };
                 // The next tile's global loads go out first, so their latency hides behind this
                 // tile's arithmetic (ptxas may sink them, within its register budget).
                 let mut va = load_a(next_kt);
@@ -647,6 +699,10 @@ mod device {
                 });
                 let _ = va;
                 kt += 1;
+            }
+            if !J::STORES {
+                J::finish(cfg, c, (m, n), (row0, col0), &acc);
+                return;
             }
             unroll_tile!(@ i {
                 if (i as usize) < TM {

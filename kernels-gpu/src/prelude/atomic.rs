@@ -52,7 +52,7 @@ pub unsafe fn red_add_u32(ptr: *mut u32, value: u32) {
     }
 }
 
-use core::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 
 /// `atomicAdd(ptr, value)` on an `i32` (wrapping), relaxed like CUDA's.
 ///
@@ -62,6 +62,17 @@ use core::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 pub unsafe fn add_i32(ptr: *mut i32, value: i32) -> i32 {
     // SAFETY: the caller guarantees `ptr` is valid and aligned; all access to it is atomic.
     unsafe { AtomicI32::from_ptr(ptr) }.fetch_add(value, Ordering::Relaxed)
+}
+
+/// `atomicAdd(ptr, value)` on a `u32` (wrapping), relaxed like CUDA's: the old value.
+///
+/// # Safety
+/// `ptr` must point to a 4-byte aligned `u32` in global memory that is only accessed
+/// atomically during the kernel.
+#[inline(always)]
+pub unsafe fn add_u32(ptr: *mut u32, value: u32) -> u32 {
+    // SAFETY: the caller guarantees `ptr` is valid and aligned; all access to it is atomic.
+    unsafe { AtomicU32::from_ptr(ptr) }.fetch_add(value, Ordering::Relaxed)
 }
 
 /// `atomicAdd(ptr, value)` on a `u64` (wrapping), relaxed like CUDA's.

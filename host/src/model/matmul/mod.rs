@@ -49,6 +49,7 @@ pub(crate) mod naive;
 pub(crate) mod prefetch;
 pub(crate) mod regblock;
 pub(crate) mod skinny;
+pub(crate) mod split_k;
 pub(crate) mod spread_edge;
 pub(crate) mod spread_ring;
 pub(crate) mod stream_k;

@@ -29,10 +29,26 @@ use coalesce_kernels::matmul::{WarpTile, row_major};
 
 /// One warp of a warp-tiled kernel of shape `cfg`; `edge` for the guarded one.
 pub(super) fn warptile_warp(model: &mut Model, l: &Launched, w: &Warp, cfg: WarpTile, edge: bool) -> Result<()> {
+    let origin = cfg.block_origin(w.block.0, w.block.1);
+    warptile_k_loop(model, l, w, (cfg, edge), origin, 0..cfg.k_tiles(l.k, edge))?;
+    store_c_vectors(model, l, w, cfg, origin, edge)
+}
+
+/// One warp's k loop of a warp-tiled kernel of shape `cfg` (`edge`: guarded) over k tiles
+/// `range` of the tile at `(row0, col0)` (the kernel's `accumulate`): everything but its stores
+/// of C.
+pub(super) fn warptile_k_loop(
+    model: &mut Model,
+    l: &Launched,
+    w: &Warp,
+    (cfg, edge): (WarpTile, bool),
+    (row0, col0): (u32, u32),
+    range: std::ops::Range<u32>,
+) -> Result<()> {
     let t = |lane| w.thread(lane).0;
-    let (row0, col0) = cfg.block_origin(w.block.0, w.block.1);
     let (m, n, k) = (l.m, l.n, l.k);
     let tiles = cfg.k_tiles(k, edge);
+    let (first, end) = (range.start, range.end);
     // Only the guarded kernel's last tile can be partial.
     let partial = edge && !k.is_multiple_of(cfg.bk);
     let (a_vectors, b_vectors) = (cfg.a_vectors(), cfg.b_vectors());
@@ -84,18 +100,17 @@ pub(super) fn warptile_warp(model: &mut Model, l: &Launched, w: &Warp, cfg: Warp
         }
         Ok(())
     };
-    load(model, 0)?;
+    load(model, first)?;
     store(model, 0)?;
-    for kt in 0..tiles {
-        let st = kt % 2;
+    for kt in range {
+        let st = (kt - first) % 2;
         // The last tile loads (and stores into the unused stage) itself again.
-        load(model, if kt + 1 < tiles { kt + 1 } else { kt })?;
+        load(model, if kt + 1 < end { kt + 1 } else { kt })?;
         for kk in 0..cfg.bk {
             fragments(model, w, cfg, stage_bytes(st), kk)?;
         }
         store(model, 1 - st)?;
     }
-    store_c_vectors(model, l, w, cfg, cfg.block_origin(w.block.0, w.block.1), edge)?;
     Ok(())
 }
 

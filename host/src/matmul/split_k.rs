@@ -1,0 +1,67 @@
+//! Stage 14, split_k (Hopper, any shape): `warptile_small`'s guarded tiles with each tile's k cut
+//! into ranges, a block a range, so that a grid of few tiles fills the GPU; partial tiles meet in
+//! an L2 workspace, added in split order by a tile's last block.
+//!
+//! The host side: the launch, and when [`matmul`](super::matmul) takes it ([`split_k_pays`]).
+
+use super::lesson::{CHECK_SHAPES, EDGE_EXTRA_SHAPES, Lesson, SPLIT_K_SHAPES, SPLIT_K_SIZES};
+use super::{Bounds, Method, Stage};
+use crate::launch::Launch;
+use crate::model::matmul::split_k::REPLAY;
+use coalesce_kernels::matmul::{SPLIT_K, SplitK, matmul_split_k};
+
+/// Stage 14's descriptor: guarded, any shape.
+pub(super) const STAGE: Stage = Stage {
+    method: Method::SplitK,
+    kernel: matmul_split_k,
+    waves: None,
+    warp_tile: Some(SPLIT_K),
+    bounds: Bounds::Guarded,
+    block_rows: SPLIT_K.bm,
+    launch: |_, m, n, sms| launch(m, n, sms),
+    replay: REPLAY,
+    lesson: Lesson {
+        summary: "warptile_small's guarded tiles, each tile's k cut into up to 8 ranges a block each; the last block adds the partials in order (sm_90)",
+        bench: SPLIT_K_SIZES,
+        checks: &[&CHECK_SHAPES, &EDGE_EXTRA_SHAPES, &SPLIT_K_SHAPES],
+    },
+};
+
+/// [`SplitK::grid`] of the shape on `sms` multiprocessors, blocks of the small warp tile.
+pub(super) const fn launch(m: u32, n: u32, sms: u32) -> Launch {
+    Launch {
+        grid: SplitK::of(m, n, sms).grid(),
+        block: (SPLIT_K.threads(), 1),
+        shared_bytes: SPLIT_K.shared_bytes(),
+        cluster: 1,
+    }
+}
+
+/// Fewest splits [`matmul`](super::matmul) cuts a tile's k into: with two, 1024³ (128 tiles of
+/// 64 × 128 on 132 SMs) ... (BENCHMARKS.md).
+pub const SPLIT_K_FROM: u32 = 3;
+
+/// Whether [`matmul`](super::matmul) takes split-K for an `m × n × k` multiply on `sms`
+/// multiprocessors: its tiles cut at least [`SPLIT_K_FROM`] ways, each range at least two k tiles,
+/// the launch inside the workspace.
+pub const fn split_k_pays(m: u32, n: u32, k: u32, sms: u32) -> bool {
+    let sk = SplitK::of(m, n, sms);
+    sk.splits >= SPLIT_K_FROM && sk.fits() && SPLIT_K.k_tiles(k, true) >= 2 * sk.splits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_k_pays;
+    use crate::matmul::tests::plan_of;
+    use crate::matmul::*;
+
+    #[test]
+    fn split_k_plans_a_grid_row_of_splits_per_tile_row() {
+        // 512³ on 132 SMs: 4 × 8 tiles of 64 × 128, each cut 8 ways.
+        let (l, _) = plan_of(Method::SplitK, (512, 512, 512), (512 * 512, 512 * 512, 512 * 512)).unwrap();
+        assert_eq!((l.grid, l.block, l.shared_bytes), ((32, 8), (128, 1), 2 * (16 * 68 + 16 * 128) * 4));
+        // It pays where a few tiles have a long k, not where the tiles fill the GPU or k is short.
+        assert!(split_k_pays(512, 512, 512, 132) && split_k_pays(32, 4096, 4096, 132));
+        assert!(!split_k_pays(4096, 4096, 4096, 132) && !split_k_pays(256, 384, 64, 132));
+    }
+}

@@ -1,0 +1,73 @@
+//! Stage 14, split_k (Hopper, any shape): `warptile_small`'s guarded tiles, each tile's k cut
+//! into ranges, a block a range; partial tiles meet in a workspace, added by a tile's last block.
+//!
+//! SASS (sm_90, the Hopper module):
+//! - `matmul_split_k`: `matmul_warptile_edge`'s k loop (`accumulate`) over the block's k range of
+//!   the 64 × 128 tile; then 16 `STG.E.128` of its sums into the workspace (`split_k_slot`: a
+//!   warp's 32 lanes 512 contiguous bytes), one `ATOMG.ADD` of thread 0, and on the tile's last
+//!   block 16 `LDG.E.128` (`ld.global.cg`) for each other split's partial, then C's floats as
+//!   `matmul_warptile_edge` stores them (64 `STG.E`, guarded). Which block of a tile arrives last
+//!   depends on timing; the replay takes the last split's, the same counts as any other's.
+
+use super::warptile::{store_c_vectors, warptile_k_loop};
+use super::{Launched, Replay};
+use crate::error::Result;
+use crate::launch::Launch;
+use crate::model::{Model, block_warps};
+use coalesce_kernels::matmul::{SPLIT_K, SplitK, split_k_slot};
+
+/// A made-up address for the split-K kernel's workspace and tickets (module globals, no buffers
+/// of the call).
+const WORKSPACE_ADDRESS: u64 = 0x7100_0000_0000;
+const TICKETS_ADDRESS: u64 = 0x7200_0000_0000;
+
+/// Counts of a split-K launch on schedule `sk` (its grid's): every block's warps replayed.
+fn split_k_counts(model: &mut Model, l: &Launched, launch: &Launch, sk: SplitK) -> Result<()> {
+    let (workspace, tickets) = (model.buffer(WORKSPACE_ADDRESS), model.buffer(TICKETS_ADDRESS));
+    let (gx, gy) = sk.grid();
+    for by in 0..gy {
+        for bx in 0..gx {
+            let (tx, z) = sk.block(bx);
+            let tile = sk.tile(tx, by);
+            let origin = SPLIT_K.block_origin(tx, by);
+            for w in block_warps(launch, (bx, by)) {
+                let t = |lane| w.thread(lane).0;
+                let (first, end) = sk.walked(z, l.k);
+                warptile_k_loop(model, l, &w, (SPLIT_K, true), origin, first..end)?;
+                let slots = |model: &mut Model, split: u32, store: bool| -> Result<()> {
+                    for i in 0..SPLIT_K.tm {
+                        for h in 0..SPLIT_K.tn / 4 {
+                            let at = |lane| 4 * (sk.partial(tile, split) + u64::from(split_k_slot(t(lane), i, h)));
+                            if store {
+                                model.store(workspace, 16, w.lanes, at)?;
+                            } else {
+                                model.load(workspace, 16, w.lanes, at)?;
+                            }
+                        }
+                    }
+                    Ok(())
+                };
+                slots(model, z, true)?;
+                if w.thread(0).0 == 0 {
+                    model.atomic(tickets, 4 * u64::from(tile))?;
+                }
+                if z + 1 == sk.splits {
+                    for split in 0..z {
+                        slots(model, split, false)?;
+                    }
+                    if w.thread(0).0 == 0 {
+                        model.store(tickets, 4, 1, |_| 4 * u64::from(tile))?;
+                    }
+                    store_c_vectors(model, l, &w, SPLIT_K, origin, true)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Stage 14's replay: its whole launch, block by block.
+pub(crate) const REPLAY: Replay = Replay {
+    blocks: None,
+    row: Some(|model, l, launch| split_k_counts(model, l, launch, SplitK::of_grid(l.n, launch.grid))),
+};
