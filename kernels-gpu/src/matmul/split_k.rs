@@ -81,7 +81,8 @@ impl SplitK {
     /// The schedule a block reads back from its launch's grid (the plan's [`SplitK::grid`]).
     #[inline(always)]
     pub const fn of_grid(n: u32, (grid_x, grid_y): (u32, u32)) -> SplitK {
-        let tiles_x = n.div_ceil(SPLIT_K.bn);
+        // At least 1 (n is), which also spares the kernel a division-by-zero branch.
+        let tiles_x = if n == 0 { 1 } else { n.div_ceil(SPLIT_K.bn) };
         let splits = match grid_x.checked_div(tiles_x) {
             Some(splits) if splits > 0 => splits,
             _ => 1,
@@ -214,17 +215,43 @@ mod hopper_device {
             acc: &[[f32; TN]; TM],
         ) {
             let (sk, tx, z) = this_block(n);
-            // A grid past the workspace (never planned) stores nothing rather than write past it.
-            if !sk.fits() || z >= sk.splits || TM != 8 || TN != 8 {
-                return;
-            }
-            let tile = sk.tile(tx, thread::block_idx_y());
             let t = thread::thread_idx_x();
-            let s = shared::dynamic::<u32>();
+            let n64 = n as u64;
             let four = |i: u32, h: u32| {
                 let (i, h) = (i as usize, 4 * h as usize);
                 [acc[i][h], acc[i][h + 1], acc[i][h + 2], acc[i][h + 3]]
             };
+            // C's floats of this thread inside `m × n`, from its sums `sum(i, h)`.
+            let store = |sum: &dyn Fn(u32, u32) -> [f32; 4]| {
+                unroll_8!(i => {
+                    let r = row0 + cfg.out_row(t, i);
+                    unroll_2!(h => {
+                        let v = sum(i, h);
+                        let col = col0 + cfg.out_col(t, h);
+                        if r < m {
+                            unroll_4!(q => {
+                                if col + q < n {
+                                    // SAFETY: inside m × n (checked), and C holds m·n floats.
+                                    unsafe { *c.add(row_major(r as u64, (col + q) as u64, n64) as usize) = v[q as usize] };
+                                }
+                            });
+                        }
+                    });
+                });
+            };
+            // One split (a grid whose tiles fill the GPU, or one too large for the workspace):
+            // the tile is whole, stored as the guarded warp tile stores it.
+            if sk.splits == 1 {
+                store(&four);
+                return;
+            }
+            // Never planned (several splits are capped to the workspace): store nothing rather
+            // than write past it.
+            if !sk.fits() || z >= sk.splits || TM != 8 || TN != 8 {
+                return;
+            }
+            let tile = sk.tile(tx, thread::block_idx_y());
+            let s = shared::dynamic::<u32>();
             // SAFETY: workspace offsets are below `blocks() * SPLIT_K_TILE_FLOATS` (`fits`, z <
             // splits, tile < tiles, `split_k_slot` inside a tile), tickets below `tiles() <=
             // SPLIT_K_MAX_BLOCKS`; shared word 0 is inside the launch's shared memory, written
@@ -258,31 +285,24 @@ mod hopper_device {
                 if *s == 0 {
                     return;
                 }
-                let n64 = n as u64;
-                unroll_8!(i => {
-                    let r = row0 + cfg.out_row(t, i);
-                    unroll_2!(h => {
-                        let mut sum = [0.0f32; 4];
-                        let mut j = 0;
-                        while j < sk.splits {
-                            let part = if j == z {
-                                four(i, h)
-                            } else {
+                store(&|i, h| {
+                    let mut sum = [0.0f32; 4];
+                    let mut j = 0;
+                    while j < sk.splits {
+                        let part = if j == z {
+                            four(i, h)
+                        } else {
+                            // SAFETY: split j's partial of this tile, inside the workspace
+                            // (above), published before its ticket (acquired above).
+                            unsafe {
                                 let at = workspace.add((sk.partial(tile, j) + split_k_slot(t, i, h) as u64) as usize);
                                 mem::load_v4_f32_cg(at as *const [f32; 4])
-                            };
-                            sum = [sum[0] + part[0], sum[1] + part[1], sum[2] + part[2], sum[3] + part[3]];
-                            j += 1;
-                        }
-                        let col = col0 + cfg.out_col(t, h);
-                        if r < m {
-                            unroll_4!(q => {
-                                if col + q < n {
-                                    *c.add(row_major(r as u64, (col + q) as u64, n64) as usize) = sum[q as usize];
-                                }
-                            });
-                        }
-                    });
+                            }
+                        };
+                        sum = [sum[0] + part[0], sum[1] + part[1], sum[2] + part[2], sum[3] + part[3]];
+                        j += 1;
+                    }
+                    sum
                 });
             }
         }

@@ -7,7 +7,8 @@
 //!   warp's 32 lanes 512 contiguous bytes), one `ATOMG.ADD` of thread 0, and on the tile's last
 //!   block 16 `LDG.E.128` (`ld.global.cg`) for each other split's partial, then C's floats as
 //!   `matmul_warptile_edge` stores them (64 `STG.E`, guarded). Which block of a tile arrives last
-//!   depends on timing; the replay takes the last split's, the same counts as any other's.
+//!   depends on timing; the replay takes the last split's, the same counts as any other's. With
+//!   one split (tiles that fill the GPU) a block stores its tile as `matmul_warptile_edge` does.
 
 use super::warptile::{store_c_vectors, warptile_k_loop};
 use super::{Launched, Replay};
@@ -34,6 +35,11 @@ fn split_k_counts(model: &mut Model, l: &Launched, launch: &Launch, sk: SplitK) 
                 let t = |lane| w.thread(lane).0;
                 let (first, end) = sk.walked(z, l.k);
                 warptile_k_loop(model, l, &w, (SPLIT_K, true), origin, first..end)?;
+                // One split: the tile stored as the guarded warp tile stores it.
+                if sk.splits == 1 {
+                    store_c_vectors(model, l, &w, SPLIT_K, origin, true)?;
+                    continue;
+                }
                 let slots = |model: &mut Model, split: u32, store: bool| -> Result<()> {
                     for i in 0..SPLIT_K.tm {
                         for h in 0..SPLIT_K.tn / 4 {
