@@ -1,7 +1,6 @@
 //! Matmul lessons: the registry entries, checks and workloads for `coalesce::matmul`.
 use std::ops::Range;
 
-use coalesce::matmul::lesson::{EDGE_BENCH_SHAPES, SKINNY_BENCH_SHAPES, THIN_BENCH_SHAPES};
 use coalesce::matmul::{self as lib, Bench, Bounds, Method, matmul_cpu};
 use coalesce::model::Counts;
 use coalesce::util::Fill;
@@ -9,33 +8,14 @@ use coalesce::{Error, Gpu, Result};
 use coalesce_kernels::matmul::BM;
 
 use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, close};
-use crate::family::{Family, Param, Row};
+use crate::family::{Family, Labels, Param, Row, range};
 use crate::workload::{Workload, random_buffer};
 
 /// Relative error (‖C − R‖₂ / ‖R‖₂ against float64) every kernel must stay under.
 pub const TOLERANCE: f64 = 1e-5;
-/// `shape` 0..=3: an index into [`EDGE_BENCH_SHAPES`] ([`Bench::EdgeShapes`]).
-const EDGE_SHAPE: Param = Param { name: "shape", sweep: &[0, 1, 2, 3], check: &[0], labels: Some(edge_shape) };
-/// An [`EDGE_SHAPE`] value as `MxNxK` (`0`: `4095x4095x4095`).
-fn edge_shape(value: u32) -> String {
-    shape_label(&EDGE_BENCH_SHAPES, value)
-}
-/// `shape` 0..=1: an index into [`SKINNY_BENCH_SHAPES`] ([`Bench::SkinnyShapes`]).
-const SKINNY_SHAPE: Param = Param { name: "shape", sweep: &[0, 1], check: &[1], labels: Some(skinny_shape) };
-/// A [`SKINNY_SHAPE`] value as `MxNxK` (`0`: `1x4096x4096`).
-fn skinny_shape(value: u32) -> String {
-    shape_label(&SKINNY_BENCH_SHAPES, value)
-}
-/// `shape` 0..=1: an index into [`THIN_BENCH_SHAPES`] ([`Bench::ThinShapes`]).
-const THIN_SHAPE: Param = Param { name: "shape", sweep: &[0, 1], check: &[1], labels: Some(thin_shape) };
-/// A [`THIN_SHAPE`] value as `MxNxK` (`0`: `4096x1x4096`).
-fn thin_shape(value: u32) -> String {
-    shape_label(&THIN_BENCH_SHAPES, value)
-}
-/// Shape `value` of `shapes` as `MxNxK`, or the bare value past them.
-fn shape_label(shapes: &[(usize, usize, usize)], value: u32) -> String {
-    shapes.get(value as usize).map_or_else(|| value.to_string(), |(m, n, k)| format!("{m}x{n}x{k}"))
-}
+/// The values of a [`Bench::Shapes`] sweep (indices into its shapes), as many from the front as
+/// it has shapes: at most 8 (asserted as the table is built).
+const SHAPE_INDICES: [u32; 8] = range(0);
 /// Rows of C compared around each band boundary (and at both ends) of the banded checks that
 /// are too large to compare whole.
 const WINDOW: usize = 2 * BM as usize;
@@ -104,7 +84,7 @@ impl Family for Method {
     }
 
     fn bench(self, gpu: &Gpu, value: u32) -> Result<Workload> {
-        let (m, n, k) = self.stage().lesson.bench.shape(value);
+        let (m, n, k) = self.stage().lesson.bench.shape(value)?;
         let a = random_buffer::<f32>(gpu, m * k, Fill::Unit, 8)?;
         let b = random_buffer::<f32>(gpu, k * n, Fill::Unit, 9)?;
         let mut c = random_buffer::<f32>(gpu, m * n, Fill::Unit, 10)?;
@@ -115,7 +95,7 @@ impl Family for Method {
 
     fn model(self, value: u32, sms: u32) -> Result<Option<Counts>> {
         // One band: every benchmark shape fits one launch.
-        let shape = self.stage().lesson.bench.shape(value);
+        let shape = self.stage().lesson.bench.shape(value)?;
         coalesce::model::matmul::run(self, shape, sms).map(Some)
     }
 }
@@ -143,9 +123,17 @@ const fn row(method: Method) -> Row<Method> {
     match stage.lesson.bench {
         Bench::Fixed => row,
         Bench::Cubes { sweep, check } => row.swept(Param { name: "size", sweep, check, labels: None }),
-        Bench::EdgeShapes => row.swept(EDGE_SHAPE),
-        Bench::SkinnyShapes => row.swept(SKINNY_SHAPE),
-        Bench::ThinShapes => row.swept(THIN_SHAPE),
+        Bench::Shapes { sweep, check } => {
+            // Checked as the table is built, so a stage's list that breaks them does not compile.
+            assert!(!sweep.is_empty() && sweep.len() <= SHAPE_INDICES.len(), "1 to 8 benchmark shapes a stage");
+            let mut i = 0;
+            while i < check.len() {
+                assert!((check[i] as usize) < sweep.len(), "a checked shape index past the stage's shapes");
+                i += 1;
+            }
+            let indices = SHAPE_INDICES.split_at(sweep.len()).0;
+            row.swept(Param { name: "shape", sweep: indices, check, labels: Some(Labels::Shapes(sweep)) })
+        }
     }
 }
 

@@ -4,11 +4,14 @@
 //! The host side: the register-blocked kernel's launch (whole tiles only:
 //! [`Method::supports`](super::Method::supports)).
 
-use super::lesson::{Bench, Lesson, REGBLOCK_SHAPES};
+use super::lesson::{Bench, Lesson};
 use super::{Bounds, Method, Stage};
 use crate::launch::Launch;
 use crate::model::matmul::regblock::REPLAY;
 use coalesce_kernels::matmul::{BK, BM, BN, RB_SHARED_FLOATS, RB_THREADS, matmul_regblock, regblock_grid};
+
+/// Shapes checked for the register-blocked kernel (multiples of its 128 × 128 × 8 tile).
+const REGBLOCK_SHAPES: [(usize, usize, usize); 4] = [(128, 128, 8), (256, 384, 136), (128, 640, 1000), (512, 512, 512)];
 
 /// Stage 5's descriptor: no guards, so whole `BM × BN × BK` tiles only.
 pub(super) const STAGE: Stage = Stage {

@@ -4,12 +4,16 @@
 //! The host side: stream-K's two launches ([`super::stream_k`]'s schedule) with the spread
 //! ring's kernels and blocks.
 
-use super::lesson::{Lesson, SPREAD_STREAMK_SIZES, STREAMK_SHAPES};
+use super::lesson::{Bench, Lesson, STREAMK_SHAPES};
 use super::stream_k::row_launch;
 use super::{Bounds, Method, Stage, Waves};
 use crate::launch::Launch;
 use crate::model::matmul::stream_k::SPREAD_REPLAY;
 use coalesce_kernels::matmul::{WARPTILE_ASYNC, matmul_spread_streamk, matmul_spread_streamk_waves};
+
+/// Sizes the spread ring's stream-K is swept over: stream-K's, and 2048³ (128 tiles, one wave
+/// short of 132 SMs by 4 blocks: all shared).
+const SPREAD_STREAMK_SIZES: Bench = Bench::Cubes { sweep: &[2048, 3072, 4096, 8192], check: &[3072] };
 
 /// Stage 10's descriptor: `spread_ring`'s blocks over the whole waves
 /// (`matmul_spread_streamk_waves`), then the shared row (`matmul_spread_streamk`); no guards, so

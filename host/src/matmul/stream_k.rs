@@ -3,7 +3,7 @@
 //!
 //! The host side: the schedule on a GPU of a given size, when it pays, and its two launches.
 
-use super::lesson::{Lesson, STREAMK_SHAPES, STREAMK_SIZES};
+use super::lesson::{Bench, Lesson, STREAMK_SHAPES};
 use super::{Bounds, MatmulSig, Method, Stage, Waves};
 use crate::launch::{Kernel, Launch};
 use crate::model::matmul::stream_k::REPLAY;
@@ -11,6 +11,10 @@ use coalesce_kernels::launch::MAX_GRID_Y;
 use coalesce_kernels::matmul::{
     SK_MAX_WAVE, StreamK, WARPTILE_ASYNC, matmul_warptile_streamk, matmul_warptile_streamk_waves,
 };
+
+/// Sizes the stream-K kernel is swept over: 3072³ (288 tiles, 2.18 waves on 132 SMs), 4096³
+/// (3.88) and 8192³ (15.5).
+const STREAMK_SIZES: Bench = Bench::Cubes { sweep: &[3072, 4096, 8192], check: &[3072] };
 
 /// Stage 8's descriptor: `async_ring`'s blocks over the whole waves, then the shared row; no
 /// guards, so whole [`WARPTILE_ASYNC`] tiles only.

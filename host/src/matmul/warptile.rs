@@ -3,9 +3,7 @@
 //!
 //! The host side: the warp-tiled kernels' launch, one for every [`WarpTile`] shape.
 
-use super::lesson::{
-    CHECK_SHAPES, EDGE_EXTRA_SHAPES, Lesson, SIZES, SMALL_SIZES, WARPTILE_SHAPES, WARPTILE_SMALL_SHAPES,
-};
+use super::lesson::{CHECK_SHAPES, EDGE_BENCH_SHAPES, EDGE_EXTRA_SHAPES, Lesson, SIZES};
 use super::{Bench, Bounds, MatmulSig, Method, Stage};
 use crate::launch::{Kernel, Launch};
 use crate::model::matmul::warptile::REPLAY;
@@ -13,6 +11,15 @@ use coalesce_kernels::matmul::{
     WARPTILE, WARPTILE_EDGE, WARPTILE_SMALL, WarpTile, matmul_warptile, matmul_warptile_edge,
     matmul_warptile_edge_sm90, matmul_warptile_sm90, matmul_warptile_small,
 };
+
+/// Sizes the small-grid kernel is swept over: where it is chosen, and the next size up.
+const SMALL_SIZES: Bench = Bench::Cubes { sweep: &[1024, 2048], check: &[1024] };
+/// Shapes checked for the unguarded warp-tiled kernel (multiples of its 128 × 128 × 16 tile).
+const WARPTILE_SHAPES: [(usize, usize, usize); 4] =
+    [(128, 128, 16), (256, 384, 144), (128, 640, 1008), (512, 512, 512)];
+/// Shapes checked for the small-grid warp-tiled kernel (multiples of its 64 × 128 × 16 tile).
+const WARPTILE_SMALL_SHAPES: [(usize, usize, usize); 4] =
+    [(64, 128, 16), (192, 384, 144), (64, 640, 1008), (512, 512, 512)];
 
 /// A warp-tiled stage of shape `cfg`: its tile, bounds and launch from the one shape, so the
 /// three cannot disagree.
@@ -77,7 +84,7 @@ pub(super) const EDGE_STAGE: Stage = stage(
     true,
     Lesson {
         summary: "warptile with guarded single-float loads: any shape (4095, 4097, 4000x4100x4033, 4096)",
-        bench: Bench::EdgeShapes,
+        bench: EDGE_BENCH_SHAPES,
         checks: &[&CHECK_SHAPES, &EDGE_EXTRA_SHAPES],
     },
 );
@@ -90,7 +97,7 @@ pub(super) const EDGE_SM90_STAGE: Stage = stage(
     true,
     Lesson {
         summary: "warptile_edge built for sm_90 with warptile's interleaved lanes: fragment loads pair up (sm_90)",
-        bench: Bench::EdgeShapes,
+        bench: EDGE_BENCH_SHAPES,
         checks: &[&CHECK_SHAPES, &EDGE_EXTRA_SHAPES],
     },
 );
