@@ -141,17 +141,17 @@ const fn row(method: Method) -> Row<Method> {
 /// sends them when the unguarded kernel refuses: [`one_float_off`] at 256 × 384 × 160, where
 /// `matmul::matmul` must choose the guarded kernel of this GPU's module.
 fn check_unaligned(method: Method, gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
-    let expected = |sm90| Some(if sm90 { Method::WarpTileEdgeSm90 } else { Method::WarpTileEdge });
+    let expected = |sm90| Some(if sm90 { Method::WarptileEdgeSm90 } else { Method::WarptileEdge });
     one_float_off(gpu, rng, (256, 384, 160), expected, Some(method))
 }
 
 /// `matmul::matmul` on a shape that is not whole tiles, large enough for stage 11
 /// (`spread_edge_pays`: 170 tiles, 33 k tiles): [`one_float_off`] at 1153 × 4097 × 515, where
-/// on sm_90 it must choose [`Method::WarpTileSpreadEdge`].
+/// on sm_90 it must choose [`Method::SpreadEdge`].
 fn check_library_edge(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
     let (m, n, k) = (1153, 4097, 515);
     let pays = lib::spread_edge_pays(m as u32, n as u32, k as u32, gpu.multiprocessors());
-    one_float_off(gpu, rng, (m, n, k), |sm90| (sm90 && pays).then_some(Method::WarpTileSpreadEdge), None)
+    one_float_off(gpu, rng, (m, n, k), |sm90| (sm90 && pays).then_some(Method::SpreadEdge), None)
 }
 
 /// An `m × n × k` multiply whose A, B and C start one float into their buffers (sub-slices, 4

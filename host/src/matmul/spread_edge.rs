@@ -1,4 +1,4 @@
-//! Stage 11, spread_edge (Hopper): spread_stream_k for any shape and any 4-byte alignment.
+//! Stage 11, spread_edge (Hopper): spread_streamk for any shape and any 4-byte alignment.
 //! B copied a float at a time (24 copies a tile, not 12), no guard in the k loop; same sectors.
 //!
 //! The host side: stream-K's two launches over the guarded ring, the schedule counting partial
@@ -21,9 +21,9 @@ const SPREAD_EDGE_SHAPES: [(usize, usize, usize); 6] =
 /// Stage 11's descriptor: its own blocks over the whole waves (`matmul_spread_edge_waves`), then
 /// the shared row (`matmul_spread_edge`), every access guarded.
 pub(super) const STAGE: Stage = Stage {
-    method: Method::WarpTileSpreadEdge,
+    method: Method::SpreadEdge,
     kernel: matmul_spread_edge,
-    waves: Some(Waves { kernel: matmul_spread_edge_waves, blocks_of: Method::WarpTileSpreadEdge }),
+    waves: Some(Waves { kernel: matmul_spread_edge_waves, blocks_of: Method::SpreadEdge }),
     warp_tile: Some(WARPTILE_ASYNC),
     bounds: Bounds::Guarded,
     block_rows: WARPTILE_ASYNC.bm,
@@ -36,10 +36,10 @@ pub(super) const STAGE: Stage = Stage {
     },
 };
 
-/// The shared row's launch: `spread_stream_k`'s (the spread ring's blocks on the row grid, one
+/// The shared row's launch: `spread_streamk`'s (the spread ring's blocks on the row grid, one
 /// block a multiprocessor, which partial tiles do not change).
 pub(super) const fn launch(m: u32, n: u32, sms: u32) -> Launch {
-    super::spread_stream_k::launch(m, n, sms)
+    super::spread_streamk::launch(m, n, sms)
 }
 
 #[cfg(test)]
@@ -52,7 +52,7 @@ mod tests {
     fn spread_edge_counts_partial_tiles_in_its_schedule() {
         let ring = 4 * 16 * (132 + 256) * 4;
         let grids = |(m, n, k): (usize, usize, usize)| {
-            launches_of(Method::WarpTileSpreadEdge, (m, n, k), (m * k, k * n, m * n))
+            launches_of(Method::SpreadEdge, (m, n, k), (m * k, k * n, m * n))
                 .unwrap()
                 .into_iter()
                 .map(|(name, l, _)| (name, l.grid, l.block, l.shared_bytes))

@@ -39,7 +39,7 @@ const fn stage(method: Method, kernel: Kernel<MatmulSig>, cfg: WarpTile, guarded
 
 /// Stage 6's descriptor: 128 × 128 × 16, whole tiles only.
 pub(super) const WARPTILE_STAGE: Stage = stage(
-    Method::WarpTile,
+    Method::Warptile,
     matmul_warptile,
     WARPTILE,
     false,
@@ -52,7 +52,7 @@ pub(super) const WARPTILE_STAGE: Stage = stage(
 
 /// Stage 6 built for sm_90.
 pub(super) const SM90_STAGE: Stage = stage(
-    Method::WarpTileSm90,
+    Method::WarptileSm90,
     matmul_warptile_sm90,
     WARPTILE,
     false,
@@ -65,7 +65,7 @@ pub(super) const SM90_STAGE: Stage = stage(
 
 /// Stage 6 on 64 × 128 × 16 tiles, for grids smaller than the GPU.
 pub(super) const SMALL_STAGE: Stage = stage(
-    Method::WarpTileSmall,
+    Method::WarptileSmall,
     matmul_warptile_small,
     WARPTILE_SMALL,
     false,
@@ -78,7 +78,7 @@ pub(super) const SMALL_STAGE: Stage = stage(
 
 /// Stage 6 with every access guarded: any shape.
 pub(super) const EDGE_STAGE: Stage = stage(
-    Method::WarpTileEdge,
+    Method::WarptileEdge,
     matmul_warptile_edge,
     WARPTILE_EDGE,
     true,
@@ -91,7 +91,7 @@ pub(super) const EDGE_STAGE: Stage = stage(
 
 /// The guarded stage 6 built for sm_90, its lanes interleaved as [`WARPTILE`]'s.
 pub(super) const EDGE_SM90_STAGE: Stage = stage(
-    Method::WarpTileEdgeSm90,
+    Method::WarptileEdgeSm90,
     matmul_warptile_edge_sm90,
     WARPTILE,
     true,
@@ -116,11 +116,11 @@ mod tests {
 
     #[test]
     fn warp_tiled_plans_a_block_a_tile() {
-        let (l, _) = plan_of(Method::WarpTile, (256, 384, 32), (256 * 32, 32 * 384, 256 * 384)).unwrap();
+        let (l, _) = plan_of(Method::Warptile, (256, 384, 32), (256 * 32, 32 * 384, 256 * 384)).unwrap();
         assert_eq!((l.grid, l.block, l.shared_bytes), ((3, 2), (256, 1), 2 * 16 * (132 + 128) * 4));
-        let (l, _) = plan_of(Method::WarpTileSmall, (256, 384, 32), (256 * 32, 32 * 384, 256 * 384)).unwrap();
+        let (l, _) = plan_of(Method::WarptileSmall, (256, 384, 32), (256 * 32, 32 * 384, 256 * 384)).unwrap();
         assert_eq!((l.grid, l.block, l.shared_bytes), ((3, 4), (128, 1), 2 * 16 * (68 + 128) * 4));
-        let (l, _) = plan_of(Method::WarpTileEdge, (33, 129, 7), (231, 903, 33 * 129)).unwrap();
+        let (l, _) = plan_of(Method::WarptileEdge, (33, 129, 7), (231, 903, 33 * 129)).unwrap();
         assert_eq!((l.grid, l.block), ((2, 1), (256, 1)));
     }
 
@@ -135,8 +135,8 @@ mod tests {
                 DeviceViewMut::<f32>::stand_in(0x4000, 128 * 128),
             )
         };
-        let err = plan(Method::WarpTile, &a, &b, &mut c, (128, 128, 16)).unwrap_err();
+        let err = plan(Method::Warptile, &a, &b, &mut c, (128, 128, 16)).unwrap_err();
         assert_eq!(err, Error::Misaligned { what: "matmul B", address: 0x2004, align: 16 });
-        assert_eq!(choose(&a, &b, &c, (128, 128, 16), 132, false), Method::WarpTileEdge);
+        assert_eq!(choose(&a, &b, &c, (128, 128, 16), 132, false), Method::WarptileEdge);
     }
 }
