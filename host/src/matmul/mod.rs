@@ -23,21 +23,30 @@
 //!
 //! # Adding a stage
 //!
-//! A new stage touches four files:
-//! 1. its kernel, `kernels-gpu/src/matmul/<stage>.rs` (declared with `kernel!`; built into
-//!    `host/ptx/` by `cargo xtask build-ptx --refresh`);
-//! 2. its host stage file, `host/src/matmul/<stage>.rs`: its launch geometry and its
-//!    descriptor, a [`Stage`] with every field given ([`Bounds`] has no default: an unguarded
-//!    kernel is [`Bounds::WholeTiles`] of its tile, which [`validate`] then enforces);
-//! 3. its model file, `host/src/model/matmul/<stage>.rs`: the replay of its warps that the
-//!    descriptor's `replay` names;
-//! 4. this module: one variant of [`Method`] and one line of the table (`STAGES`), in teaching
-//!    order.
+//! A new stage `<id>` (its run id: its kernel `matmul_<id>` less the prefix) touches seven
+//! files: its own three, and a line or a few arms in four more, each of which the compiler or a
+//! test asks for.
+//! 1. `kernels-gpu/src/matmul/<id>.rs`, new: its kernels, declared with `kernel!` (built into
+//!    `host/ptx/` by `cargo xtask build-ptx --refresh`), their device code and index math;
+//! 2. `kernels-gpu/src/matmul/mod.rs`: `mod <id>; pub use <id>::*;`, which the host's imports of
+//!    its kernel handles need;
+//! 3. `host/src/model/matmul/<id>.rs`, new: the replay of its warps, the `REPLAY` its descriptor
+//!    names;
+//! 4. `host/src/model/matmul/mod.rs`: `pub(crate) mod <id>;`, which that import needs;
+//! 5. `host/src/matmul/<id>.rs`, new: its launch geometry and its descriptor, a [`Stage`] with
+//!    every field given, its [`lesson`] shapes among them ([`Bounds`] has no default: an
+//!    unguarded kernel is [`Bounds::WholeTiles`] of its tile, which [`validate`] then enforces);
+//! 6. this module: `mod <id>;`, a variant of [`Method`] (the id in CamelCase) and the line
+//!    `<id>::STAGE` in the table (`STAGES`), both in teaching order (`Method::ALL` does not
+//!    compile while the two orders differ);
+//! 7. `host/tests/props_matmul.rs`: the new kernel's arms in the exhaustive matches of the index
+//!    proofs (`check_band`, `bands_tile_c_exactly_once`, `small_launches_write_every_element_once`),
+//!    which do not compile until it has them.
 //!
-//! The registry row, the checks, the benches and the property tests' strategies follow from the
-//! table. A test fails while a `matmul_*` kernel of the PTX has no descriptor; the property
-//! tests then draw the new stage, and their per-kernel index proofs (exhaustive matches in
-//! `host/tests/props_matmul.rs`) do not compile until it has one.
+//! The registry row, the checks, the benches (a [`Bench::Shapes`] list labels its own runs), the
+//! model's lookup and the property tests' strategies follow from the table. A test
+//! (`every_matmul_kernel_has_a_descriptor`) fails while a `matmul_*` kernel of the PTX has no
+//! descriptor, and a descriptor left out of the table is dead code, which clippy refuses.
 use std::ops::Range;
 
 use crate::buffer::{DeviceRead, DeviceWrite};
@@ -201,8 +210,9 @@ pub struct Stage {
     pub lesson: Lesson,
 }
 
-/// The stages in teaching order, indexed by [`Method`]: the one table.
-static STAGES: [Stage; 17] = [
+/// The stages in teaching order, indexed by [`Method`]: the one table. Its length is
+/// [`Method::ALL`]'s, so a stage is one line here.
+static STAGES: &[Stage] = &[
     naive::STAGE,
     tiled::STAGE,
     prefetch::STAGE,
@@ -224,8 +234,8 @@ static STAGES: [Stage; 17] = [
 
 impl Method {
     /// Every method, in teaching order (the table's).
-    pub const ALL: [Method; 17] = {
-        let mut all = [Method::Naive; 17];
+    pub const ALL: [Method; STAGES.len()] = {
+        let mut all = [Method::Naive; STAGES.len()];
         let mut i = 0;
         while i < all.len() {
             all[i] = STAGES[i].method;
