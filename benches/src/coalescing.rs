@@ -8,7 +8,7 @@ use coalesce_kernels::coalescing::{
 };
 
 use crate::check::{CheckResult, Rng, check_f32};
-use crate::family::{Family, Param, Row, range};
+use crate::family::{Family, Labels, Param, Row, range};
 use crate::workload::{Workload, random_pair};
 
 /// Sizes every copy is checked at: one element, less and more than a warp, a large prime-ish
@@ -53,16 +53,17 @@ const OFFSET: Param = Param { name: "offset", sweep: &OFFSETS, check: &[0, 1, 2,
 const STRIDE: Param = Param { name: "stride", sweep: &STRIDES, check: &[1, 2, 3, 8, 31, 32], labels: None };
 /// Resident blocks per SM of the cp.async copy's persistent grid (its ring allows 8 on an H100).
 /// 0: one ring's worth of chunks per block, the hardware scheduling blocks as others finish.
-const CP_GRID: Param = Param { name: "blocks_per_sm", sweep: &[2, 8, 0], check: &[1, 8, 0], labels: Some(ring_blocks) };
+const CP_GRID: Param =
+    Param { name: "blocks_per_sm", sweep: &[2, 8, 0], check: &[1, 8, 0], labels: Some(Labels::Each(ring_blocks)) };
 /// Resident blocks per SM of the bulk copy (3 rings of 64 KiB fit an H100 SM).
 const BULK_GRID: Param =
-    Param { name: "blocks_per_sm", sweep: &[1, 2, 3, 0], check: &[1, 3, 0], labels: Some(ring_blocks) };
+    Param { name: "blocks_per_sm", sweep: &[1, 2, 3, 0], check: &[1, 3, 0], labels: Some(Labels::Each(ring_blocks)) };
 /// Blocks per SM of the 16-byte copies; 0 = one unrolled trip per thread (no loop).
 const GRID: Param = Param {
     name: "blocks_per_sm",
     sweep: &[1, 2, 4, 8, 16, 32, 64, 0],
     check: &[0, 1, 8, 64],
-    labels: Some(trip_blocks),
+    labels: Some(Labels::Each(trip_blocks)),
 };
 /// [`CP_GRID`] and [`BULK_GRID`] values: 0 is `one-ring` (a block per ring's worth of chunks).
 fn ring_blocks(value: u32) -> String {
@@ -76,7 +77,8 @@ fn trip_blocks(value: u32) -> String {
 /// destination` (`offsets=12`: the source view starts 1 float past a 16-byte boundary, the
 /// destination 2): every pair of 0-3.
 const PAIRS: [u32; 16] = [0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23, 30, 31, 32, 33];
-const OFFSET_PAIRS: Param = Param { name: "offsets", sweep: &PAIRS, check: &PAIRS, labels: Some(offset_pair_label) };
+const OFFSET_PAIRS: Param =
+    Param { name: "offsets", sweep: &PAIRS, check: &PAIRS, labels: Some(Labels::Each(offset_pair_label)) };
 /// An [`OFFSET_PAIRS`] value as `src+S/dst+D` (`12`: `src+1/dst+2`).
 fn offset_pair_label(value: u32) -> String {
     let (src, dst) = offset_pair(value);

@@ -21,13 +21,30 @@ pub struct Param {
     pub check: &'static [u32],
     /// What a value means where the number alone does not say (`blocks_per_sm=0` is
     /// `one-trip`, transpose `shape=0` is `8192x8192`); `None` where the value is its meaning.
-    pub labels: Option<fn(u32) -> String>,
+    pub labels: Option<Labels>,
+}
+
+/// How a parameter's values are labelled.
+#[derive(Debug, Clone, Copy)]
+pub enum Labels {
+    /// Each value by a function of it.
+    Each(fn(u32) -> String),
+    /// Each value an index into these `(m, n, k)` shapes, labelled `MxNxK`: a matmul stage's
+    /// benchmark shapes, as its descriptor lists them.
+    Shapes(&'static [(usize, usize, usize)]),
 }
 
 impl Param {
-    /// What `value` means, for people: its label, or the number itself.
+    /// What `value` means, for people: its label, or the number itself (also for an index past
+    /// [`Labels::Shapes`]).
     pub fn label(&self, value: u32) -> String {
-        self.labels.map_or_else(|| value.to_string(), |f| f(value))
+        match self.labels {
+            None => value.to_string(),
+            Some(Labels::Each(f)) => f(value),
+            Some(Labels::Shapes(shapes)) => {
+                shapes.get(value as usize).map_or_else(|| value.to_string(), |(m, n, k)| format!("{m}x{n}x{k}"))
+            }
+        }
     }
 
     /// The swept values as `list` prints them, labelled: every value up to 8, else the first

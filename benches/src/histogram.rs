@@ -3,7 +3,7 @@ use coalesce::histogram::{self as lib, BINS, Method, histogram_cpu};
 use coalesce::{DeviceBuffer, Error, Gpu, Result};
 
 use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, same_values};
-use crate::family::{Family, Param, Row};
+use crate::family::{Family, Labels, Param, Row};
 use crate::workload::Workload;
 
 /// Sizes checked: below one vector, every tail length, around one block's 4096 elements, a large
@@ -14,7 +14,7 @@ pub const BENCH_N: usize = 1 << 26;
 
 /// The input: 0 = uniform (every bin 1/256 of the values), 1 = skewed (bin `k` gets `2^-(k+1)`
 /// of them: half in bin 0, a quarter in bin 1, ..., bins 33 and up none).
-const INPUT: Param = Param { name: "input", sweep: &[0, 1], check: &[0, 1], labels: Some(input_kind) };
+const INPUT: Param = Param { name: "input", sweep: &[0, 1], check: &[0, 1], labels: Some(Labels::Each(input_kind)) };
 /// An [`INPUT`] value as `uniform` or `skewed`.
 fn input_kind(value: u32) -> String {
     match value {

@@ -656,8 +656,8 @@ fn refused_entry_points(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
         let mut c = to.poisoned::<f32>(m * rows, POISON_BITS)?;
         each("matmul", matmul::matmul(gpu, &f_in, &b, &mut c, (m, rows, k)))?;
         each(
-            "matmul::run WarpTileEdge",
-            matmul::run(gpu, matmul::Method::WarpTileEdge, &f_in, &b, &mut c, (m, rows, k)),
+            "matmul::run WarptileEdge",
+            matmul::run(gpu, matmul::Method::WarptileEdge, &f_in, &b, &mut c, (m, rows, k)),
         )?;
         still_poisoned(&format!("copy/transpose output ({side} on device {there})"), &out)?;
         still_poisoned(&format!("sum total ({side} on device {there})"), &total)?;

@@ -1,7 +1,6 @@
 //! Matmul lessons: the registry entries, checks and workloads for `coalesce::matmul`.
 use std::ops::Range;
 
-use coalesce::matmul::lesson::{EDGE_BENCH_SHAPES, SKINNY_BENCH_SHAPES, THIN_BENCH_SHAPES};
 use coalesce::matmul::{self as lib, Bench, Bounds, Method, matmul_cpu};
 use coalesce::model::Counts;
 use coalesce::util::Fill;
@@ -9,33 +8,14 @@ use coalesce::{Error, Gpu, Result};
 use coalesce_kernels::matmul::BM;
 
 use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, SANITIZER_MAX_WORK, close, sanitizer_sized};
-use crate::family::{Family, Param, Row};
+use crate::family::{Family, Labels, Param, Row, range};
 use crate::workload::{Workload, random_buffer};
 
 /// Relative error (‖C − R‖₂ / ‖R‖₂ against float64) every kernel must stay under.
 pub const TOLERANCE: f64 = 1e-5;
-/// `shape` 0..=3: an index into [`EDGE_BENCH_SHAPES`] ([`Bench::EdgeShapes`]).
-const EDGE_SHAPE: Param = Param { name: "shape", sweep: &[0, 1, 2, 3], check: &[0], labels: Some(edge_shape) };
-/// An [`EDGE_SHAPE`] value as `MxNxK` (`0`: `4095x4095x4095`).
-fn edge_shape(value: u32) -> String {
-    shape_label(&EDGE_BENCH_SHAPES, value)
-}
-/// `shape` 0..=1: an index into [`SKINNY_BENCH_SHAPES`] ([`Bench::SkinnyShapes`]).
-const SKINNY_SHAPE: Param = Param { name: "shape", sweep: &[0, 1], check: &[1], labels: Some(skinny_shape) };
-/// A [`SKINNY_SHAPE`] value as `MxNxK` (`0`: `1x4096x4096`).
-fn skinny_shape(value: u32) -> String {
-    shape_label(&SKINNY_BENCH_SHAPES, value)
-}
-/// `shape` 0..=1: an index into [`THIN_BENCH_SHAPES`] ([`Bench::ThinShapes`]).
-const THIN_SHAPE: Param = Param { name: "shape", sweep: &[0, 1], check: &[1], labels: Some(thin_shape) };
-/// A [`THIN_SHAPE`] value as `MxNxK` (`0`: `4096x1x4096`).
-fn thin_shape(value: u32) -> String {
-    shape_label(&THIN_BENCH_SHAPES, value)
-}
-/// Shape `value` of `shapes` as `MxNxK`, or the bare value past them.
-fn shape_label(shapes: &[(usize, usize, usize)], value: u32) -> String {
-    shapes.get(value as usize).map_or_else(|| value.to_string(), |(m, n, k)| format!("{m}x{n}x{k}"))
-}
+/// The values of a [`Bench::Shapes`] sweep (indices into its shapes), as many from the front as
+/// it has shapes: at most 8 (asserted as the table is built).
+const SHAPE_INDICES: [u32; 8] = range(0);
 /// Rows of C compared around each band boundary (and at both ends) of the banded checks that
 /// are too large to compare whole.
 const WINDOW: usize = 2 * BM as usize;
@@ -118,7 +98,7 @@ impl Family for Method {
     }
 
     fn bench(self, gpu: &Gpu, value: u32) -> Result<Workload> {
-        let (m, n, k) = self.stage().lesson.bench.shape(value);
+        let (m, n, k) = self.stage().lesson.bench.shape(value)?;
         let a = random_buffer::<f32>(gpu, m * k, Fill::Unit, 8)?;
         let b = random_buffer::<f32>(gpu, k * n, Fill::Unit, 9)?;
         let mut c = random_buffer::<f32>(gpu, m * n, Fill::Unit, 10)?;
@@ -129,7 +109,7 @@ impl Family for Method {
 
     fn model(self, value: u32, sms: u32) -> Result<Option<Counts>> {
         // One band: every benchmark shape fits one launch.
-        let shape = self.stage().lesson.bench.shape(value);
+        let shape = self.stage().lesson.bench.shape(value)?;
         coalesce::model::matmul::run(self, shape, sms).map(Some)
     }
 }
@@ -157,9 +137,17 @@ const fn row(method: Method) -> Row<Method> {
     match stage.lesson.bench {
         Bench::Fixed => row,
         Bench::Cubes { sweep, check } => row.swept(Param { name: "size", sweep, check, labels: None }),
-        Bench::EdgeShapes => row.swept(EDGE_SHAPE),
-        Bench::SkinnyShapes => row.swept(SKINNY_SHAPE),
-        Bench::ThinShapes => row.swept(THIN_SHAPE),
+        Bench::Shapes { sweep, check } => {
+            // Checked as the table is built, so a stage's list that breaks them does not compile.
+            assert!(!sweep.is_empty() && sweep.len() <= SHAPE_INDICES.len(), "1 to 8 benchmark shapes a stage");
+            let mut i = 0;
+            while i < check.len() {
+                assert!((check[i] as usize) < sweep.len(), "a checked shape index past the stage's shapes");
+                i += 1;
+            }
+            let indices = SHAPE_INDICES.split_at(sweep.len()).0;
+            row.swept(Param { name: "shape", sweep: indices, check, labels: Some(Labels::Shapes(sweep)) })
+        }
     }
 }
 
@@ -167,17 +155,17 @@ const fn row(method: Method) -> Row<Method> {
 /// sends them when the unguarded kernel refuses: [`one_float_off`] at 256 × 384 × 160, where
 /// `matmul::matmul` must choose the guarded kernel of this GPU's module.
 fn check_unaligned(method: Method, gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
-    let expected = |sm90| Some(if sm90 { Method::WarpTileEdgeSm90 } else { Method::WarpTileEdge });
+    let expected = |sm90| Some(if sm90 { Method::WarptileEdgeSm90 } else { Method::WarptileEdge });
     one_float_off(gpu, rng, (256, 384, 160), expected, Some(method))
 }
 
 /// `matmul::matmul` on a shape that is not whole tiles, large enough for stage 11
 /// (`spread_edge_pays`: 170 tiles, 33 k tiles): [`one_float_off`] at 1153 × 4097 × 515, where
-/// on sm_90 it must choose [`Method::WarpTileSpreadEdge`].
+/// on sm_90 it must choose [`Method::SpreadEdge`].
 fn check_library_edge(gpu: &Gpu, rng: &mut Rng) -> CheckResult<String> {
     let (m, n, k) = (1153, 4097, 515);
     let pays = lib::spread_edge_pays(m as u32, n as u32, k as u32, gpu.multiprocessors());
-    one_float_off(gpu, rng, (m, n, k), |sm90| (sm90 && pays).then_some(Method::WarpTileSpreadEdge), None)
+    one_float_off(gpu, rng, (m, n, k), |sm90| (sm90 && pays).then_some(Method::SpreadEdge), None)
 }
 
 /// An `m × n × k` multiply whose A, B and C start one float into their buffers (sub-slices, 4

@@ -70,6 +70,13 @@ mod tests {
         assert_eq!(label("coalescing", "any_offset", 12).as_deref(), Some("src+1/dst+2"));
         assert_eq!(label("transpose", "naive", 0).as_deref(), Some("8192x8192"));
         assert_eq!(label("transpose", "naive", 1).as_deref(), Some("4096x16384"));
+        // A matmul stage's shapes are its descriptor's, each labelled by itself.
+        assert_eq!(label("matmul", "warptile_edge", 2).as_deref(), Some("4000x4100x4033"));
+        assert_eq!(label("matmul", "thin", 1).as_deref(), Some("4096x8x4096"));
+        let skinny = all().find(|v| v.id() == "matmul/skinny").unwrap();
+        assert_eq!(skinny.run_id(1), "matmul/skinny/shape=1");
+        assert_eq!(skinny.check_values(), [1]);
+        assert_eq!(skinny.param().unwrap().describe_sweep(), "shape: 1x4096x4096, 8x4096x4096");
         // A value that means itself has no label; run ids never carry one.
         assert_eq!(label("coalescing", "offset", 1), None);
         let vec4 = all().find(|v| v.id() == "coalescing/vec4").unwrap();

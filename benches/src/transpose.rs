@@ -8,7 +8,7 @@ use coalesce_kernels::transpose::transpose_tma;
 use coalesce_kernels::util::fill_value;
 
 use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, check_f32, compare_with, room};
-use crate::family::{Family, Param, Row};
+use crate::family::{Family, Labels, Param, Row};
 use crate::workload::{Workload, random_buffer, random_pair};
 
 /// Shapes checked: single element, single row/column, odd sizes around a tile, non-square,
@@ -48,7 +48,7 @@ pub enum Transpose {
 }
 
 /// `shape` 0 = 8192 × 8192, 1 = 4096 × 16384 (an index into [`BENCH_SHAPES`]).
-const SHAPE: Param = Param { name: "shape", sweep: &[0, 1], check: &[0], labels: Some(shape) };
+const SHAPE: Param = Param { name: "shape", sweep: &[0, 1], check: &[0], labels: Some(Labels::Each(shape)) };
 /// A [`SHAPE`] value as `ROWSxCOLS` (`0`: `8192x8192`).
 fn shape(value: u32) -> String {
     BENCH_SHAPES.get(value as usize).map_or_else(|| value.to_string(), |(r, c)| format!("{r}x{c}"))

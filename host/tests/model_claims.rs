@@ -322,7 +322,7 @@ fn matmul_global_traffic() {
     assert_eq!(tiled.shared_ld_bank_conflicts, 0);
     let prefetch = model::matmul::run(coalesce::matmul::Method::Prefetch, (s, s, s), 132).unwrap();
     assert_eq!(prefetch, tiled);
-    let rb = model::matmul::run(coalesce::matmul::Method::RegisterBlocked, (s, s, s), 132).unwrap();
+    let rb = model::matmul::run(coalesce::matmul::Method::Regblock, (s, s, s), 132).unwrap();
     // 16-byte loads and stores: A 16 rows x 32 bytes, B 512 contiguous bytes, C two 256-byte runs.
     assert_eq!((rb.ld_sectors_per_request(), rb.st_sectors_per_request()), (16.0, 16.0));
     // Aᵀ's scalar stores: lanes 2i and 2i+1 share a bank 128 words apart, a 2-way conflict.
@@ -426,8 +426,8 @@ fn warp_tiled_and_cp_async_matmuls_count_what_their_sass_does() {
     // 2 × 4 blocks of 4 warps. Per warp: the first tile's loads and stores before the loop and
     // the next tile's in each of the 16 trips (17 in all; the last trip loads itself again).
     let (warps, tiles) = (32u64, s / 16);
-    let wt = run(Method::WarpTile, (256, 256, 256));
-    let small = run(Method::WarpTileSmall, (256, 256, 256));
+    let wt = run(Method::Warptile, (256, 256, 256));
+    let small = run(Method::WarptileSmall, (256, 256, 256));
     // LDG.E.128: 2 A vectors (16 rows × 32 bytes: 16 sectors) and 2 B (small: 4; 512 contiguous
     // bytes: 16). A warp's 512 bytes need 16 sectors at least, so 16 on average is 16 each.
     assert_eq!((wt.ld_requests, wt.ld_sectors), (warps * (tiles + 1) * 4, 16 * warps * (tiles + 1) * 4));
@@ -451,7 +451,7 @@ fn warp_tiled_and_cp_async_matmuls_count_what_their_sass_does() {
     // (A: 2 lanes a sector, 16 rows; B: 16 bytes apart, 512 bytes) and 4 STG.E a vector out,
     // and lanes row-major: B's fragment lanes differ in l ^ 1 and l ^ 2, 4 quarter-warp
     // wavefronts each, 12 a step.
-    let edge = run(Method::WarpTileEdge, (256, 256, 256));
+    let edge = run(Method::WarptileEdge, (256, 256, 256));
     assert_eq!((edge.ld_requests, edge.ld_sectors), (4 * wt.ld_requests, 4 * wt.ld_sectors));
     assert_eq!((edge.st_requests, edge.st_sectors), (4 * wt.st_requests, 4 * wt.st_sectors));
     assert_eq!(
@@ -461,7 +461,7 @@ fn warp_tiled_and_cp_async_matmuls_count_what_their_sass_does() {
     assert_eq!(edge.shared_st_bank_conflicts, 0);
     // Its sm_90 build: the same global accesses and stores to shared, and warptile's paired
     // fragment loads (8 wavefronts a step instead of 12).
-    let edge90 = run(Method::WarpTileEdgeSm90, (256, 256, 256));
+    let edge90 = run(Method::WarptileEdgeSm90, (256, 256, 256));
     assert_eq!(
         (edge90.ld_requests, edge90.ld_sectors, edge90.st_requests, edge90.st_sectors),
         (edge.ld_requests, edge.ld_sectors, edge.st_requests, edge.st_sectors)
@@ -470,13 +470,13 @@ fn warp_tiled_and_cp_async_matmuls_count_what_their_sass_does() {
     assert_eq!((edge90.shared_st_wavefronts, edge90.shared_st_bank_conflicts), (wt.shared_st_wavefronts, 0));
     assert_eq!(dram(&edge90), whole);
     // The sm_90 build makes the same accesses as matmul_warptile, in another order.
-    assert_eq!(run(Method::WarpTileSm90, (256, 256, 256)), wt);
+    assert_eq!(run(Method::WarptileSm90, (256, 256, 256)), wt);
     assert_eq!(dram(&edge), whole);
     // 129 × 129 × 17: 2 × 2 blocks, two k tiles, the second holding k column 16 only. Per warp:
     // tile 0's 16 loads (2 + 2 vectors × 4 floats), then the partial tile twice (as the next
     // tile of trip 0 and again in trip 1): A floats with column < 1 (lanes with A column 0, of
     // vector 0: 1 request), B vectors of row < 1 (vector 0 of warp 0 only: 4 requests).
-    let odd = run(Method::WarpTileEdge, (129, 129, 17));
+    let odd = run(Method::WarptileEdge, (129, 129, 17));
     assert_eq!(odd.ld_requests, 4 * (8 * (16 + 2) + 2 * 4));
     // Stores where r < 129 and col + j < 129: block (0, 0) all 8 · 64; block (1, 0) column 128,
     // j = 0 of the lanes with out_col 0 (warps 0 and 4), 8 rows each; block (0, 1) row 128,
@@ -487,7 +487,7 @@ fn warp_tiled_and_cp_async_matmuls_count_what_their_sass_does() {
     let pairs = |floats: u64| (4 * floats).div_ceil(64) * 64;
     assert_eq!(dram(&odd), (2 * pairs(129 * 17), 0));
     // Whole-tile kernels refuse what they cannot run.
-    assert!(model::matmul::run(Method::WarpTile, (129, 129, 17), 132).is_err());
+    assert!(model::matmul::run(Method::Warptile, (129, 129, 17), 132).is_err());
 
     // matmul_cp_async at 256³ (16-byte path): 8 × 8 blocks of 32 warps, 8 tiles. Per tile
     // warps 0-15 issue one LDGSTS.E.BYPASS.128 (4 rows × 128 bytes: 16 sectors), counted as a

@@ -224,7 +224,7 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
                 }
             }
         }
-        Method::RegisterBlocked => {
+        Method::Regblock => {
             // No guards: the grid is exactly the band's tiles and every vector is aligned.
             prop_assert_eq!((band.grid.0 * BN, band.grid.1 * BM), (n, m));
             for address in [band.addresses.0, band.addresses.1, band.addresses.2] {
@@ -253,9 +253,9 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
                 }
             }
         }
-        Method::WarpTileStreamK | Method::WarpTileSpreadStreamK => {
+        Method::WarptileStreamk | Method::SpreadStreamk => {
             // The row is the schedule's, and every tile it names is a whole tile of the band
-            // (the k loop and stores inside a tile are `WarpTileAsync`'s or `WarpTileSpread`'s,
+            // (the k loop and stores inside a tile are `WarptileAsync`'s or `WarptileSpread`'s,
             // checked there).
             let sk = stream_k(m, n, 132);
             prop_assert_eq!(band.grid, sk.row_grid());
@@ -280,7 +280,7 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
             }
             inside("B", k64 * n64 - 1, 1, ob, k64 * n64, wb)?;
         }
-        Method::WarpTileSpreadEdge => {
+        Method::SpreadEdge => {
             let cfg = WARPTILE_ASYNC;
             prop_assert_eq!(band.shared, cfg.ring_bytes(WTS_STAGES));
             // The probed blocks' work, as the kernels find it: `(block, tile origin, k tiles
@@ -537,18 +537,18 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
                 }
             }
         }
-        Method::WarpTile
-        | Method::WarpTileSm90
-        | Method::WarpTileAsync
-        | Method::WarpTileSpread
-        | Method::WarpTileSmall
-        | Method::WarpTileEdge
-        | Method::WarpTileEdgeSm90 => {
+        Method::Warptile
+        | Method::WarptileSm90
+        | Method::WarptileAsync
+        | Method::WarptileSpread
+        | Method::WarptileSmall
+        | Method::WarptileEdge
+        | Method::WarptileEdgeSm90 => {
             let method = kernel;
             // The cp.async kernels copy A one float at a time into their ring.
             let ring = match method {
-                Method::WarpTileAsync => Some(WTA_STAGES),
-                Method::WarpTileSpread => Some(WTS_STAGES),
+                Method::WarptileAsync => Some(WTA_STAGES),
+                Method::WarptileSpread => Some(WTS_STAGES),
                 _ => None,
             };
             let cfg = method.warp_tile().unwrap();
@@ -778,11 +778,11 @@ proptest! {
         tiles_n in 1usize..6, tiles_k in 1usize..40, probe in any::<u64>()) {
         let shape = (tiles_m * BM as usize, tiles_n * BN as usize, tiles_k * BK as usize);
         let (m, n, k) = shape;
-        let bands = plan_all(Method::RegisterBlocked, shape).unwrap();
-        check_tiling(Method::RegisterBlocked, &bands, shape)?;
+        let bands = plan_all(Method::Regblock, shape).unwrap();
+        check_tiling(Method::Regblock, &bands, shape)?;
         for band in &bands {
             prop_assert_eq!(band.rows.start % BM as usize, 0);
-            check_band(Method::RegisterBlocked, band, (m * k, k * n, m * n), probe)?;
+            check_band(Method::Regblock, band, (m * k, k * n, m * n), probe)?;
         }
     }
 
@@ -862,16 +862,16 @@ proptest! {
             }
             // Two launches a band: checked by `check_stream_k_plan` and
             // `stream_k_stores_every_element_once` below.
-            Method::WarpTileStreamK | Method::WarpTileSpreadStreamK | Method::WarpTileSpreadEdge => {
+            Method::WarptileStreamk | Method::SpreadStreamk | Method::SpreadEdge => {
                 unreachable!("stream-K is not among the generated methods")
             }
-            Method::WarpTile
-            | Method::WarpTileSm90
-            | Method::WarpTileAsync
-            | Method::WarpTileSpread
-            | Method::WarpTileSmall
-            | Method::WarpTileEdge
-            | Method::WarpTileEdgeSm90 => {
+            Method::Warptile
+            | Method::WarptileSm90
+            | Method::WarptileAsync
+            | Method::WarptileSpread
+            | Method::WarptileSmall
+            | Method::WarptileEdge
+            | Method::WarptileEdgeSm90 => {
                 let band = owners[0];
                 prop_assert_eq!(warp_tile_owners(method, band.grid, (band.dims.0, band.dims.1), (local, c)), 1);
             }
@@ -899,7 +899,7 @@ proptest! {
                 prop_assert!(o < skinny_rows(owners[0].dims.0, by * SKINNY_ROWS) * width);
                 prop_assert_eq!((by * SKINNY_ROWS + o / width, bx * width + o % width), (local, c));
             }
-            Method::RegisterBlocked => {
+            Method::Regblock => {
                 let (bx, by) = (c / BN, local / BM);
                 prop_assert!(bx < owners[0].grid.0 && by < owners[0].grid.1);
                 let (row0, col0) = rb_block_origin(bx, by);
@@ -942,16 +942,16 @@ proptest! {
                             }
                         }
                     }
-                    Method::WarpTileStreamK | Method::WarpTileSpreadStreamK | Method::WarpTileSpreadEdge => {
+                    Method::WarptileStreamk | Method::SpreadStreamk | Method::SpreadEdge => {
                         unreachable!("stream-K is not among the generated methods")
                     }
-                    Method::WarpTile
-                    | Method::WarpTileSm90
-                    | Method::WarpTileAsync
-                    | Method::WarpTileSpread
-                    | Method::WarpTileSmall
-                    | Method::WarpTileEdge
-                    | Method::WarpTileEdgeSm90 => {
+                    Method::Warptile
+                    | Method::WarptileSm90
+                    | Method::WarptileAsync
+                    | Method::WarptileSpread
+                    | Method::WarptileSmall
+                    | Method::WarptileEdge
+                    | Method::WarptileEdgeSm90 => {
                         let cfg = method.warp_tile().unwrap();
                         let (row0, col0) = warp_tile_origin(method, (gx, gy), nn, (bx, by), false);
                         for (row, col) in tile_cells(cfg, (row0, col0)) {
@@ -998,7 +998,7 @@ proptest! {
                             }
                         }
                     }
-                    Method::RegisterBlocked => {
+                    Method::Regblock => {
                         let (row0, col0) = rb_block_origin(bx, by);
                         for t in 0..RB_THREADS {
                             let (tx, ty) = rb_thread(t);
@@ -1133,7 +1133,7 @@ proptest! {
                                                               whole_tiles in any::<bool>(), skew in prop_oneof![Just(0u64), Just(4)],
                                                               sms in prop_oneof![Just(132u32), 1u32..300],
                                                               sm90 in any::<bool>()) {
-        let (m, n, k) = if whole_tiles { round_up(Method::WarpTile, (m, n, k)) } else { (m, n, k) };
+        let (m, n, k) = if whole_tiles { round_up(Method::Warptile, (m, n, k)) } else { (m, n, k) };
         let (a, b, c) = slices((m * k, k * n, m * n), skew);
         let unguarded = WARPTILE.supports(m as u32, n as u32, k as u32) && skew == 0;
         let blocks = (m / WARPTILE.bm as usize) * (n / WARPTILE.bn as usize);
@@ -1143,13 +1143,13 @@ proptest! {
             && WARPTILE_ASYNC.supports(m as u32, n as u32, k as u32)
             && 4 * (m / WARPTILE_ASYNC.bm as usize) * (n / WARPTILE_ASYNC.bn as usize) >= 3 * sms as usize;
         let shared = wide
-            && m <= Method::WarpTileSpreadStreamK.band_rows() as usize
+            && m <= Method::SpreadStreamk.band_rows() as usize
             && stream_k_pays(m as u32, n as u32, k as u32, sms);
         // The guarded spread ring, on sm_90 for what no unguarded kernel takes: one launch, a
         // grid of its tiles (partial ones counted) of 3/4 of the SMs or more, 32 k tiles or more.
         let (bm, bn, bk) = (WARPTILE_ASYNC.bm as usize, WARPTILE_ASYNC.bn as usize, WARPTILE_ASYNC.bk as usize);
         let covering = sm90
-            && m <= Method::WarpTileSpreadEdge.band_rows() as usize
+            && m <= Method::SpreadEdge.band_rows() as usize
             && 4 * m.div_ceil(bm) * n.div_ceil(bn) >= 3 * sms as usize
             && k.div_ceil(bk) >= 32;
         prop_assert_eq!(covering, sm90 && spread_edge_pays(m as u32, n as u32, k as u32, sms));
@@ -1157,14 +1157,14 @@ proptest! {
             _ if m <= SKINNY_ROWS as usize => Method::Skinny,
             _ if n <= THIN_COLS as usize => Method::Thin,
             _ if sm90 && split_k_pays(m as u32, n as u32, k as u32, sms) => Method::SplitK,
-            _ if shared => Method::WarpTileSpreadStreamK,
-            _ if wide => Method::WarpTileSpread,
-            (false, _) if covering => Method::WarpTileSpreadEdge,
-            (false, _) if sm90 => Method::WarpTileEdgeSm90,
-            (false, _) => Method::WarpTileEdge,
-            (true, true) => Method::WarpTileSmall,
-            (true, false) if sm90 => Method::WarpTileSm90,
-            (true, false) => Method::WarpTile,
+            _ if shared => Method::SpreadStreamk,
+            _ if wide => Method::WarptileSpread,
+            (false, _) if covering => Method::SpreadEdge,
+            (false, _) if sm90 => Method::WarptileEdgeSm90,
+            (false, _) => Method::WarptileEdge,
+            (true, true) => Method::WarptileSmall,
+            (true, false) if sm90 => Method::WarptileSm90,
+            (true, false) => Method::Warptile,
         };
         let chosen = choose(&a, &b, &c, (m, n, k), sms, sm90);
         prop_assert_eq!(chosen, expected);

@@ -2,7 +2,7 @@
 //! model its parameters (DRAM and L2 bandwidth, the shared-memory wavefront rate, atomic
 //! throughput by how many addresses share the atomics, memory latency, the cost of a launch).
 //! Each does one kind of work and as little else as it can, so its time divided by its count is
-//! the rate of that one thing. The host side is `host/src/probe.rs`.
+//! the rate of that one thing. The host side is `host/src/timing/probe.rs`.
 
 use crate::kernel;
 #[cfg(target_arch = "nvptx64")]

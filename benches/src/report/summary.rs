@@ -354,7 +354,7 @@ fn histogram(r: &Report) -> Option<SummaryRow> {
 fn matmul(r: &Report) -> Option<SummaryRow> {
     let naive = r.of(Matmul::Naive).filter(|m| m.flops > 0)?;
     let mut ladder: Vec<&Measurement> = r.runs_of::<Matmul>().filter(|m| m.param.is_none() && m.flops > 0).collect();
-    ladder.extend(r.runs_of::<Matmul>().find(|m| m.is(Matmul::WarpTile) && m.flops == naive.flops));
+    ladder.extend(r.runs_of::<Matmul>().find(|m| m.is(Matmul::Warptile) && m.flops == naive.flops));
     let last = *ladder.last()?;
     if last.run == naive.run {
         return None;

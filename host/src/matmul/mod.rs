@@ -9,9 +9,10 @@
 //! which caps the rows of one launch at [`Method::band_rows`]; taller matrices are multiplied in
 //! row bands, each a launch of its own over rows `r0..r1` of A and C (sub-slices) and all of B.
 //!
-//! One file a stage, the kernels' own stage names in teaching order: `naive`, `tiled`,
-//! `prefetch`, `cp_async`, `regblock`, `warptile`, `async_ring`, `stream_k`, `spread_ring`,
-//! `spread_stream_k` and `spread_edge`, each with its stage's descriptor ([`Stage`]: kernels,
+//! One file a stage, named as its run id (its kernel's name less `matmul_`), in teaching order:
+//! `naive`, `tiled`, `prefetch`, `cp_async`, `regblock`, `warptile` (with its sm_90 build and its
+//! small-grid and guarded shapes), `warptile_async`, `warptile_streamk`, `warptile_spread`,
+//! `spread_streamk`, `spread_edge`, `skinny` and `thin`, each with its stage's descriptor ([`Stage`]: kernels,
 //! tile, [`Bounds`], launch geometry, model replay, [`lesson`] shapes), its kernels' launch
 //! geometry and the tests of their plans; this module the one table of descriptors
 //! ([`Method::stage`]), the checks and plans every kernel shares, the library's choice and the
@@ -22,21 +23,30 @@
 //!
 //! # Adding a stage
 //!
-//! A new stage touches four files:
-//! 1. its kernel, `kernels-gpu/src/matmul/<stage>.rs` (declared with `kernel!`; built into
-//!    `host/ptx/` by `cargo xtask build-ptx --refresh`);
-//! 2. its host stage file, `host/src/matmul/<stage>.rs`: its launch geometry and its
-//!    descriptor, a [`Stage`] with every field given ([`Bounds`] has no default: an unguarded
-//!    kernel is [`Bounds::WholeTiles`] of its tile, which [`validate`] then enforces);
-//! 3. its model file, `host/src/model/matmul/<stage>.rs`: the replay of its warps that the
-//!    descriptor's `replay` names;
-//! 4. this module: one variant of [`Method`] and one line of the table (`STAGES`), in teaching
-//!    order.
+//! A new stage `<id>` (its run id: its kernel `matmul_<id>` less the prefix) touches seven
+//! files: its own three, and a line or a few arms in four more, each of which the compiler or a
+//! test asks for.
+//! 1. `kernels-gpu/src/matmul/<id>.rs`, new: its kernels, declared with `kernel!` (built into
+//!    `host/ptx/` by `cargo xtask build-ptx --refresh`), their device code and index math;
+//! 2. `kernels-gpu/src/matmul/mod.rs`: `mod <id>; pub use <id>::*;`, which the host's imports of
+//!    its kernel handles need;
+//! 3. `host/src/model/matmul/<id>.rs`, new: the replay of its warps, the `REPLAY` its descriptor
+//!    names;
+//! 4. `host/src/model/matmul/mod.rs`: `pub(crate) mod <id>;`, which that import needs;
+//! 5. `host/src/matmul/<id>.rs`, new: its launch geometry and its descriptor, a [`Stage`] with
+//!    every field given, its [`lesson`] shapes among them ([`Bounds`] has no default: an
+//!    unguarded kernel is [`Bounds::WholeTiles`] of its tile, which [`validate`] then enforces);
+//! 6. this module: `mod <id>;`, a variant of [`Method`] (the id in CamelCase) and the line
+//!    `<id>::STAGE` in the table (`STAGES`), both in teaching order (`Method::ALL` does not
+//!    compile while the two orders differ);
+//! 7. `host/tests/props_matmul.rs`: the new kernel's arms in the exhaustive matches of the index
+//!    proofs (`check_band`, `bands_tile_c_exactly_once`, `small_launches_write_every_element_once`),
+//!    which do not compile until it has them.
 //!
-//! The registry row, the checks, the benches and the property tests' strategies follow from the
-//! table. A test fails while a `matmul_*` kernel of the PTX has no descriptor; the property
-//! tests then draw the new stage, and their per-kernel index proofs (exhaustive matches in
-//! `host/tests/props_matmul.rs`) do not compile until it has one.
+//! The registry row, the checks, the benches (a [`Bench::Shapes`] list labels its own runs), the
+//! model's lookup and the property tests' strategies follow from the table. A test
+//! (`every_matmul_kernel_has_a_descriptor`) fails while a `matmul_*` kernel of the PTX has no
+//! descriptor, and a descriptor left out of the table is dead code, which clippy refuses.
 use std::ops::Range;
 
 use crate::buffer::{DeviceRead, DeviceWrite};
@@ -48,8 +58,8 @@ use coalesce_kernels::matmul::{SKINNY_ROWS, THIN_COLS, WARPTILE, WARPTILE_ASYNC,
 pub use coalesce_kernels::matmul::{StreamK, WarpTile};
 
 // One file a stage (teaching order in the module docs), each with its descriptor.
-mod async_ring;
 mod cp_async;
+mod warptile_async;
 // The lesson harness's shapes and summaries: data for `coalesce-benches`, not the library's API.
 #[doc(hidden)]
 pub mod lesson;
@@ -59,16 +69,16 @@ mod regblock;
 mod skinny;
 mod split_k;
 mod spread_edge;
-mod spread_ring;
-mod spread_stream_k;
-mod stream_k;
+mod spread_streamk;
 mod thin;
 mod tiled;
 mod warptile;
+mod warptile_spread;
+mod warptile_streamk;
 
 pub use lesson::{Bench, Lesson};
 pub use split_k::{SPLIT_K_FROM, split_k_pays};
-pub use stream_k::{stream_k, stream_k_pays};
+pub use warptile_streamk::{stream_k, stream_k_pays};
 
 /// Parameter list of every matmul kernel: A, B, C, m, n, k.
 pub(crate) type MatmulSig = fn(*const f32, *const f32, *mut f32, u32, u32, u32);
@@ -77,7 +87,8 @@ pub(crate) type MatmulSig = fn(*const f32, *const f32, *mut f32, u32, u32, u32);
 const _: () = assert!(usize::BITS >= 64, "matmul lengths need a 64-bit host");
 
 /// The kernels, in teaching order: each an index into the table of stage descriptors
-/// ([`Method::stage`]), in the same order.
+/// ([`Method::stage`]), in the same order, and named as its run id (`warptile_streamk`:
+/// [`Method::WarptileStreamk`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
     /// One output a thread, operands straight from global memory.
@@ -89,46 +100,46 @@ pub enum Method {
     /// Tiles through a 4-stage `cp.async` pipeline (Hopper module).
     CpAsync,
     /// 128 × 128 block tile, 8 × 8 outputs a thread (whole tiles only, 16-byte aligned buffers).
-    RegisterBlocked,
+    Regblock,
     /// Warp-tiled 128 × 128 × 16 ([`WARPTILE`]; whole tiles only, 16-byte aligned buffers).
-    WarpTile,
-    /// [`Method::WarpTile`] built for sm_90, with its later split (Hopper module).
-    WarpTileSm90,
+    Warptile,
+    /// [`Method::Warptile`] built for sm_90, with its later split (Hopper module).
+    WarptileSm90,
     /// Warp-tiled 128 × 256 × 16 through a 3-stage `cp.async` ring, 8 × 16 outputs a thread
     /// ([`WARPTILE_ASYNC`]; Hopper module; whole tiles only, 16-byte aligned buffers).
-    WarpTileAsync,
+    WarptileAsync,
     /// Stream-K ([`StreamK`]; Hopper module; whole tiles only, 16-byte aligned buffers): the
     /// whole waves of tiles through `matmul_warptile_streamk_waves` (the async kernel, by
     /// linear block id), then `matmul_warptile_streamk`
     /// shares the last wave out by k iteration. Two launches a multiply ([`Method::launches`]).
-    WarpTileStreamK,
-    /// [`Method::WarpTileAsync`] with each thread's copies spread two at a time over a tile's k
+    WarptileStreamk,
+    /// [`Method::WarptileAsync`] with each thread's copies spread two at a time over a tile's k
     /// steps, through a 4-stage ring (Hopper module; whole tiles only, 16-byte aligned buffers).
-    WarpTileSpread,
-    /// Stream-K over [`Method::WarpTileSpread`]'s k loop (Hopper module; whole tiles only,
+    WarptileSpread,
+    /// Stream-K over [`Method::WarptileSpread`]'s k loop (Hopper module; whole tiles only,
     /// 16-byte aligned buffers): `matmul_spread_streamk_waves`, then `matmul_spread_streamk`.
-    WarpTileSpreadStreamK,
-    /// [`Method::WarpTileSpreadStreamK`] for any shape and any (4-byte) alignment (Hopper
+    SpreadStreamk,
+    /// [`Method::SpreadStreamk`] for any shape and any (4-byte) alignment (Hopper
     /// module): partial tiles counted in the schedule, rows of A clamped, columns of B wrapped, B
     /// copied a float at a time, a partial last k tile after the ring, stores checked.
     /// `matmul_spread_edge_waves`, then `matmul_spread_edge`.
-    WarpTileSpreadEdge,
+    SpreadEdge,
     /// Warp-tiled 64 × 128 × 16 for small grids
     /// ([`WARPTILE_SMALL`](coalesce_kernels::matmul::WARPTILE_SMALL); whole tiles only, 16-byte
     /// aligned buffers).
-    WarpTileSmall,
+    WarptileSmall,
     /// Warp-tiled 128 × 128 × 16 with every access guarded: any shape, any (4-byte) alignment.
-    WarpTileEdge,
-    /// [`Method::WarpTileEdge`] built for sm_90, its lanes interleaved as [`WARPTILE`]'s
+    WarptileEdge,
+    /// [`Method::WarptileEdge`] built for sm_90, its lanes interleaved as [`WARPTILE`]'s
     /// (Hopper module).
-    WarpTileEdgeSm90,
+    WarptileEdgeSm90,
     /// m ≤ 8: a block a slab of B's columns for all of k, B read once in whole sectors, k split
     /// over the block's threads (any shape, any alignment; 8 rows of C a block).
     Skinny,
     /// n ≤ 8: a warp streams two rows of A in 512-byte loads, B's chunk of k staged column-major
     /// in shared memory (any shape, any alignment; 16 rows and 8 columns of C a block).
     Thin,
-    /// Few tiles, long k: [`Method::WarpTileSmall`]'s guarded tile with each tile's k cut into
+    /// Few tiles, long k: [`Method::WarptileSmall`]'s guarded tile with each tile's k cut into
     /// up to 8 ranges, a block each, added in order by a tile's last block (Hopper module; any
     /// shape, any alignment).
     SplitK,
@@ -205,8 +216,9 @@ pub struct Stage {
     pub lesson: Lesson,
 }
 
-/// The stages in teaching order, indexed by [`Method`]: the one table.
-static STAGES: [Stage; 18] = [
+/// The stages in teaching order, indexed by [`Method`]: the one table. Its length is
+/// [`Method::ALL`]'s, so a stage is one line here.
+static STAGES: &[Stage] = &[
     naive::STAGE,
     tiled::STAGE,
     prefetch::STAGE,
@@ -214,10 +226,10 @@ static STAGES: [Stage; 18] = [
     regblock::STAGE,
     warptile::WARPTILE_STAGE,
     warptile::SM90_STAGE,
-    async_ring::STAGE,
-    stream_k::STAGE,
-    spread_ring::STAGE,
-    spread_stream_k::STAGE,
+    warptile_async::STAGE,
+    warptile_streamk::STAGE,
+    warptile_spread::STAGE,
+    spread_streamk::STAGE,
     spread_edge::STAGE,
     warptile::SMALL_STAGE,
     warptile::EDGE_STAGE,
@@ -229,8 +241,8 @@ static STAGES: [Stage; 18] = [
 
 impl Method {
     /// Every method, in teaching order (the table's).
-    pub const ALL: [Method; 18] = {
-        let mut all = [Method::Naive; 18];
+    pub const ALL: [Method; STAGES.len()] = {
+        let mut all = [Method::Naive; STAGES.len()];
         let mut i = 0;
         while i < all.len() {
             all[i] = STAGES[i].method;
@@ -300,7 +312,7 @@ impl Method {
         let launches = match stage.waves {
             Some(waves) => {
                 let edge = matches!(stage.bounds, Bounds::Guarded);
-                stream_k::launches_of((m, n, sms, edge), (waves.kernel, stage.kernel), launch)
+                warptile_streamk::launches_of((m, n, sms, edge), (waves.kernel, stage.kernel), launch)
             }
             None => [None, Some((stage.kernel, launch))],
         };
@@ -492,7 +504,7 @@ pub fn run(
 /// - else on sm_90 the guarded spread ring over stream-K (stage 11), where
 ///   [`spread_edge_pays`];
 /// - else the guarded warp-tiled kernel, which takes any shape (its sm_90 build on sm_90). Stage
-///   11's guarded spread ring ([`Method::WarpTileSpreadEdge`]) is not chosen: on the H100 it ran
+///   11's guarded spread ring ([`Method::SpreadEdge`]) is not chosen: on the H100 it ran
 ///   slower than this at 4097³ and 4000 × 4100 × 4033 (BENCHMARKS.md).
 pub fn choose(
     a: &impl DeviceRead<f32>,
@@ -518,43 +530,43 @@ pub fn choose(
         }
     }
     if sm90
-        && let Ok(Dims { m, n, k }) = validate(Method::WarpTileSpread, a, b, c, shape)
+        && let Ok(Dims { m, n, k }) = validate(Method::WarptileSpread, a, b, c, shape)
         && 4 * blocks(WARPTILE_ASYNC, m, n) >= 3 * u64::from(multiprocessors)
     {
         // One launch only: taller multiplies go in bands of whole tiles.
-        let single = m <= Method::WarpTileSpreadStreamK.band_rows();
+        let single = m <= Method::SpreadStreamk.band_rows();
         return if single && stream_k_pays(m, n, k, multiprocessors) {
-            Method::WarpTileSpreadStreamK
+            Method::SpreadStreamk
         } else {
-            Method::WarpTileSpread
+            Method::WarptileSpread
         };
     }
-    match validate(Method::WarpTile, a, b, c, shape) {
+    match validate(Method::Warptile, a, b, c, shape) {
         Ok(Dims { m, n, .. }) => {
             if blocks(WARPTILE, m, n) < u64::from(multiprocessors) {
-                Method::WarpTileSmall
+                Method::WarptileSmall
             } else if sm90 {
-                Method::WarpTileSm90
+                Method::WarptileSm90
             } else {
-                Method::WarpTile
+                Method::Warptile
             }
         }
-        Err(_) if sm90 => match validate(Method::WarpTileSpreadEdge, a, b, c, shape) {
-            Ok(Dims { m, n, k }) if spread_edge_pays(m, n, k, multiprocessors) => Method::WarpTileSpreadEdge,
-            _ => Method::WarpTileEdgeSm90,
+        Err(_) if sm90 => match validate(Method::SpreadEdge, a, b, c, shape) {
+            Ok(Dims { m, n, k }) if spread_edge_pays(m, n, k, multiprocessors) => Method::SpreadEdge,
+            _ => Method::WarptileEdgeSm90,
         },
-        Err(_) => Method::WarpTileEdge,
+        Err(_) => Method::WarptileEdge,
     }
 }
 
-/// Whether stage 11's guarded spread ring ([`Method::WarpTileSpreadEdge`]) takes an `m × n × k`
+/// Whether stage 11's guarded spread ring ([`Method::SpreadEdge`]) takes an `m × n × k`
 /// multiply that is not whole tiles, on `sms` multiprocessors: one launch (at most
 /// [`Method::band_rows`] rows), a grid of its 128 × 256 tiles (partial ones counted) that fills
 /// at least three quarters of the multiprocessors, and at least 32 k tiles (the rules of the
 /// spread ring and of [`stream_k_pays`]).
 pub const fn spread_edge_pays(m: u32, n: u32, k: u32, sms: u32) -> bool {
-    let sk = stream_k::schedule(m, n, sms, true);
-    m <= Method::WarpTileSpreadEdge.band_rows()
+    let sk = warptile_streamk::schedule(m, n, sms, true);
+    m <= Method::SpreadEdge.band_rows()
         && 4 * sk.tiles as u64 >= 3 * sms as u64
         && k.div_ceil(WARPTILE_ASYNC.bk) >= 32
         && sk.waves < coalesce_kernels::launch::MAX_GRID_Y
@@ -563,7 +575,7 @@ pub const fn spread_edge_pays(m: u32, n: u32, k: u32, sms: u32) -> bool {
 /// The library's matmul: `c = a · b` for any shape that fits in device memory (`a` m × k, `b`
 /// k × n, `c` m × n, row-major): warp-tiled, unguarded where the shape is whole tiles and the
 /// buffers 16-byte aligned, guarded otherwise ([`choose`]). Errors as [`validate`] for
-/// [`Method::WarpTileEdge`].
+/// [`Method::WarptileEdge`].
 pub fn matmul(
     gpu: &Gpu,
     a: &impl DeviceRead<f32>,
@@ -669,10 +681,7 @@ mod tests {
             plan_of(Method::Prefetch, (2, 3, 4), (8, 13, 6)),
             Err(Error::LengthMismatch { what: "matmul B", .. })
         ));
-        assert!(matches!(
-            plan_of(Method::RegisterBlocked, (100, 128, 8), (800, 1024, 12800)),
-            Err(Error::Unsupported(_))
-        ));
+        assert!(matches!(plan_of(Method::Regblock, (100, 128, 8), (800, 1024, 12800)), Err(Error::Unsupported(_))));
         assert!(matches!(
             plan_of(Method::Naive, (1 << 32, 1, 1), (1 << 32, 1, 1 << 32)),
             Err(Error::OutOfRange { what: "matmul m", .. })
@@ -745,36 +754,36 @@ mod tests {
         let pick = |shape, sms| pick_on(shape, sms, false);
         // 4096^2 is 1024 blocks of 128 x 128, 512 of 128 x 256: the spread ring on sm_90, the
         // 128 x 128 tiles elsewhere.
-        assert_eq!(pick((4096, 4096, 4096), 132), Method::WarpTile);
+        assert_eq!(pick((4096, 4096, 4096), 132), Method::Warptile);
         // On 132 SMs its last wave is 116 tiles (88% full): shared out by stream-K; on 128 SMs
         // 512 tiles are 4 whole waves.
-        assert_eq!(pick_on((4096, 4096, 4096), 132, true), Method::WarpTileSpreadStreamK);
-        assert_eq!(pick_on((4096, 4096, 4096), 128, true), Method::WarpTileSpread);
+        assert_eq!(pick_on((4096, 4096, 4096), 132, true), Method::SpreadStreamk);
+        assert_eq!(pick_on((4096, 4096, 4096), 128, true), Method::WarptileSpread);
         // 3072^2: 288 tiles, a last wave of 24: stream-K; with k = 256 (16 k tiles), not.
-        assert_eq!(pick_on((3072, 3072, 3072), 132, true), Method::WarpTileSpreadStreamK);
-        assert_eq!(pick_on((3072, 3072, 256), 132, true), Method::WarpTileSpread);
-        assert_eq!(pick((2048, 2048, 2048), 132), Method::WarpTile);
+        assert_eq!(pick_on((3072, 3072, 3072), 132, true), Method::SpreadStreamk);
+        assert_eq!(pick_on((3072, 3072, 256), 132, true), Method::WarptileSpread);
+        assert_eq!(pick((2048, 2048, 2048), 132), Method::Warptile);
         // 2048^2: 128 blocks of 128 x 256 on 132 SMs, at least 3/4 of them.
-        assert_eq!(pick_on((2048, 2048, 2048), 132, true), Method::WarpTileSpread);
+        assert_eq!(pick_on((2048, 2048, 2048), 132, true), Method::WarptileSpread);
         // n not a multiple of 256, or too few 128 x 256 blocks: the sm_90 build of the 128 x 128.
-        assert_eq!(pick_on((4096, 4224, 4096), 132, true), Method::WarpTileSm90);
-        assert_eq!(pick_on((1536, 1536, 1536), 132, true), Method::WarpTileSm90);
+        assert_eq!(pick_on((4096, 4224, 4096), 132, true), Method::WarptileSm90);
+        assert_eq!(pick_on((1536, 1536, 1536), 132, true), Method::WarptileSm90);
         // 1024^2 is 64 blocks, fewer than 132 SMs: the small tiles (128 blocks).
-        assert_eq!(pick((1024, 1024, 1024), 132), Method::WarpTileSmall);
-        assert_eq!(pick_on((1024, 1024, 1024), 132, true), Method::WarpTileSmall);
-        assert_eq!(pick((1024, 1024, 1024), 16), Method::WarpTile);
+        assert_eq!(pick((1024, 1024, 1024), 132), Method::WarptileSmall);
+        assert_eq!(pick_on((1024, 1024, 1024), 132, true), Method::WarptileSmall);
+        assert_eq!(pick((1024, 1024, 1024), 16), Method::Warptile);
         // Anything not whole tiles: the guarded kernel; on sm_90 the guarded spread ring where
         // its grid fills the GPU and k is 32 tiles or more, else the sm_90 guarded build.
         for shape in [(4095, 4095, 4095), (4097, 4097, 4097), (4000, 4100, 4033), (4096, 4096, 4088), (9, 9, 1)] {
-            assert_eq!(pick(shape, 132), Method::WarpTileEdge, "{shape:?}");
+            assert_eq!(pick(shape, 132), Method::WarptileEdge, "{shape:?}");
         }
         for shape in [(4095, 4095, 4095), (4097, 4097, 4097), (4000, 4100, 4033), (4096, 4096, 4088), (1200, 2500, 513)]
         {
-            assert_eq!(pick_on(shape, 132, true), Method::WarpTileSpreadEdge, "{shape:?}");
+            assert_eq!(pick_on(shape, 132, true), Method::SpreadEdge, "{shape:?}");
         }
         // One tile; 32 tiles (1000²) for 132 SMs; 512 tiles but 31 k tiles.
         for shape in [(9, 9, 1), (1000, 1000, 1000), (4095, 4095, 496)] {
-            assert_eq!(pick_on(shape, 132, true), Method::WarpTileEdgeSm90, "{shape:?}");
+            assert_eq!(pick_on(shape, 132, true), Method::WarptileEdgeSm90, "{shape:?}");
         }
         // n at most 8 (and m past 8): the thin kernel, on every GPU.
         for shape in [(4096, 1, 4096), (4096, 8, 4096), (9, 1, 1), (128, 8, 16), (4097, 5, 3)] {

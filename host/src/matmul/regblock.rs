@@ -4,15 +4,18 @@
 //! The host side: the register-blocked kernel's launch (whole tiles only:
 //! [`Method::supports`](super::Method::supports)).
 
-use super::lesson::{Bench, Lesson, REGBLOCK_SHAPES};
+use super::lesson::{Bench, Lesson};
 use super::{Bounds, Method, Stage};
 use crate::launch::Launch;
 use crate::model::matmul::regblock::REPLAY;
 use coalesce_kernels::matmul::{BK, BM, BN, RB_SHARED_FLOATS, RB_THREADS, matmul_regblock, regblock_grid};
 
+/// Shapes checked for the register-blocked kernel (multiples of its 128 × 128 × 8 tile).
+const REGBLOCK_SHAPES: [(usize, usize, usize); 4] = [(128, 128, 8), (256, 384, 136), (128, 640, 1000), (512, 512, 512)];
+
 /// Stage 5's descriptor: no guards, so whole `BM × BN × BK` tiles only.
 pub(super) const STAGE: Stage = Stage {
-    method: Method::RegisterBlocked,
+    method: Method::Regblock,
     kernel: matmul_regblock,
     waves: None,
     warp_tile: None,
@@ -41,7 +44,7 @@ mod tests {
 
     #[test]
     fn register_blocked_plans_exactly_its_tiles() {
-        let (l, d) = plan_of(Method::RegisterBlocked, (256, 384, 8), (2048, 3072, 98304)).unwrap();
+        let (l, d) = plan_of(Method::Regblock, (256, 384, 8), (2048, 3072, 98304)).unwrap();
         assert_eq!((l.grid, l.block, l.shared_bytes), ((3, 2), (256, 1), 16384));
         assert_eq!(d, Dims { m: 256, n: 384, k: 8 });
     }
@@ -57,22 +60,22 @@ mod tests {
             )
         };
         let plan = |method, a, b, c: &mut _, shape| plan(method, a, b, c, shape, 132, |_| Ok(()));
-        let err = plan(Method::RegisterBlocked, &a, &b, &mut c, (128, 128, 8)).unwrap_err();
+        let err = plan(Method::Regblock, &a, &b, &mut c, (128, 128, 8)).unwrap_err();
         assert_eq!(err, Error::Misaligned { what: "matmul B", address: 0x2004, align: 16 });
         // The tiled kernels load floats one by one: any 4-byte alignment will do.
         assert!(plan(Method::Prefetch, &a, &b, &mut c, (128, 128, 8)).is_ok());
-        assert!(plan(Method::WarpTileEdge, &a, &b, &mut c, (128, 128, 8)).is_ok());
-        assert_eq!(choose(&a, &b, &c, (128, 128, 8), 132, false), Method::WarpTileEdge);
+        assert!(plan(Method::WarptileEdge, &a, &b, &mut c, (128, 128, 8)).is_ok());
+        assert_eq!(choose(&a, &b, &c, (128, 128, 8), 132, false), Method::WarptileEdge);
     }
 
     #[test]
     fn register_blocked_bands_keep_whole_tiles() {
-        assert_eq!(Method::RegisterBlocked.band_rows() % BM, 0);
-        let band = Method::RegisterBlocked.band_rows() as usize;
+        assert_eq!(Method::Regblock.band_rows() % BM, 0);
+        let band = Method::Regblock.band_rows() as usize;
         let (m, n, k) = (band + 2 * BM as usize, 128, 8);
         let (a, b, mut c) = slices((m * k, k * n, m * n));
         let mut rows_seen = Vec::new();
-        plan_bands(Method::RegisterBlocked, &a, &b, &mut c, (m, n, k), 132, |rows, call| {
+        plan_bands(Method::Regblock, &a, &b, &mut c, (m, n, k), 132, |rows, call| {
             assert_eq!(call.launch().grid.1 as usize * BM as usize, rows.len());
             rows_seen.push(rows);
             Ok(())
@@ -80,9 +83,9 @@ mod tests {
         .unwrap();
         assert_eq!(rows_seen, [0..band, band..m]);
         // k = 8 is whole register-blocked tiles but not warp-tiled ones (k a multiple of 16).
-        assert_eq!(choose(&a, &b, &c, (m, n, k), 132, true), Method::WarpTileEdgeSm90);
-        assert_eq!(choose(&a, &b, &c, (m, n, k), 132, false), Method::WarpTileEdge);
+        assert_eq!(choose(&a, &b, &c, (m, n, k), 132, true), Method::WarptileEdgeSm90);
+        assert_eq!(choose(&a, &b, &c, (m, n, k), 132, false), Method::WarptileEdge);
         let (a, b, c) = slices((m * 16, 16 * n, m * n));
-        assert_eq!(choose(&a, &b, &c, (m, n, 16), 132, false), Method::WarpTile);
+        assert_eq!(choose(&a, &b, &c, (m, n, 16), 132, false), Method::Warptile);
     }
 }

@@ -5,13 +5,19 @@
 //!
 //! The host side: the slab width that fills the GPU, and the launch.
 
-use super::lesson::{Bench, CHECK_SHAPES, Lesson, SKINNY_SHAPES};
+use super::lesson::{Bench, CHECK_SHAPES, Lesson};
 use super::{Bounds, Method, Stage};
 use crate::launch::Launch;
 use crate::model::matmul::skinny::REPLAY;
 use coalesce_kernels::matmul::{
     SKINNY_ROWS, SKINNY_SHARED_BYTES, matmul_skinny, skinny_block, skinny_grid, skinny_width,
 };
+
+/// Shapes checked for the skinny kernel besides the general ones: every slab width (32, 16 and
+/// 8 columns on 132 SMs), k a whole step, not one, and below one, A's rows read 4 bytes at a
+/// time (k not a multiple of 4), two block rows (m = 9), and columns past the last whole slab.
+const SKINNY_SHAPES: [(usize, usize, usize); 6] =
+    [(1, 4224, 512), (8, 2047, 1000), (3, 1000, 4099), (9, 300, 64), (8, 33, 5), (2, 8191, 7)];
 
 /// Stage 12's descriptor.
 pub(super) const STAGE: Stage = Stage {
@@ -25,7 +31,9 @@ pub(super) const STAGE: Stage = Stage {
     replay: REPLAY,
     lesson: Lesson {
         summary: "m <= 8: a block a slab of B's columns for all of k, B read once in whole sectors, k split over threads",
-        bench: Bench::SkinnyShapes,
+        // A row of A and eight against 4096², the inference shapes of the matmul shapes
+        // sweep; checked at eight.
+        bench: Bench::Shapes { sweep: &[(1, 4096, 4096), (8, 4096, 4096)], check: &[1] },
         checks: &[&CHECK_SHAPES, &SKINNY_SHAPES],
     },
 };

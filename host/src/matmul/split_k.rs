@@ -4,11 +4,25 @@
 //!
 //! The host side: the launch, and when [`matmul`](super::matmul) takes it ([`split_k_pays`]).
 
-use super::lesson::{CHECK_SHAPES, EDGE_EXTRA_SHAPES, Lesson, SPLIT_K_SHAPES, SPLIT_K_SIZES};
+use super::lesson::{Bench, CHECK_SHAPES, EDGE_EXTRA_SHAPES, Lesson};
 use super::{Bounds, Method, Stage};
 use crate::launch::Launch;
 use crate::model::matmul::split_k::REPLAY;
 use coalesce_kernels::matmul::{SPLIT_K, SplitK, matmul_split_k};
+
+/// Shapes checked for split-K besides the general and guarded ones (on 132 SMs): 8 splits of 2
+/// k tiles; one k tile cut 8 ways (7 empty ranges adding zeros); a partial k tile in a short last
+/// range; a skinny product of long k; partial tiles in m, n and k, 2 splits; and 512³ twice
+/// more, each launch finding the tickets the one before set back to 0.
+const SPLIT_K_SHAPES: [(usize, usize, usize); 7] = [
+    (256, 256, 256),
+    (64, 128, 16),
+    (5, 130, 33),
+    (32, 4096, 1024),
+    (129, 4097, 515),
+    (512, 512, 512),
+    (512, 512, 512),
+];
 
 /// Stage 14's descriptor: guarded, any shape.
 pub(super) const STAGE: Stage = Stage {
@@ -22,7 +36,21 @@ pub(super) const STAGE: Stage = Stage {
     replay: REPLAY,
     lesson: Lesson {
         summary: "warptile_small's guarded tiles, each tile's k cut into up to 8 ranges a block each; the last block adds the partials in order (sm_90)",
-        bench: SPLIT_K_SIZES,
+        // The squares whose 64 × 128 grids leave most of an H100 idle, 1024³ (cut two ways), and
+        // m or n of 32 and 128 against 4096²: the matmul shapes sweep's, where split-K pays.
+        bench: Bench::Shapes {
+            sweep: &[
+                (256, 256, 256),
+                (512, 512, 512),
+                (768, 768, 768),
+                (1024, 1024, 1024),
+                (32, 4096, 4096),
+                (128, 4096, 4096),
+                (4096, 32, 4096),
+                (4096, 128, 4096),
+            ],
+            check: &[1],
+        },
         checks: &[&CHECK_SHAPES, &EDGE_EXTRA_SHAPES, &SPLIT_K_SHAPES],
     },
 };

@@ -5,11 +5,17 @@
 //!
 //! The host side: the launch.
 
-use super::lesson::{Bench, CHECK_SHAPES, Lesson, THIN_SHAPES};
+use super::lesson::{Bench, CHECK_SHAPES, Lesson};
 use super::{Bounds, Method, Stage};
 use crate::launch::Launch;
 use crate::model::matmul::thin::REPLAY;
 use coalesce_kernels::matmul::{THIN_ROWS, THIN_SHARED_BYTES, THIN_THREADS, matmul_thin, thin_grid};
+
+/// Shapes checked for the thin kernel besides the general ones: whole chunks of k and a partial
+/// last one, k below one step, k not a multiple of 4 (A a float at a time), n of 1, 3, 8 and past
+/// 8 (two column blocks), m not a multiple of 16.
+const THIN_SHAPES: [(usize, usize, usize); 6] =
+    [(4096, 8, 1024), (1000, 1, 1030), (33, 3, 5), (17, 9, 513), (300, 8, 4099), (4111, 2, 64)];
 
 /// Stage 13's descriptor.
 pub(super) const STAGE: Stage = Stage {
@@ -23,7 +29,9 @@ pub(super) const STAGE: Stage = Stage {
     replay: REPLAY,
     lesson: Lesson {
         summary: "n <= 8: a warp streams two rows of A in 512-byte loads, B's chunk staged column-major in shared memory",
-        bench: Bench::ThinShapes,
+        // A column of B and eight against 4096² of A, the thin shapes of the matmul shapes
+        // sweep; checked at eight.
+        bench: Bench::Shapes { sweep: &[(4096, 1, 4096), (4096, 8, 4096)], check: &[1] },
         checks: &[&CHECK_SHAPES, &THIN_SHAPES],
     },
 };

@@ -3,9 +3,7 @@
 //!
 //! The host side: the warp-tiled kernels' launch, one for every [`WarpTile`] shape.
 
-use super::lesson::{
-    CHECK_SHAPES, EDGE_EXTRA_SHAPES, Lesson, SIZES, SMALL_SIZES, WARPTILE_SHAPES, WARPTILE_SMALL_SHAPES,
-};
+use super::lesson::{CHECK_SHAPES, EDGE_BENCH_SHAPES, EDGE_EXTRA_SHAPES, Lesson, SIZES};
 use super::{Bench, Bounds, MatmulSig, Method, Stage};
 use crate::launch::{Kernel, Launch};
 use crate::model::matmul::warptile::REPLAY;
@@ -13,6 +11,15 @@ use coalesce_kernels::matmul::{
     WARPTILE, WARPTILE_EDGE, WARPTILE_SMALL, WarpTile, matmul_warptile, matmul_warptile_edge,
     matmul_warptile_edge_sm90, matmul_warptile_sm90, matmul_warptile_small,
 };
+
+/// Sizes the small-grid kernel is swept over: where it is chosen, and the next size up.
+const SMALL_SIZES: Bench = Bench::Cubes { sweep: &[1024, 2048], check: &[1024] };
+/// Shapes checked for the unguarded warp-tiled kernel (multiples of its 128 × 128 × 16 tile).
+const WARPTILE_SHAPES: [(usize, usize, usize); 4] =
+    [(128, 128, 16), (256, 384, 144), (128, 640, 1008), (512, 512, 512)];
+/// Shapes checked for the small-grid warp-tiled kernel (multiples of its 64 × 128 × 16 tile).
+const WARPTILE_SMALL_SHAPES: [(usize, usize, usize); 4] =
+    [(64, 128, 16), (192, 384, 144), (64, 640, 1008), (512, 512, 512)];
 
 /// A warp-tiled stage of shape `cfg`: its tile, bounds and launch from the one shape, so the
 /// three cannot disagree.
@@ -32,7 +39,7 @@ const fn stage(method: Method, kernel: Kernel<MatmulSig>, cfg: WarpTile, guarded
 
 /// Stage 6's descriptor: 128 × 128 × 16, whole tiles only.
 pub(super) const WARPTILE_STAGE: Stage = stage(
-    Method::WarpTile,
+    Method::Warptile,
     matmul_warptile,
     WARPTILE,
     false,
@@ -45,7 +52,7 @@ pub(super) const WARPTILE_STAGE: Stage = stage(
 
 /// Stage 6 built for sm_90.
 pub(super) const SM90_STAGE: Stage = stage(
-    Method::WarpTileSm90,
+    Method::WarptileSm90,
     matmul_warptile_sm90,
     WARPTILE,
     false,
@@ -58,7 +65,7 @@ pub(super) const SM90_STAGE: Stage = stage(
 
 /// Stage 6 on 64 × 128 × 16 tiles, for grids smaller than the GPU.
 pub(super) const SMALL_STAGE: Stage = stage(
-    Method::WarpTileSmall,
+    Method::WarptileSmall,
     matmul_warptile_small,
     WARPTILE_SMALL,
     false,
@@ -71,26 +78,26 @@ pub(super) const SMALL_STAGE: Stage = stage(
 
 /// Stage 6 with every access guarded: any shape.
 pub(super) const EDGE_STAGE: Stage = stage(
-    Method::WarpTileEdge,
+    Method::WarptileEdge,
     matmul_warptile_edge,
     WARPTILE_EDGE,
     true,
     Lesson {
         summary: "warptile with guarded single-float loads: any shape (4095, 4097, 4000x4100x4033, 4096)",
-        bench: Bench::EdgeShapes,
+        bench: EDGE_BENCH_SHAPES,
         checks: &[&CHECK_SHAPES, &EDGE_EXTRA_SHAPES],
     },
 );
 
 /// The guarded stage 6 built for sm_90, its lanes interleaved as [`WARPTILE`]'s.
 pub(super) const EDGE_SM90_STAGE: Stage = stage(
-    Method::WarpTileEdgeSm90,
+    Method::WarptileEdgeSm90,
     matmul_warptile_edge_sm90,
     WARPTILE,
     true,
     Lesson {
         summary: "warptile_edge built for sm_90 with warptile's interleaved lanes: fragment loads pair up (sm_90)",
-        bench: Bench::EdgeShapes,
+        bench: EDGE_BENCH_SHAPES,
         checks: &[&CHECK_SHAPES, &EDGE_EXTRA_SHAPES],
     },
 );
@@ -109,11 +116,11 @@ mod tests {
 
     #[test]
     fn warp_tiled_plans_a_block_a_tile() {
-        let (l, _) = plan_of(Method::WarpTile, (256, 384, 32), (256 * 32, 32 * 384, 256 * 384)).unwrap();
+        let (l, _) = plan_of(Method::Warptile, (256, 384, 32), (256 * 32, 32 * 384, 256 * 384)).unwrap();
         assert_eq!((l.grid, l.block, l.shared_bytes), ((3, 2), (256, 1), 2 * 16 * (132 + 128) * 4));
-        let (l, _) = plan_of(Method::WarpTileSmall, (256, 384, 32), (256 * 32, 32 * 384, 256 * 384)).unwrap();
+        let (l, _) = plan_of(Method::WarptileSmall, (256, 384, 32), (256 * 32, 32 * 384, 256 * 384)).unwrap();
         assert_eq!((l.grid, l.block, l.shared_bytes), ((3, 4), (128, 1), 2 * 16 * (68 + 128) * 4));
-        let (l, _) = plan_of(Method::WarpTileEdge, (33, 129, 7), (231, 903, 33 * 129)).unwrap();
+        let (l, _) = plan_of(Method::WarptileEdge, (33, 129, 7), (231, 903, 33 * 129)).unwrap();
         assert_eq!((l.grid, l.block), ((2, 1), (256, 1)));
     }
 
@@ -128,8 +135,8 @@ mod tests {
                 DeviceViewMut::<f32>::stand_in(0x4000, 128 * 128),
             )
         };
-        let err = plan(Method::WarpTile, &a, &b, &mut c, (128, 128, 16)).unwrap_err();
+        let err = plan(Method::Warptile, &a, &b, &mut c, (128, 128, 16)).unwrap_err();
         assert_eq!(err, Error::Misaligned { what: "matmul B", address: 0x2004, align: 16 });
-        assert_eq!(choose(&a, &b, &c, (128, 128, 16), 132, false), Method::WarpTileEdge);
+        assert_eq!(choose(&a, &b, &c, (128, 128, 16), 132, false), Method::WarptileEdge);
     }
 }

@@ -16,11 +16,13 @@
 //! row below the rows of one launch, which the host keeps to [`MAX_GRID_Y`](crate::launch::MAX_GRID_Y) blocks by splitting
 //! C and A into row bands ([`band_rows`]).
 //!
-//! One file a stage, in teaching order (as siboehm's SGEMM_CUDA numbers its kernels): `naive`,
-//! `tiled`, `prefetch`, `cp_async` (Hopper), `regblock`, `warptile` (with its small-grid and
-//! guarded shapes and their sm_90 builds), `async_ring`, `stream_k`, `spread_ring` (the library's
-//! kernel on Hopper: async_ring's copies spread over the k steps), `spread_stream_k` and
-//! `spread_edge` (that schedule for any shape; all Hopper). Each
+//! One file a stage, named as its run id (the kernel's name less `matmul_`), in teaching order
+//! (as siboehm's SGEMM_CUDA numbers its kernels): `naive`, `tiled`, `prefetch`, `cp_async`
+//! (Hopper), `regblock`, `warptile` (with its small-grid and guarded shapes and their sm_90
+//! builds), `warptile_async`, `stream_k` (stage `warptile_streamk`: the one file not named as
+//! its id, since its flags' symbol in the PTX is named after the module), `warptile_spread` (the
+//! library's kernel on Hopper: warptile_async's copies spread over the k steps), `spread_streamk`
+//! and `spread_edge` (that schedule for any shape; all Hopper), `skinny` and `thin`. Each
 //! holds its stage's kernels, their device code, its index math and its tests; `index` the index
 //! math every stage shares, `edge` the guarded tile store of the guarded rings. Every public item
 //! is re-exported here, at `matmul::`.
@@ -41,14 +43,14 @@ mod regblock;
 pub use regblock::*;
 mod warptile;
 pub use warptile::*;
-mod async_ring;
-pub use async_ring::*;
+mod warptile_async;
+pub use warptile_async::*;
 mod stream_k;
 pub use stream_k::*;
-mod spread_ring;
-pub use spread_ring::*;
-mod spread_stream_k;
-pub use spread_stream_k::*;
+mod warptile_spread;
+pub use warptile_spread::*;
+mod spread_streamk;
+pub use spread_streamk::*;
 mod spread_edge;
 pub use spread_edge::*;
 mod skinny;

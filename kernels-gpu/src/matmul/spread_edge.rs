@@ -1,4 +1,4 @@
-//! Stage 11, spread_edge (Hopper): spread_stream_k for any shape and any 4-byte alignment.
+//! Stage 11, spread_edge (Hopper): spread_streamk for any shape and any 4-byte alignment.
 //! B copied a float at a time (24 copies a tile, not 12), no guard in the k loop; same sectors.
 //!
 //! The guarded kernel of stage 6 (`matmul_warptile_edge_sm90`) takes any shape, but in 128 × 128
@@ -15,13 +15,13 @@
 //!   is copied with a check on each copy after the ring drains, and multiplied step by step;
 //! - stores check `r < m` and `col < n` float by float.
 
-use super::async_ring::{WARPTILE_ASYNC, WTA_NA};
-use super::spread_ring::spread_steps;
 use super::warptile::WarpTile;
+use super::warptile_async::{WARPTILE_ASYNC, WTA_NA};
+use super::warptile_spread::spread_steps;
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
 use super::{
-    async_ring::{WTA_NB, hopper_device::warptile_async},
     stream_k::hopper_device::warptile_streamk,
+    warptile_async::{WTA_NB, hopper_device::warptile_async},
 };
 
 /// The guarded ring's copies of B ([`WarpTile`]'s shape, copied a float at a time).
@@ -118,11 +118,11 @@ mod tests {
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
 pub(super) mod hopper_device {
     use super::*;
-    use crate::matmul::async_ring::hopper_device::KLoop;
     use crate::matmul::index::V4;
     use crate::matmul::index::row_major;
-    use crate::matmul::spread_ring::{WTS_STAGES, spread_copies, spread_walk};
     use crate::matmul::warptile::{outer_product, warp_fragments};
+    use crate::matmul::warptile_async::hopper_device::KLoop;
+    use crate::matmul::warptile_spread::{WTS_STAGES, spread_copies, spread_walk};
     use crate::prelude::{async_copy, math::fma, order, shared, thread};
 
     /// Stage 11's ring: [`edge_k_loop`] with the spread ring's 4 stages, for any shape.

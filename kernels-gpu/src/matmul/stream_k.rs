@@ -1,12 +1,16 @@
-//! Stage 8, stream_k (Hopper): async_ring's whole waves, then a row of blocks shares the last.
-//! 4096² on 132 SMs: the last wave takes 0.88 of a tile time, not 1; a C tile read + write a cut.
+//! Stage 8, warptile_streamk (Hopper): warptile_async's whole waves, then a row of blocks shares
+//! the last. 4096² on 132 SMs: the last wave takes 0.88 of a tile time, not 1; a C tile read +
+//! write a cut.
+//!
+//! The file keeps the module name `stream_k`: the symbol of its flags (`hopper_device::SK_FLAGS`)
+//! in the PTX is named after their module path, so a rename would change the committed PTX.
 
-use super::async_ring::WARPTILE_ASYNC;
-#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
-use super::async_ring::hopper_device::{AsyncRing, warptile_async};
-#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
-use super::async_ring::{WTA_NA, WTA_NB};
 use super::warptile::WarpTile;
+use super::warptile_async::WARPTILE_ASYNC;
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
+use super::warptile_async::hopper_device::{AsyncRing, warptile_async};
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
+use super::warptile_async::{WTA_NA, WTA_NB};
 
 /// Where stream-K's tiles are ([`WarpTile`]'s tiles counted row by row).
 impl WarpTile {
@@ -228,8 +232,8 @@ crate::hopper_kernel! {
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
 pub(super) mod hopper_device {
     use super::*;
-    use crate::matmul::async_ring::hopper_device::{KLoop, store_tile};
     use crate::matmul::edge::store_tile_edge;
+    use crate::matmul::warptile_async::hopper_device::{KLoop, store_tile};
     use crate::prelude::{async_copy, atomic, thread};
 
     /// Block `x` of a stream-K row sets `SK_FLAGS[x]` once its partial sums for the next block

@@ -1,8 +1,9 @@
 //! Replays of the matrix multiplies in `kernels-gpu/src/matmul/`.
 //!
-//! One file a stage, as the kernels' (teaching order: `naive`, `tiled`, `prefetch`, `cp_async`,
-//! `regblock`, `warptile`, `async_ring`, `stream_k`, `spread_ring`, `spread_edge`; stage 10,
-//! `spread_stream_k`, is `stream_k`'s replay over `spread_ring`'s loop), each replaying its
+//! One file a stage, named as the host's (teaching order: `naive`, `tiled`, `prefetch`,
+//! `cp_async`, `regblock`, `warptile`, `warptile_async`, `warptile_streamk`, `warptile_spread`,
+//! `spread_edge`, `skinny`, `thin`; stage 10, `spread_streamk`, is `warptile_streamk`'s replay
+//! over `warptile_spread`'s loop), each replaying its
 //! kernels from their SASS (sm_90; the Hopper kernels from the Hopper module, the rest from the
 //! main one), saying what that SASS is, and giving the stage's descriptor its `Replay`; this
 //! module finds a launch's stage in the table of descriptors and holds what they share.
@@ -43,7 +44,6 @@ use crate::matmul::{MatmulSig, Method, Stage, plan};
 use coalesce_kernels::matmul::{StreamK, WarpTile, mm_vectors, row_major};
 
 // One file a stage (teaching order in the module docs), each with its `Replay`.
-pub(crate) mod async_ring;
 pub(crate) mod cp_async;
 pub(crate) mod naive;
 pub(crate) mod prefetch;
@@ -51,11 +51,12 @@ pub(crate) mod regblock;
 pub(crate) mod skinny;
 pub(crate) mod split_k;
 pub(crate) mod spread_edge;
-pub(crate) mod spread_ring;
-pub(crate) mod stream_k;
 pub(crate) mod thin;
 pub(crate) mod tiled;
 pub(crate) mod warptile;
+pub(crate) mod warptile_async;
+pub(crate) mod warptile_spread;
+pub(crate) mod warptile_streamk;
 
 /// Floats in a sector.
 const SECTOR_FLOATS: u64 = super::SECTOR_BYTES / 4;

@@ -1,4 +1,4 @@
-//! Stage 11, spread_edge (Hopper): spread_stream_k for any shape and any 4-byte alignment.
+//! Stage 11, spread_edge (Hopper): spread_streamk for any shape and any 4-byte alignment.
 //! B copied a float at a time (24 copies a tile, not 12), no guard in the k loop; same sectors.
 //!
 //! SASS (sm_90, the Hopper module):
@@ -121,7 +121,7 @@ pub(super) fn waves_warp(model: &mut Model, l: &Launched, w: &Warp, origin: (u32
 /// `stream_k_counts` replays the whole-tile rows, the partial sums read a float at a time.
 pub(super) fn row_counts(model: &mut Model, l: &Launched, launch: &Launch, sk: StreamK) -> Result<()> {
     let cfg = WARPTILE_ASYNC;
-    let flags = model.buffer(super::stream_k::FLAGS_ADDRESS);
+    let flags = model.buffer(super::warptile_streamk::FLAGS_ADDRESS);
     for x in 0..sk.wave {
         let mut u = 0;
         while let Some((tile, k0, k1)) = sk.segment(x, u) {

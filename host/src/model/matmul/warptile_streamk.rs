@@ -1,13 +1,13 @@
-//! Stage 8, stream_k (Hopper): async_ring's whole waves, then a row of blocks shares the last.
+//! Stage 8, warptile_streamk (Hopper): warptile_async's whole waves, then a row of blocks shares the last.
 //! 4096² on 132 SMs: the last wave takes 0.88 of a tile time, not 1; a C tile read + write a cut.
 //!
 //! SASS (sm_90, the Hopper module):
-//! - `matmul_warptile_streamk`: `async_ring`'s k loop for each segment of a block's range, the
+//! - `matmul_warptile_streamk`: `warptile_async`'s k loop for each segment of a block's range, the
 //!   flag handshake of thread 0, and 16-byte loads of C before a cut tile's stores.
 
-use super::async_ring::async_k_loop_warp;
-use super::spread_ring::spread_k_loop_warp;
 use super::warptile::store_c_vectors;
+use super::warptile_async::async_k_loop_warp;
+use super::warptile_spread::spread_k_loop_warp;
 use super::{Launched, Replay};
 use crate::error::Result;
 use crate::launch::Launch;
@@ -86,7 +86,7 @@ pub(super) fn load_c_vectors(
     Ok(())
 }
 
-/// Stage 8's replay: the shared row (its whole waves are `async_ring`'s blocks, replayed as
+/// Stage 8's replay: the shared row (its whole waves are `warptile_async`'s blocks, replayed as
 /// that stage's).
 pub(crate) const REPLAY: Replay = Replay {
     blocks: None,
@@ -96,7 +96,7 @@ pub(crate) const REPLAY: Replay = Replay {
 };
 
 /// Stage 10's replay: stage 8's row over the spread ring's k loop (its whole waves are
-/// `spread_ring`'s blocks).
+/// `warptile_spread`'s blocks).
 pub(crate) const SPREAD_REPLAY: Replay = Replay {
     blocks: None,
     row: Some(|model, l, launch| {

@@ -1,17 +1,17 @@
-//! Stage 9, spread_ring (Hopper): async_ring's copies go out two at a time between a tile's k
+//! Stage 9, warptile_spread (Hopper): warptile_async's copies go out two at a time between a tile's k
 //! steps, 4 stages deep. The same transactions; no FMA waits on a copy's address registers.
 //!
-//! The host side: the spread kernel's launch (`spread_stream_k`'s blocks too).
+//! The host side: the spread kernel's launch (`spread_streamk`'s blocks too).
 
 use super::lesson::{Lesson, SIZES, WARPTILE_ASYNC_SHAPES};
 use super::{Bounds, Method, Stage};
 use crate::launch::Launch;
-use crate::model::matmul::spread_ring::REPLAY;
+use crate::model::matmul::warptile_spread::REPLAY;
 use coalesce_kernels::matmul::{WARPTILE_ASYNC, WTS_STAGES, matmul_warptile_spread};
 
 /// Stage 9's descriptor: no guards, so whole [`WARPTILE_ASYNC`] tiles only.
 pub(super) const STAGE: Stage = Stage {
-    method: Method::WarpTileSpread,
+    method: Method::WarptileSpread,
     kernel: matmul_warptile_spread,
     waves: None,
     warp_tile: Some(WARPTILE_ASYNC),
@@ -26,9 +26,9 @@ pub(super) const STAGE: Stage = Stage {
     },
 };
 
-/// `async_ring`'s blocks, with the `WTS_STAGES`-stage ring as their shared memory.
+/// `warptile_async`'s blocks, with the `WTS_STAGES`-stage ring as their shared memory.
 pub(super) const fn launch(m: u32, n: u32) -> Launch {
-    super::async_ring::ring_launch(m, n, WTS_STAGES)
+    super::warptile_async::ring_launch(m, n, WTS_STAGES)
 }
 
 #[cfg(test)]
@@ -38,7 +38,7 @@ mod tests {
 
     #[test]
     fn spread_ring_plans_a_block_a_tile_with_its_deeper_ring() {
-        let (l, _) = plan_of(Method::WarpTileSpread, (256, 512, 32), (256 * 32, 32 * 512, 256 * 512)).unwrap();
+        let (l, _) = plan_of(Method::WarptileSpread, (256, 512, 32), (256 * 32, 32 * 512, 256 * 512)).unwrap();
         assert_eq!((l.grid, l.block, l.shared_bytes), ((2, 2), (256, 1), 4 * 16 * (132 + 256) * 4));
     }
 }

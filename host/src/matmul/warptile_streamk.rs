@@ -1,23 +1,27 @@
-//! Stage 8, stream_k (Hopper): async_ring's whole waves, then a row of blocks shares the last.
+//! Stage 8, warptile_streamk (Hopper): warptile_async's whole waves, then a row of blocks shares the last.
 //! 4096² on 132 SMs: the last wave takes 0.88 of a tile time, not 1; a C tile read + write a cut.
 //!
 //! The host side: the schedule on a GPU of a given size, when it pays, and its two launches.
 
-use super::lesson::{Lesson, STREAMK_SHAPES, STREAMK_SIZES};
+use super::lesson::{Bench, Lesson, STREAMK_SHAPES};
 use super::{Bounds, MatmulSig, Method, Stage, Waves};
 use crate::launch::{Kernel, Launch};
-use crate::model::matmul::stream_k::REPLAY;
+use crate::model::matmul::warptile_streamk::REPLAY;
 use coalesce_kernels::launch::MAX_GRID_Y;
 use coalesce_kernels::matmul::{
     SK_MAX_WAVE, StreamK, WARPTILE_ASYNC, matmul_warptile_streamk, matmul_warptile_streamk_waves,
 };
 
-/// Stage 8's descriptor: `async_ring`'s blocks over the whole waves, then the shared row; no
+/// Sizes the stream-K kernel is swept over: 3072³ (288 tiles, 2.18 waves on 132 SMs), 4096³
+/// (3.88) and 8192³ (15.5).
+const STREAMK_SIZES: Bench = Bench::Cubes { sweep: &[3072, 4096, 8192], check: &[3072] };
+
+/// Stage 8's descriptor: `warptile_async`'s blocks over the whole waves, then the shared row; no
 /// guards, so whole [`WARPTILE_ASYNC`] tiles only.
 pub(super) const STAGE: Stage = Stage {
-    method: Method::WarpTileStreamK,
+    method: Method::WarptileStreamk,
     kernel: matmul_warptile_streamk,
-    waves: Some(Waves { kernel: matmul_warptile_streamk_waves, blocks_of: Method::WarpTileAsync }),
+    waves: Some(Waves { kernel: matmul_warptile_streamk_waves, blocks_of: Method::WarptileAsync }),
     warp_tile: Some(WARPTILE_ASYNC),
     bounds: Bounds::tiles_of(WARPTILE_ASYNC),
     block_rows: WARPTILE_ASYNC.bm,
@@ -51,8 +55,8 @@ pub(super) const fn schedule(m: u32, n: u32, sms: u32, edge: bool) -> StreamK {
 }
 
 /// Whether sharing the last wave out
-/// ([`Method::WarpTileStreamK`](crate::matmul::Method::WarpTileStreamK)) beats whole tiles
-/// ([`Method::WarpTileAsync`](crate::matmul::Method::WarpTileAsync)) for an `m × n × k`
+/// ([`Method::WarptileStreamk`](crate::matmul::Method::WarptileStreamk)) beats whole tiles
+/// ([`Method::WarptileAsync`](crate::matmul::Method::WarptileAsync)) for an `m × n × k`
 /// multiply of whole 128 × 256 × 16 tiles on
 /// `sms` multiprocessors, as measured on the H100: more than one wave, the last at most 90%
 /// full (4096²: 512 tiles, 116 of 132 in the last wave; at 2048 × 4096, 124 of 132, it lost
@@ -69,10 +73,10 @@ pub const fn stream_k_pays(m: u32, n: u32, k: u32, sms: u32) -> bool {
         && sk.waves < MAX_GRID_Y
 }
 
-/// The shared row's launch: `async_ring`'s blocks on [`StreamK::row_grid`], one block a
+/// The shared row's launch: `warptile_async`'s blocks on [`StreamK::row_grid`], one block a
 /// multiprocessor.
 pub(super) const fn launch(m: u32, n: u32, sms: u32) -> Launch {
-    row_launch(m, n, sms, super::async_ring::launch(m, n))
+    row_launch(m, n, sms, super::warptile_async::launch(m, n))
 }
 
 /// The shared row's launch for blocks like `tile`'s (threads and ring): [`StreamK::row_grid`].
@@ -105,7 +109,7 @@ mod tests {
         // Stream-K on 132 SMs: 4096 x 4096 is 512 tiles, 3 whole waves through the async kernel,
         // then the 116 left shared by a row of 132.
         let ring = 3 * 16 * (132 + 256) * 4;
-        let sk = launches_of(Method::WarpTileStreamK, (4096, 4096, 16), (4096 * 16, 16 * 4096, 4096 * 4096)).unwrap();
+        let sk = launches_of(Method::WarptileStreamk, (4096, 4096, 16), (4096 * 16, 16 * 4096, 4096 * 4096)).unwrap();
         let grids: Vec<_> = sk.iter().map(|(name, l, _)| (*name, l.grid, l.block, l.shared_bytes)).collect();
         assert_eq!(
             grids,
@@ -116,7 +120,7 @@ mod tests {
         );
         // 132 tiles are one whole wave and nothing shared; 90 tiles are all shared.
         let one = |m: usize, n: usize| {
-            launches_of(Method::WarpTileStreamK, (m, n, 16), (m * 16, 16 * n, m * n))
+            launches_of(Method::WarptileStreamk, (m, n, 16), (m * 16, 16 * n, m * n))
                 .unwrap()
                 .into_iter()
                 .map(|(name, l, _)| (name, l.grid))

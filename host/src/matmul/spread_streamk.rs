@@ -1,23 +1,27 @@
-//! Stage 10, spread_stream_k (Hopper): stream_k's schedule over spread_ring's k loop.
-//! The same transactions as stream_k; each block's k tiles run at spread_ring's pace.
+//! Stage 10, spread_streamk (Hopper): warptile_streamk's schedule over warptile_spread's k loop.
+//! The same transactions as warptile_streamk; each block's k tiles run at warptile_spread's pace.
 //!
-//! The host side: stream-K's two launches ([`super::stream_k`]'s schedule) with the spread
+//! The host side: stream-K's two launches ([`super::warptile_streamk`]'s schedule) with the spread
 //! ring's kernels and blocks.
 
-use super::lesson::{Lesson, SPREAD_STREAMK_SIZES, STREAMK_SHAPES};
-use super::stream_k::row_launch;
+use super::lesson::{Bench, Lesson, STREAMK_SHAPES};
+use super::warptile_streamk::row_launch;
 use super::{Bounds, Method, Stage, Waves};
 use crate::launch::Launch;
-use crate::model::matmul::stream_k::SPREAD_REPLAY;
+use crate::model::matmul::warptile_streamk::SPREAD_REPLAY;
 use coalesce_kernels::matmul::{WARPTILE_ASYNC, matmul_spread_streamk, matmul_spread_streamk_waves};
 
-/// Stage 10's descriptor: `spread_ring`'s blocks over the whole waves
+/// Sizes the spread ring's stream-K is swept over: stream-K's, and 2048³ (128 tiles, one wave
+/// short of 132 SMs by 4 blocks: all shared).
+const SPREAD_STREAMK_SIZES: Bench = Bench::Cubes { sweep: &[2048, 3072, 4096, 8192], check: &[3072] };
+
+/// Stage 10's descriptor: `warptile_spread`'s blocks over the whole waves
 /// (`matmul_spread_streamk_waves`), then the shared row (`matmul_spread_streamk`); no guards, so
 /// whole [`WARPTILE_ASYNC`] tiles only.
 pub(super) const STAGE: Stage = Stage {
-    method: Method::WarpTileSpreadStreamK,
+    method: Method::SpreadStreamk,
     kernel: matmul_spread_streamk,
-    waves: Some(Waves { kernel: matmul_spread_streamk_waves, blocks_of: Method::WarpTileSpread }),
+    waves: Some(Waves { kernel: matmul_spread_streamk_waves, blocks_of: Method::WarptileSpread }),
     warp_tile: Some(WARPTILE_ASYNC),
     bounds: Bounds::tiles_of(WARPTILE_ASYNC),
     block_rows: WARPTILE_ASYNC.bm,
@@ -30,9 +34,9 @@ pub(super) const STAGE: Stage = Stage {
     },
 };
 
-/// The shared row's launch: `spread_ring`'s blocks on the row grid.
+/// The shared row's launch: `warptile_spread`'s blocks on the row grid.
 pub(super) const fn launch(m: u32, n: u32, sms: u32) -> Launch {
-    row_launch(m, n, sms, super::spread_ring::launch(m, n))
+    row_launch(m, n, sms, super::warptile_spread::launch(m, n))
 }
 
 #[cfg(test)]
@@ -44,8 +48,7 @@ mod tests {
     #[test]
     fn spread_stream_k_plans_the_same_schedule_with_the_spread_kernels() {
         let ring = 4 * 16 * (132 + 256) * 4;
-        let sk =
-            launches_of(Method::WarpTileSpreadStreamK, (4096, 4096, 16), (4096 * 16, 16 * 4096, 4096 * 4096)).unwrap();
+        let sk = launches_of(Method::SpreadStreamk, (4096, 4096, 16), (4096 * 16, 16 * 4096, 4096 * 4096)).unwrap();
         let grids: Vec<_> = sk.iter().map(|(name, l, _)| (*name, l.grid, l.block, l.shared_bytes)).collect();
         assert_eq!(
             grids,

@@ -1,4 +1,4 @@
-//! Stage 7, async_ring (Hopper): 8 × 16 outputs a thread in 128 × 256 tiles, a `cp.async` ring.
+//! Stage 7, warptile_async (Hopper): 8 × 16 outputs a thread in 128 × 256 tiles, a `cp.async` ring.
 //! 6 shared loads per 128 FMAs (was 4 per 64), no tile in registers; one block an SM, not two.
 //!
 //! SASS (sm_90, the Hopper module):

@@ -1,4 +1,4 @@
-//! Stage 9, spread_ring (Hopper): async_ring's copies go out two at a time between a tile's k
+//! Stage 9, warptile_spread (Hopper): warptile_async's copies go out two at a time between a tile's k
 //! steps, 4 stages deep. The same transactions; no FMA waits on a copy's address registers.
 //!
 //! In `matmul_warptile_async` each thread issues its 12 copies of a tile (8 floats of A, 4
@@ -10,7 +10,7 @@
 //! over the k steps, two at a time, removes both waits. The price is depth: a tile's copies go
 //! out during the tile two before it is read rather than three, so the ring takes 4 stages.
 
-use super::async_ring::{WARPTILE_ASYNC, WTA_NA, WTA_NB};
+use super::warptile_async::{WARPTILE_ASYNC, WTA_NA, WTA_NB};
 use crate::launch::MAX_SHARED_BYTES;
 
 /// Stages of the spread ring: tile `j + 3` is copied during tile `j`, into the stage tile `j - 1`
@@ -59,7 +59,7 @@ crate::hopper_kernel! {
     pub unsafe fn matmul_warptile_spread(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
         // SAFETY: forwarded plan guarantees (see `warptile_async`).
         unsafe {
-            use crate::matmul::async_ring::hopper_device::warptile_async;
+            use crate::matmul::warptile_async::hopper_device::warptile_async;
             warptile_async::<hopper_device::SpreadRing, 8, 16, WTA_NA, WTA_NB, false>(WARPTILE_ASYNC, a, b, c, m, n, k)
         }
     }
@@ -134,11 +134,11 @@ pub(super) use spread_walk;
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
 pub(super) mod hopper_device {
     use super::*;
-    use crate::matmul::async_ring::hopper_device::KLoop;
-    use crate::matmul::async_ring::{copy_a, copy_b, ring_copies};
     use crate::matmul::index::V4;
     use crate::matmul::index::row_major;
     use crate::matmul::warptile::{WarpTile, outer_product, warp_fragments};
+    use crate::matmul::warptile_async::hopper_device::KLoop;
+    use crate::matmul::warptile_async::{copy_a, copy_b, ring_copies};
     use crate::prelude::{async_copy, math::fma, order, shared, thread};
 
     /// Stage 9's ring: [`spread_k_loop`] with [`WTS_STAGES`] stages.

@@ -1,4 +1,4 @@
-//! Stage 9, spread_ring (Hopper): async_ring's copies go out two at a time between a tile's k
+//! Stage 9, warptile_spread (Hopper): warptile_async's copies go out two at a time between a tile's k
 //! steps, 4 stages deep. The same transactions; no FMA waits on a copy's address registers.
 //!
 //! SASS (sm_90, the Hopper module):
@@ -6,8 +6,8 @@
 //!   stream-K's whole waves): its `spread_k_loop` replayed copy by copy at the k steps
 //!   [`spread_copies`] names, fragment by fragment, then `matmul_warptile`'s stores of C.
 
-use super::async_ring::{async_origin, copy_warp};
 use super::warptile::{fragments, store_c_vectors};
+use super::warptile_async::{async_origin, copy_warp};
 use super::{Blocks, Launched, Replay, own_tile};
 use crate::error::Result;
 use crate::model::{Model, Warp};
@@ -59,7 +59,7 @@ pub(super) fn warptile_spread_warp(model: &mut Model, l: &Launched, w: &Warp, or
     Ok(())
 }
 
-/// Stage 9's replay: `async_ring`'s blocks (by linear id over stream-K's whole waves,
+/// Stage 9's replay: `warptile_async`'s blocks (by linear id over stream-K's whole waves,
 /// `matmul_spread_streamk_waves`), each warp through the spread ring.
 pub(crate) const REPLAY: Replay = Replay {
     blocks: Some(Blocks {

@@ -1,17 +1,17 @@
-//! Stage 10, spread_stream_k (Hopper): stream_k's schedule over spread_ring's k loop.
-//! The same transactions as stream_k; each block's k tiles run at spread_ring's pace.
+//! Stage 10, spread_streamk (Hopper): warptile_streamk's schedule over warptile_spread's k loop.
+//! The same transactions as warptile_streamk; each block's k tiles run at warptile_spread's pace.
 //!
 //! Stream-K ([`StreamK`](super::StreamK)) takes any k loop ([`KLoop`]): these are its two
 //! kernels, the whole waves and the shared row, built on the spread ring instead of the
 //! `cp.async` burst of stage 7.
 //!
-//! [`KLoop`]: super::async_ring
+//! [`KLoop`]: super::warptile_async
 
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
 use super::{
-    async_ring::{WARPTILE_ASYNC, WTA_NA, WTA_NB, hopper_device::warptile_async},
-    spread_ring::hopper_device::SpreadRing,
     stream_k::hopper_device::warptile_streamk,
+    warptile_async::{WARPTILE_ASYNC, WTA_NA, WTA_NB, hopper_device::warptile_async},
+    warptile_spread::hopper_device::SpreadRing,
 };
 
 crate::hopper_kernel! {

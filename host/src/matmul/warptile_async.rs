@@ -1,17 +1,17 @@
-//! Stage 7, async_ring (Hopper): 8 × 16 outputs a thread in 128 × 256 tiles, a `cp.async` ring.
+//! Stage 7, warptile_async (Hopper): 8 × 16 outputs a thread in 128 × 256 tiles, a `cp.async` ring.
 //! 6 shared loads per 128 FMAs (was 4 per 64), no tile in registers; one block an SM, not two.
 //!
-//! The host side: the `cp.async` warp-tiled kernel's launch (`stream_k`'s blocks too).
+//! The host side: the `cp.async` warp-tiled kernel's launch (`warptile_streamk`'s blocks too).
 
 use super::lesson::{Lesson, SIZES, WARPTILE_ASYNC_SHAPES};
 use super::{Bounds, Method, Stage};
 use crate::launch::Launch;
-use crate::model::matmul::async_ring::REPLAY;
+use crate::model::matmul::warptile_async::REPLAY;
 use coalesce_kernels::matmul::{WARPTILE_ASYNC, WTA_STAGES, WTA_THREADS, matmul_warptile_async};
 
 /// Stage 7's descriptor: no guards, so whole [`WARPTILE_ASYNC`] tiles only.
 pub(super) const STAGE: Stage = Stage {
-    method: Method::WarpTileAsync,
+    method: Method::WarptileAsync,
     kernel: matmul_warptile_async,
     waves: None,
     warp_tile: Some(WARPTILE_ASYNC),
@@ -32,7 +32,7 @@ pub(super) const fn launch(m: u32, n: u32) -> Launch {
     ring_launch(m, n, WTA_STAGES)
 }
 
-/// [`launch`] with a ring of `stages` stages (`spread_ring`'s is deeper).
+/// [`launch`] with a ring of `stages` stages (`warptile_spread`'s is deeper).
 pub(super) const fn ring_launch(m: u32, n: u32, stages: u32) -> Launch {
     Launch {
         grid: WARPTILE_ASYNC.grid(m, n),
@@ -49,7 +49,7 @@ mod tests {
 
     #[test]
     fn async_ring_plans_a_block_a_tile_with_its_ring() {
-        let (l, _) = plan_of(Method::WarpTileAsync, (256, 512, 32), (256 * 32, 32 * 512, 256 * 512)).unwrap();
+        let (l, _) = plan_of(Method::WarptileAsync, (256, 512, 32), (256 * 32, 32 * 512, 256 * 512)).unwrap();
         assert_eq!((l.grid, l.block, l.shared_bytes), ((2, 2), (256, 1), 3 * 16 * (132 + 256) * 4));
     }
 }
