@@ -193,6 +193,7 @@ mod hopper_device {
 
     impl TileJob for SplitTile {
         const STORES: bool = false;
+        const VECTORS: bool = true;
 
         #[inline(always)]
         fn origin(cfg: WarpTile, n: u32) -> (u32, u32) {
@@ -204,6 +205,11 @@ mod hopper_device {
         fn range(n: u32, k: u32, _: u32) -> (u32, u32) {
             let (sk, _, z) = this_block(n);
             sk.walked(z, k)
+        }
+
+        #[inline(always)]
+        fn vectors(a: *const f32, b: *const f32, n: u32, k: u32) -> bool {
+            crate::matmul::mm_vectors(n, k, a as u64, b as u64)
         }
 
         #[inline(always)]

@@ -479,6 +479,13 @@ pub(super) mod device {
         /// where the range is empty (the loop's first loads read tile `first`, and nothing is
         /// added).
         fn range(n: u32, k: u32, tiles: u32) -> (u32, u32);
+        /// Whether the guarded kernel's loads may ever be 16-byte vectors ([`TileJob::vectors`]):
+        /// a constant, so that a kernel without them compiles to the code it had before.
+        const VECTORS: bool;
+        /// Whether the guarded kernel may read whole k tiles as 16-byte vectors (k and n
+        /// multiples of 4, both operands 16-byte aligned): `false` keeps every guarded load a
+        /// float.
+        fn vectors(a: *const f32, b: *const f32, n: u32, k: u32) -> bool;
         /// The block's sums, where it does not store them itself.
         ///
         /// # Safety
@@ -497,6 +504,7 @@ pub(super) mod device {
 
     impl TileJob for WholeTile {
         const STORES: bool = true;
+        const VECTORS: bool = false;
         #[inline(always)]
         fn origin(cfg: WarpTile, _: u32) -> (u32, u32) {
             cfg.block_origin(thread::block_idx_x(), thread::block_idx_y())
@@ -504,6 +512,10 @@ pub(super) mod device {
         #[inline(always)]
         fn range(_: u32, _: u32, tiles: u32) -> (u32, u32) {
             (0, tiles)
+        }
+        #[inline(always)]
+        fn vectors(_: *const f32, _: *const f32, _: u32, _: u32) -> bool {
+            false
         }
         #[inline(always)]
         unsafe fn finish<const TM: usize, const TN: usize>(
@@ -577,6 +589,11 @@ pub(super) mod device {
             b_col[j] = cfg.b_src_col(col0, b_at[0], j as u32, n, EDGE);
             j += 1;
         }
+        // Where `J` allows (split-K's kernel: k and n multiples of 4, A and B 16-byte aligned),
+        // the guarded kernel's whole tiles of k read A as 16-byte vectors (clamped rows start
+        // on 16-byte boundaries too), and B's where this thread's 4 columns are inside n.
+        let a_vectors = EDGE && J::VECTORS && J::vectors(a, b, n, k);
+        let b_vectors = a_vectors && b_col[3] == b_col[0] + 3;
         let mut acc = [[0.0f32; TN]; TM];
         // SAFETY (whole body): without EDGE the plan checked whole tiles, the buffer lengths,
         // 16-byte alignment and the launch, so every global vector below lies inside its matrix
@@ -597,6 +614,8 @@ pub(super) mod device {
                 while v < NA {
                     let p = a.add(cfg.a_index(a_row[v], kt, a_at[v]) as usize);
                     if !EDGE {
+                        va[v] = mem::load_v4_f32(p as *const [f32; 4]);
+                    } else if J::VECTORS && a_vectors && !tail {
                         va[v] = mem::load_v4_f32(p as *const [f32; 4]);
                     } else if !tail {
                         va[v] = [*p, *p.add(1), *p.add(2), *p.add(3)];
@@ -620,6 +639,8 @@ pub(super) mod device {
                 while v < NB {
                     let row = b.add(cfg.b_row_start(kt, b_at[v], n64) as usize);
                     if !EDGE {
+                        vb[v] = mem::load_v4_f32(row.add(b_col[0] as usize) as *const [f32; 4]);
+                    } else if J::VECTORS && b_vectors && !tail {
                         vb[v] = mem::load_v4_f32(row.add(b_col[0] as usize) as *const [f32; 4]);
                     } else if !tail || b_at[v].0 < left {
                         let mut j = 0;

@@ -71,6 +71,9 @@ struct Launched {
     m: u32,
     n: u32,
     k: u32,
+    /// Whether A's and B's rows start on 16-byte boundaries (`mm_vectors`): split-K's guarded
+    /// loads are vectors then.
+    vectors: bool,
 }
 
 /// How the model replays a stage's launches: the `replay` of its descriptor ([`Stage`]), defined
@@ -143,8 +146,15 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Result<Counts> {
         })
         .ok_or_else(|| no_replay(kernel.name()))?;
     let mut model = Model::new();
-    let l =
-        Launched { a: model.buffer(a.address()), b: model.buffer(b.address()), c: model.buffer(c.address()), m, n, k };
+    let l = Launched {
+        a: model.buffer(a.address()),
+        b: model.buffer(b.address()),
+        c: model.buffer(c.address()),
+        m,
+        n,
+        k,
+        vectors: mm_vectors(n, k, a.address(), b.address()),
+    };
     if !linear && let Some(row) = stage.replay.row {
         row(&mut model, &l, &launch)?;
         // The row's loads and stores are its replay's, in the trace already.
@@ -171,8 +181,15 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Result<Counts> {
     let mut wavefronts = 0u64;
     for (block, count) in classes.into_values() {
         let mut one = Model::instructions_only();
-        let lb =
-            Launched { a: one.buffer(a.address()), b: one.buffer(b.address()), c: one.buffer(c.address()), m, n, k };
+        let lb = Launched {
+            a: one.buffer(a.address()),
+            b: one.buffer(b.address()),
+            c: one.buffer(c.address()),
+            m,
+            n,
+            k,
+            vectors: cx.vectors,
+        };
         for w in block_warps(&launch, block) {
             (replay.warp)(&mut one, &lb, &cx, &w)?;
         }

@@ -2,8 +2,9 @@
 //! into ranges, a block a range; partial tiles meet in a workspace, added by a tile's last block.
 //!
 //! SASS (sm_90, the Hopper module):
-//! - `matmul_split_k`: `matmul_warptile_edge`'s k loop (`accumulate`) over the block's k range of
-//!   the 64 × 128 tile; then 16 `STG.E.128` of its sums into the workspace (`split_k_slot`: a
+//! - `matmul_split_k`: `matmul_warptile_edge`'s k loop over the block's k range of the 64 × 128
+//!   tile, its whole k tiles read as `LDG.E.128` where rows start on 16-byte boundaries
+//!   (`mm_vectors`; B's only by the lanes whose 4 columns are inside n); then 16 `STG.E.128` of its sums into the workspace (`split_k_slot`: a
 //!   warp's 32 lanes 512 contiguous bytes), one `ATOMG.ADD` of thread 0, and on the tile's last
 //!   block 16 `LDG.E.128` (`ld.global.cg`) for each other split's partial, then C's floats as
 //!   `matmul_warptile_edge` stores them (64 `STG.E`, guarded). Which block of a tile arrives last
@@ -34,7 +35,7 @@ fn split_k_counts(model: &mut Model, l: &Launched, launch: &Launch, sk: SplitK) 
             for w in block_warps(launch, (bx, by)) {
                 let t = |lane| w.thread(lane).0;
                 let (first, end) = sk.walked(z, l.k);
-                warptile_k_loop(model, l, &w, (SPLIT_K, true), origin, first..end)?;
+                warptile_k_loop(model, l, &w, (SPLIT_K, true, l.vectors), origin, first..end)?;
                 // One split: the tile stored as the guarded warp tile stores it.
                 if sk.splits == 1 {
                     store_c_vectors(model, l, &w, SPLIT_K, origin, true)?;

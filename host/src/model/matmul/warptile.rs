@@ -30,18 +30,18 @@ use coalesce_kernels::matmul::{WarpTile, row_major};
 /// One warp of a warp-tiled kernel of shape `cfg`; `edge` for the guarded one.
 pub(super) fn warptile_warp(model: &mut Model, l: &Launched, w: &Warp, cfg: WarpTile, edge: bool) -> Result<()> {
     let origin = cfg.block_origin(w.block.0, w.block.1);
-    warptile_k_loop(model, l, w, (cfg, edge), origin, 0..cfg.k_tiles(l.k, edge))?;
+    warptile_k_loop(model, l, w, (cfg, edge, false), origin, 0..cfg.k_tiles(l.k, edge))?;
     store_c_vectors(model, l, w, cfg, origin, edge)
 }
 
-/// One warp's k loop of a warp-tiled kernel of shape `cfg` (`edge`: guarded) over k tiles
-/// `range` of the tile at `(row0, col0)` (the kernel's `accumulate`): everything but its stores
-/// of C.
+/// One warp's k loop of a warp-tiled kernel of shape `cfg` (`edge`: guarded; `vectors`: its
+/// whole k tiles read as 16-byte vectors where the rows allow, as split-K's do) over k tiles
+/// `range` of the tile at `(row0, col0)`: everything but its stores of C.
 pub(super) fn warptile_k_loop(
     model: &mut Model,
     l: &Launched,
     w: &Warp,
-    (cfg, edge): (WarpTile, bool),
+    (cfg, edge, vectors): (WarpTile, bool, bool),
     (row0, col0): (u32, u32),
     range: std::ops::Range<u32>,
 ) -> Result<()> {
@@ -66,7 +66,7 @@ pub(super) fn warptile_k_loop(
     let load = |model: &mut Model, kt: u32| -> Result<()> {
         let (tail, left) = (partial && kt + 1 == tiles, cfg.k_left(kt, k));
         for v in 0..a_vectors {
-            if !edge {
+            if !edge || (vectors && !tail) {
                 model.load(l.a, 16, w.lanes, |lane| 4 * a_at(lane, v, kt))?;
                 continue;
             }
@@ -80,7 +80,20 @@ pub(super) fn warptile_k_loop(
                 model.load(l.b, 16, w.lanes, |lane| 4 * b_at(lane, v, kt, 0))?;
                 continue;
             }
-            let on = if tail { lanes_where(w.lanes, |lane| cfg.b_load(t(lane), v).0 < left) } else { w.lanes };
+            // Split-K's lanes whose 4 columns are inside n (none clamped) read a vector.
+            let whole = if vectors && !tail {
+                lanes_where(w.lanes, |lane| b_at(lane, v, kt, 3) == b_at(lane, v, kt, 0) + 3)
+            } else {
+                0
+            };
+            if whole != 0 {
+                model.load(l.b, 16, whole, |lane| 4 * b_at(lane, v, kt, 0))?;
+            }
+            let rest = w.lanes & !whole;
+            if rest == 0 {
+                continue;
+            }
+            let on = if tail { lanes_where(rest, |lane| cfg.b_load(t(lane), v).0 < left) } else { rest };
             for j in 0..4 {
                 model.load(l.b, 4, on, |lane| 4 * b_at(lane, v, kt, j))?;
             }
