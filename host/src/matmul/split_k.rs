@@ -65,8 +65,9 @@ pub(super) const fn launch(m: u32, n: u32, sms: u32) -> Launch {
     }
 }
 
-/// Fewest splits [`matmul`](super::matmul) cuts a tile's k into: with two, 1024³ (128 tiles of
-/// 64 × 128 on 132 SMs) ... (BENCHMARKS.md).
+/// Fewest splits [`matmul`](super::matmul) cuts a tile's k into. On the H100, 1024³ (128 tiles
+/// of 64 × 128 on 132 SMs, cut two ways) took 60.4 µs against 55.5 for `warptile_small`'s one
+/// block a tile; 768³ (three ways) 34.9 against 41.6 (BENCHMARKS.md).
 pub const SPLIT_K_FROM: u32 = 3;
 
 /// Whether [`matmul`](super::matmul) takes split-K for an `m × n × k` multiply on `sms`
