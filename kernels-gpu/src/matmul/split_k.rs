@@ -209,7 +209,7 @@ mod hopper_device {
 
         #[inline(always)]
         fn vectors(a: *const f32, b: *const f32, n: u32, k: u32) -> bool {
-            crate::matmul::mm_vectors(n, k, a as u64, b as u64)
+            crate::matmul::cp_async::mm_vectors(n, k, a as u64, b as u64)
         }
 
         #[inline(always)]
