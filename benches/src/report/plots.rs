@@ -337,7 +337,7 @@ fn coalescing_stride(r: &Report) -> Option<Chart> {
     let unit = sweep.iter().find(|(s, _)| *s == 1)?.1.gbps();
     let log2 = |s: u32| f64::from(s.max(1)).log2();
     let mut all = vec![series(
-        "coalescing/stride, % of stride 1",
+        format!("{}/{}, % of stride 1", Coalescing::NAME, name_of(Coalescing::Stride)?),
         sweep.iter().map(|(s, m)| (log2(*s), 100.0 * m.gbps() / unit)).filter(|p| p.1.is_finite()).collect(),
     )];
     let useful: Vec<(f64, f64)> = sweep
@@ -387,10 +387,13 @@ fn bank_stride(r: &Report) -> Option<Chart> {
     let tiles: Vec<(f64, f64)> = r.runs_of::<Bank>().filter(|m| m.param.is_none()).filter_map(point).collect();
     let mut all = Vec::new();
     if !strides.is_empty() {
-        all.push(Series { style: Style::Dots, ..series("bank/stride (one dot a stride)", strides.clone()) });
+        let label = format!("{}/{} (one dot a stride)", Bank::NAME, name_of(Bank::Stride)?);
+        all.push(Series { style: Style::Dots, ..series(label, strides.clone()) });
     }
     if !tiles.is_empty() {
-        all.push(Series { style: Style::Dots, ..series("bank/rows, cols, cols_padded", tiles) });
+        let names: Vec<&str> =
+            Bank::ROWS.iter().filter(|row| row.variant != Bank::Stride).map(|row| row.name).collect();
+        all.push(Series { style: Style::Dots, ..series(format!("{}/{}", Bank::NAME, names.join(", ")), tiles) });
     }
     if let Some(fit) = bank_fit(&strides) {
         let (lo, hi) = strides.iter().fold((f64::MAX, f64::MIN), |(lo, hi), p| (lo.min(p.0), hi.max(p.0)));
