@@ -1,8 +1,8 @@
 //! FP32 matrix multiply: plans, launchers and the float64 CPU reference for the kernels in
 //! `kernels-gpu/src/matmul/` (naive, shared tiles, tiles with prefetch, tiles through a
 //! `cp.async` pipeline, register blocking, warp tiling, and on Hopper warp tiling through a
-//! `cp.async` ring and its stream-K form). [`matmul`] picks a warp-tiled kernel for every shape
-//! ([`choose`]).
+//! `cp.async` ring and its stream-K form, split-K over the guarded small tile, and the skinny and
+//! thin kernels). [`matmul`] picks one for every shape ([`choose`]).
 //!
 //! Any shape that fits in device memory is taken: m, n and k are `u32` kernel parameters, and
 //! every kernel indexes in 64 bits. The one limit left is the grid's y dimension (65535 blocks),
@@ -12,8 +12,8 @@
 //! One file a stage, named as its run id (its kernel's name less `matmul_`), in teaching order:
 //! `naive`, `tiled`, `prefetch`, `cp_async`, `regblock`, `warptile` (with its sm_90 build and its
 //! small-grid and guarded shapes), `warptile_async`, `warptile_streamk`, `warptile_spread`,
-//! `spread_streamk`, `spread_edge`, `skinny` and `thin`, each with its stage's descriptor ([`Stage`]: kernels,
-//! tile, [`Bounds`], launch geometry, model replay, [`lesson`] shapes), its kernels' launch
+//! `spread_streamk`, `spread_edge`, `skinny`, `thin` and `split_k`, each with its stage's
+//! descriptor ([`Stage`]: kernels, tile, [`Bounds`], launch geometry, model replay, [`lesson`] shapes), its kernels' launch
 //! geometry and the tests of their plans; this module the one table of descriptors
 //! ([`Method::stage`]), the checks and plans every kernel shares, the library's choice and the
 //! CPU reference. [`Method`], [`choose`], the model, the lesson harness's registry, checks and

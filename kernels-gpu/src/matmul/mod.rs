@@ -22,7 +22,8 @@
 //! builds), `warptile_async`, `stream_k` (stage `warptile_streamk`: the one file not named as
 //! its id, since its flags' symbol in the PTX is named after the module), `warptile_spread` (the
 //! library's kernel on Hopper: warptile_async's copies spread over the k steps), `spread_streamk`
-//! and `spread_edge` (that schedule for any shape; all Hopper), `skinny` and `thin`. Each
+//! and `spread_edge` (that schedule for any shape; all Hopper), `skinny`, `thin` and `split_k`
+//! (Hopper: the guarded small-grid tile with each tile's k cut into ranges). Each
 //! holds its stage's kernels, their device code, its index math and its tests; `index` the index
 //! math every stage shares, `edge` the guarded tile store of the guarded rings. Every public item
 //! is re-exported here, at `matmul::`.
