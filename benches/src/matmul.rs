@@ -83,7 +83,7 @@ impl Family for Method {
         if guarded && stage.waves.is_some() {
             extra = format!("{extra}; {}", check_library_edge(gpu, rng)?);
         }
-        // Stages 12 and 13 are `matmul::matmul`'s for m <= 8, and n <= 32 past that, at any
+        // Stages 12 and 13 are `matmul::matmul`'s for m <= 8, and n <= 8 past that, at any
         // alignment: each chosen for its shape one float off (A's rows then read 4 bytes at a time).
         let one_float_shape = match self {
             Method::Skinny => Some((8, 1000, 516)),

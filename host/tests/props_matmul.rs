@@ -1155,7 +1155,7 @@ proptest! {
         prop_assert_eq!(covering, sm90 && spread_edge_pays(m as u32, n as u32, k as u32, sms));
         let expected = match (unguarded, blocks < sms as usize) {
             _ if m <= SKINNY_ROWS as usize => Method::Skinny,
-            _ if n <= THIN_UP_TO as usize => Method::Thin,
+            _ if n <= THIN_COLS as usize => Method::Thin,
             _ if sm90 && split_k_pays(m as u32, n as u32, k as u32, sms) => Method::SplitK,
             _ if shared => Method::SpreadStreamk,
             _ if wide => Method::WarptileSpread,

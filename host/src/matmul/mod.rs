@@ -54,7 +54,7 @@ use crate::error::{Error, Result, aligned16, dim32, exactly, in_range};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Kernel, Launch, Out};
 use crate::model::matmul::Replay;
-use coalesce_kernels::matmul::{SKINNY_ROWS, WARPTILE, WARPTILE_ASYNC, band_rows, matmul_warptile_sm90};
+use coalesce_kernels::matmul::{SKINNY_ROWS, THIN_COLS, WARPTILE, WARPTILE_ASYNC, band_rows, matmul_warptile_sm90};
 pub use coalesce_kernels::matmul::{StreamK, WarpTile};
 
 // One file a stage (teaching order in the module docs), each with its descriptor.
@@ -78,7 +78,6 @@ mod warptile_streamk;
 
 pub use lesson::{Bench, Lesson};
 pub use split_k::{SPLIT_K_FROM, split_k_pays};
-pub use thin::THIN_UP_TO;
 pub use warptile_streamk::{stream_k, stream_k_pays};
 
 /// Parameter list of every matmul kernel: A, B, C, m, n, k.
@@ -137,9 +136,8 @@ pub enum Method {
     /// m ≤ 8: a block a slab of B's columns for all of k, B read once in whole sectors, k split
     /// over the block's threads (any shape, any alignment; 8 rows of C a block).
     Skinny,
-    /// n ≤ 32 ([`THIN_UP_TO`]): a warp streams two rows of A in 512-byte loads, B's chunk of k
-    /// staged column-major in shared memory (any shape, any alignment; 16 rows and 8 columns of C
-    /// a block).
+    /// n ≤ 8: a warp streams two rows of A in 512-byte loads, B's chunk of k staged column-major
+    /// in shared memory (any shape, any alignment; 16 rows and 8 columns of C a block).
     Thin,
     /// Few tiles, long k: [`Method::WarptileSmall`]'s guarded tile with each tile's k cut into
     /// up to 8 ranges, a block each, added in order by a tile's last block (Hopper module; any
@@ -491,8 +489,8 @@ pub fn run(
 /// module is loaded:
 /// - m at most 8 (a row of A, or a few, against all of B): the skinny kernel (stage 12), which
 ///   reads B once across the whole GPU, at any shape and alignment;
-/// - else n at most [`THIN_UP_TO`] (32: all of A against a column of B, or a few): the thin
-///   kernel (stage 13), which reads A once from DRAM, at any shape and alignment;
+/// - else n at most 8 (all of A against a column of B, or a few): the thin kernel (stage 13),
+///   which reads A once, at any shape and alignment;
 /// - else on sm_90, where the 64 × 128 tiles are few and k long ([`split_k_pays`]: each tile's k
 ///   cut at least [`SPLIT_K_FROM`] ways, two k tiles or more a range): split-K (stage 14), at any
 ///   shape and alignment;
@@ -524,7 +522,7 @@ pub fn choose(
         if m <= SKINNY_ROWS {
             return Method::Skinny;
         }
-        if n <= THIN_UP_TO {
+        if n <= THIN_COLS {
             return Method::Thin;
         }
         if sm90 && split_k_pays(m, n, k, multiprocessors) {
@@ -776,23 +774,22 @@ mod tests {
         assert_eq!(pick((1024, 1024, 1024), 16), Method::Warptile);
         // Anything not whole tiles: the guarded kernel; on sm_90 the guarded spread ring where
         // its grid fills the GPU and k is 32 tiles or more, else the sm_90 guarded build.
-        for shape in [(4095, 4095, 4095), (4097, 4097, 4097), (4000, 4100, 4033), (4096, 4096, 4088), (9, 40, 1)] {
+        for shape in [(4095, 4095, 4095), (4097, 4097, 4097), (4000, 4100, 4033), (4096, 4096, 4088), (9, 9, 1)] {
             assert_eq!(pick(shape, 132), Method::WarptileEdge, "{shape:?}");
         }
         for shape in [(4095, 4095, 4095), (4097, 4097, 4097), (4000, 4100, 4033), (4096, 4096, 4088), (1200, 2500, 513)]
         {
             assert_eq!(pick_on(shape, 132, true), Method::SpreadEdge, "{shape:?}");
         }
-        // One tile (n past the thin kernel's 32); 32 tiles (1000²) for 132 SMs; 512 tiles but 31 k tiles.
-        for shape in [(9, 40, 1), (1000, 1000, 1000), (4095, 4095, 496)] {
+        // One tile; 32 tiles (1000²) for 132 SMs; 512 tiles but 31 k tiles.
+        for shape in [(9, 9, 1), (1000, 1000, 1000), (4095, 4095, 496)] {
             assert_eq!(pick_on(shape, 132, true), Method::WarptileEdgeSm90, "{shape:?}");
         }
-        // n at most 32 (and m past 8): the thin kernel, on every GPU; 33 columns are not.
-        for shape in [(4096, 1, 4096), (4096, 8, 4096), (9, 1, 1), (128, 8, 16), (4097, 5, 3), (4096, 32, 4096)] {
+        // n at most 8 (and m past 8): the thin kernel, on every GPU.
+        for shape in [(4096, 1, 4096), (4096, 8, 4096), (9, 1, 1), (128, 8, 16), (4097, 5, 3)] {
             assert_eq!(pick(shape, 132), Method::Thin, "{shape:?}");
             assert_eq!(pick_on(shape, 132, true), Method::Thin, "{shape:?}");
         }
-        assert_eq!(pick_on((4096, 33, 4096), 132, true), Method::SplitK);
         // m at most 8, whatever else: the skinny kernel, on every GPU.
         for shape in [(1, 4096, 4096), (8, 4096, 4096), (1, 1, 1), (8, 128, 16), (5, 4097, 3)] {
             assert_eq!(pick(shape, 132), Method::Skinny, "{shape:?}");

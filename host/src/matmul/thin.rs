@@ -1,5 +1,5 @@
-//! Stage 13, thin (n ≤ 32, any m and k): a few columns of B meet all of A, so the multiply is A
-//! read once (from DRAM; up to 32 columns, four blocks of 8 read the same rows, three from L2). A warp streams two rows of A (512 contiguous bytes a load), B's rows for the block's
+//! Stage 13, thin (n ≤ 8, any m and k): a few columns of B meet all of A, so the multiply is A
+//! read once. A warp streams two rows of A (512 contiguous bytes a load), B's rows for the block's
 //! chunk of k are staged in shared memory column by column, so that lanes read them as 16-byte
 //! vectors without conflicts, and each lane's sums meet in a shuffle tree at the end.
 //!
@@ -12,14 +12,10 @@ use crate::model::matmul::thin::REPLAY;
 use coalesce_kernels::matmul::{THIN_ROWS, THIN_SHARED_BYTES, THIN_THREADS, matmul_thin, thin_grid};
 
 /// Shapes checked for the thin kernel besides the general ones: whole chunks of k and a partial
-/// last one, k below one step, k not a multiple of 4 (A a float at a time), n of 1, 3, 8, past 8
-/// (two column blocks) and 32 (four), m not a multiple of 16.
-const THIN_SHAPES: [(usize, usize, usize); 7] =
-    [(4096, 8, 1024), (1000, 1, 1030), (33, 3, 5), (17, 9, 513), (300, 8, 4099), (4111, 2, 64), (1000, 32, 515)];
-
-/// Most columns [`matmul`](super::matmul) sends to the thin kernel: four blocks of 8 columns
-/// side by side over the same rows of A, which the first reads from DRAM and the others from L2.
-pub const THIN_UP_TO: u32 = 4 * coalesce_kernels::matmul::THIN_COLS;
+/// last one, k below one step, k not a multiple of 4 (A a float at a time), n of 1, 3, 8 and past
+/// 8 (two column blocks), m not a multiple of 16.
+const THIN_SHAPES: [(usize, usize, usize); 6] =
+    [(4096, 8, 1024), (1000, 1, 1030), (33, 3, 5), (17, 9, 513), (300, 8, 4099), (4111, 2, 64)];
 
 /// Stage 13's descriptor.
 pub(super) const STAGE: Stage = Stage {
@@ -32,10 +28,10 @@ pub(super) const STAGE: Stage = Stage {
     launch: |_, m, n, _| launch(m, n),
     replay: REPLAY,
     lesson: Lesson {
-        summary: "n <= 32: a warp streams two rows of A in 512-byte loads, B's chunk staged column-major in shared memory, 8 columns a block",
-        // A column of B, eight and 32 against 4096² of A, the thin shapes of the matmul shapes
+        summary: "n <= 8: a warp streams two rows of A in 512-byte loads, B's chunk staged column-major in shared memory",
+        // A column of B and eight against 4096² of A, the thin shapes of the matmul shapes
         // sweep; checked at eight.
-        bench: Bench::Shapes { sweep: &[(4096, 1, 4096), (4096, 8, 4096), (4096, 32, 4096)], check: &[1] },
+        bench: Bench::Shapes { sweep: &[(4096, 1, 4096), (4096, 8, 4096)], check: &[1] },
         checks: &[&CHECK_SHAPES, &THIN_SHAPES],
     },
 };
