@@ -8,7 +8,7 @@ use coalesce::{Gpu, Result};
 use coalesce_kernels::probe::shared_word;
 use serde::{Deserialize, Serialize};
 
-use crate::measure::{REPS, WARMUP};
+use crate::measure::median_seconds;
 use crate::workload::random_buffer;
 
 /// Blocks a probe launches per multiprocessor: 8 of 256 threads, 64 warps, a full Hopper SM.
@@ -76,29 +76,24 @@ pub struct DeviceParams {
     pub block_starts_per_s: Vec<(f64, f64)>,
 }
 
-/// Median seconds of `f`, timed as every run of the report is.
-fn seconds(gpu: &Gpu, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
-    Ok(coalesce::timing::median_time(gpu, WARMUP, REPS, &mut f)?.as_secs_f64())
-}
-
 /// Runs every probe on `gpu`, after checking that the probes do what they count.
 pub fn calibrate(gpu: &Gpu) -> Result<DeviceParams> {
     let sms = gpu.multiprocessors();
     let blocks = sms * BLOCKS_PER_SM;
     verify(gpu, blocks)?;
-    let launch_s = seconds(gpu, || gpu.launch(probe::empty(1, 1)?))?;
+    let launch_s = median_seconds(gpu, || gpu.launch(probe::empty(1, 1)?))?;
     let mut block_starts_per_s = Vec::new();
     for threads in [64u32, 256, 1024] {
         // A Hopper SM holds 2048 threads in at most 32 blocks.
         let grid = sms * (2048 / threads).min(32) * START_WAVES;
-        let t = seconds(gpu, || gpu.launch(probe::empty(grid, threads)?))?;
+        let t = median_seconds(gpu, || gpu.launch(probe::empty(grid, threads)?))?;
         block_starts_per_s.push((f64::from(threads / 32), f64::from(grid) / (t - launch_s).max(t * 0.5)));
     }
 
     let mut sink = gpu.poisoned::<u32>(1, 0)?;
     let mut big = random_buffer::<u32>(gpu, DRAM_WORDS, Fill::Bits, 11)?;
     let dram_bytes = (DRAM_WORDS * 4) as f64;
-    let dram_write_bps = dram_bytes / seconds(gpu, || gpu.launch(probe::write(&mut big, blocks)?))?;
+    let dram_write_bps = dram_bytes / median_seconds(gpu, || gpu.launch(probe::write(&mut big, blocks)?))?;
     let small = random_buffer::<u32>(gpu, L2_WORDS, Fill::Bits, 12)?;
     let grids = [sms.div_ceil(4), sms.div_ceil(2), sms, 2 * sms, 4 * sms, 8 * sms];
     let mut curve = |input: &coalesce::DeviceBuffer<u32>, how: Read, passes: u32| -> Result<Vec<(f64, f64)>> {
@@ -107,7 +102,7 @@ pub fn calibrate(gpu: &Gpu) -> Result<DeviceParams> {
             .iter()
             .map(|&grid| {
                 let in_flight = f64::from(grid * probe::BLOCK / 32 * how.warp_bytes());
-                let t = seconds(gpu, || gpu.launch(probe::read(input, how, passes, &mut sink, grid)?))?;
+                let t = median_seconds(gpu, || gpu.launch(probe::read(input, how, passes, &mut sink, grid)?))?;
                 Ok((in_flight, bytes / t))
             })
             .collect()
@@ -128,23 +123,25 @@ pub fn calibrate(gpu: &Gpu) -> Result<DeviceParams> {
     let mut shared_wavefronts_per_s = 0.0f64;
     for stride in [1, 2, 32] {
         let (wavefronts, _) = coalesce::model::shared_wavefronts(4, u32::MAX, |l| 4 * shared_word(l, 0, stride))?;
-        let t = seconds(gpu, || gpu.launch(probe::shared(SHARED_STEPS, stride, &mut sink, blocks)?))?;
+        let t = median_seconds(gpu, || gpu.launch(probe::shared(SHARED_STEPS, stride, &mut sink, blocks)?))?;
         let total = warps * f64::from(SHARED_STEPS) * wavefronts as f64;
         shared_wavefronts_per_s = shared_wavefronts_per_s.max(total / (t - launch_s).max(t * 0.5));
     }
 
     let threads = f64::from(blocks * probe::BLOCK);
-    let t = seconds(gpu, || gpu.launch(probe::fma(FMA_STEPS, &mut sink, blocks)?))?;
+    let t = median_seconds(gpu, || gpu.launch(probe::fma(FMA_STEPS, &mut sink, blocks)?))?;
     let fp32_flops_per_s = threads * f64::from(FMA_STEPS * probe::FMA_CHAINS) * 2.0 / (t - launch_s).max(t * 0.5);
     let mut counters = gpu.poisoned::<u32>(1 << 20, 0)?;
     let mut global_atomics_per_s = Vec::new();
     for addresses in [1u32, 32, 256, 4096, 1 << 20] {
-        let t = seconds(gpu, || gpu.launch(probe::atomic(&mut counters, addresses, ATOMIC_STEPS, blocks)?))?;
+        let t = median_seconds(gpu, || gpu.launch(probe::atomic(&mut counters, addresses, ATOMIC_STEPS, blocks)?))?;
         global_atomics_per_s.push((addresses, threads * f64::from(ATOMIC_STEPS) / t));
     }
     let mut shared_atomics_per_s = Vec::new();
     for addresses in [1u32, 32, 256, probe::SHARED_WORDS] {
-        let t = seconds(gpu, || gpu.launch(probe::atomic_shared(addresses, SHARED_ATOMIC_STEPS, &mut sink, blocks)?))?;
+        let t = median_seconds(gpu, || {
+            gpu.launch(probe::atomic_shared(addresses, SHARED_ATOMIC_STEPS, &mut sink, blocks)?)
+        })?;
         shared_atomics_per_s.push((addresses, threads * f64::from(SHARED_ATOMIC_STEPS) / t));
     }
 
@@ -153,7 +150,7 @@ pub fn calibrate(gpu: &Gpu) -> Result<DeviceParams> {
     let mut end = gpu.upload(&[0u32])?;
     let mut latency = |words: usize| -> Result<f64> {
         let chain = gpu.upload(&probe::chain(words, CHASE_SPACING, 0x5eed)?)?;
-        let t = seconds(gpu, || gpu.launch(probe::chase(&chain, CHASE_STEPS, &mut end)?))?;
+        let t = median_seconds(gpu, || gpu.launch(probe::chase(&chain, CHASE_STEPS, &mut end)?))?;
         Ok((t - launch_s).max(0.0) / f64::from(CHASE_STEPS))
     };
     let dram_latency_s = latency(DRAM_WORDS)?;

@@ -10,6 +10,7 @@ use coalesce::reduce::{SumElement, sum_error_bound, sum_order_cpu};
 use coalesce::{DeviceCopy, DeviceRead, Gpu, coalescing, reduce, transpose};
 
 use crate::check::{CheckError, CheckResult, Rng, room};
+use crate::measure::median_seconds;
 
 /// Calls of each type check per type: random lengths, shapes and offsets.
 const TRIALS: usize = 16;
@@ -385,18 +386,12 @@ fn random_of<T: Sample>(gpu: &Gpu, rng: &mut Rng, extra: usize) -> coalesce::Res
     gpu.upload(&samples::<T>(rng, n))
 }
 
-/// The median time of one call of `f` in seconds, as the report times its runs (the median of
-/// 21 event-timed batches after 3 warm-ups).
-fn seconds(gpu: &Gpu, f: impl FnMut() -> coalesce::Result<()>) -> coalesce::Result<f64> {
-    Ok(coalesce::timing::median_time(gpu, crate::measure::WARMUP, crate::measure::REPS, f)?.as_secs_f64())
-}
-
 /// `copy` of 2^28 bytes of `T` between views at element `at` of two buffers.
 fn copy_seconds<T: Sample>(gpu: &Gpu, rng: &mut Rng, at: usize) -> coalesce::Result<f64> {
     let input = random_of::<T>(gpu, rng, at)?;
     let mut output = random_of::<T>(gpu, rng, at)?;
     let n = SPEED_BYTES / std::mem::size_of::<T>();
-    seconds(gpu, || coalescing::copy(gpu, &input.slice(at..at + n)?, &mut output.slice_mut(at..at + n)?))
+    median_seconds(gpu, || coalescing::copy(gpu, &input.slice(at..at + n)?, &mut output.slice_mut(at..at + n)?))
 }
 
 /// `sum_to` of 2^28 bytes of `T` from a view at element `at`.
@@ -404,14 +399,14 @@ fn sum_seconds<T: Sample + SumElement>(gpu: &Gpu, rng: &mut Rng, at: usize) -> c
     let input = random_of::<T>(gpu, rng, at)?;
     let mut total = gpu.upload(&samples::<T>(rng, 1))?;
     let n = SPEED_BYTES / std::mem::size_of::<T>();
-    seconds(gpu, || reduce::sum_to(gpu, &input.slice(at..at + n)?, &mut total))
+    median_seconds(gpu, || reduce::sum_to(gpu, &input.slice(at..at + n)?, &mut total))
 }
 
 /// `transpose` of a `rows × cols` matrix of `T` (2^28 bytes).
 fn transpose_seconds<T: Sample>(gpu: &Gpu, rng: &mut Rng, (rows, cols): (usize, usize)) -> coalesce::Result<f64> {
     let input = random_of::<T>(gpu, rng, 0)?;
     let mut output = random_of::<T>(gpu, rng, 0)?;
-    seconds(gpu, || transpose::transpose(gpu, &input, &mut output, rows, cols))
+    median_seconds(gpu, || transpose::transpose(gpu, &input, &mut output, rows, cols))
 }
 
 /// Each type's copy, sum (`sum_to`: the result stays on the device) and transpose at 2^28 bytes,
@@ -422,7 +417,7 @@ pub fn speeds(gpu: &Gpu) -> coalesce::Result<Vec<Speed>> {
     let memcpy = {
         let input = random_of::<u32>(gpu, &mut rng, 0)?;
         let mut output = random_of::<u32>(gpu, &mut rng, 0)?;
-        seconds(gpu, || gpu.memcpy(&input, &mut output))?
+        median_seconds(gpu, || gpu.memcpy(&input, &mut output))?
     };
     let memcpy_gbps = 2.0 * SPEED_BYTES as f64 / memcpy / 1e9;
     let line = |what: String, seconds: f64, bytes: usize| Speed {

@@ -45,6 +45,12 @@ pub fn measure(gpu: &Gpu, id: String, mut workload: Workload) -> Result<Measured
     Ok(Measured { id, median, bytes: workload.bytes, flops: workload.flops, on_cpu: workload.on_cpu })
 }
 
+/// The median time of one call of `f` in seconds, timed as every run of the report is (the
+/// median of [`REPS`] event-timed batches after [`WARMUP`] warm-ups).
+pub fn median_seconds(gpu: &Gpu, f: impl FnMut() -> Result<()>) -> Result<f64> {
+    Ok(coalesce::timing::median_time(gpu, WARMUP, REPS, f)?.as_secs_f64())
+}
+
 /// Median wall-clock time of `reps` runs of CPU work after `warmup` runs.
 pub fn median_host_time(warmup: u32, reps: u32, mut f: impl FnMut() -> Result<()>) -> Result<Duration> {
     for _ in 0..warmup {

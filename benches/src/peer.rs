@@ -14,6 +14,7 @@ use coalesce_kernels::coalescing::{coalescing_copy_any, coalescing_offset, coale
 
 use crate::check::{CheckError, CheckResult, POISON_BITS, Rng, same_bits};
 use crate::family::{Family, Param, Row};
+use crate::measure::median_seconds;
 use crate::workload::{Workload, random_buffer};
 use coalesce::util::Fill;
 
@@ -230,12 +231,9 @@ pub fn matrix() -> CheckResult<Vec<Pair>> {
                 lib::copy(reader, &input, &mut got)?;
                 reader.synchronize()?;
                 same_bits(&format!("peer copy from device {s} into device {r}"), &got.to_vec()?, &check)?;
-                let gbps = |t: std::time::Duration| 4.0 * n as f64 / t.as_secs_f64() / 1e9;
-                let time = |f: &mut dyn FnMut() -> Result<()>| {
-                    coalesce::timing::median_time(reader, crate::measure::WARMUP, crate::measure::REPS, f)
-                };
-                pair.copy_gbps = Some(gbps(time(&mut || lib::copy(reader, &sources[s], output))?));
-                pair.memcpy_gbps = Some(gbps(time(&mut || reader.memcpy_peer(&sources[s], output))?));
+                let gbps = |seconds: f64| 4.0 * n as f64 / seconds / 1e9;
+                pair.copy_gbps = Some(gbps(median_seconds(reader, || lib::copy(reader, &sources[s], output))?));
+                pair.memcpy_gbps = Some(gbps(median_seconds(reader, || reader.memcpy_peer(&sources[s], output))?));
             }
             pairs.push(pair);
         }
