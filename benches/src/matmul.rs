@@ -49,12 +49,6 @@ impl Family for Method {
             worst = worst.max(err);
         }
         let mut extra = String::new();
-        if sanitizer {
-            extra = format!(
-                "; under a sanitizer: {} of {all} shapes past {SANITIZER_MAX_WORK} multiply-adds, the band and library-choice shapes left out",
-                all - shapes.len()
-            );
-        }
         if self.whole_tiles_only() {
             // The kernel refuses what it cannot do, before any launch.
             let (da, db) = (gpu.upload(&[0.5f32; 100 * 16])?, gpu.upload(&[0.5f32; 16 * 128])?);
@@ -70,11 +64,15 @@ impl Family for Method {
                 }
             }
         }
+        if sanitizer {
+            let left = all - shapes.len();
+            return Ok(format!(
+                "shapes {shapes:?}, worst relative error {worst:.1e}; under a sanitizer: {left} of {all} shapes past \
+                 {SANITIZER_MAX_WORK} multiply-adds, the band and library-choice shapes left out"
+            ));
+        }
         // The guarded warp-tiled stages are where `matmul::matmul` sends what the unguarded ones
         // refuse.
-        if sanitizer {
-            return Ok(format!("shapes {shapes:?}, worst relative error {worst:.1e}{extra}"));
-        }
         let guarded = stage.bounds == Bounds::Guarded;
         if guarded && stage.warp_tile.is_some() {
             extra = format!("; {}", check_unaligned(self, gpu, rng)?);
