@@ -13,8 +13,8 @@
 //! `naive`, `tiled`, `prefetch`, `cp_async`, `regblock`, `warptile` (with its sm_90 build and its
 //! small-grid and guarded shapes), `warptile_async`, `warptile_streamk`, `warptile_spread`,
 //! `spread_streamk`, `spread_edge`, `skinny`, `thin` and `split_k`, each with its stage's
-//! descriptor ([`Stage`]: kernels, tile, [`Bounds`], launch geometry, model replay, [`lesson`] shapes), its kernels' launch
-//! geometry and the tests of their plans; this module the one table of descriptors
+//! descriptor ([`Stage`]: kernels, tile, [`Bounds`], launch geometry, model replay, [`lesson`]
+//! shapes), its kernels' launch geometry and the tests of their plans; this module the one table of descriptors
 //! ([`Method::stage`]), the checks and plans every kernel shares, the library's choice and the
 //! CPU reference. [`Method`], [`choose`], the model, the lesson harness's registry, checks and
 //! benches and the property tests all read the table. The kernels' constants and index math are

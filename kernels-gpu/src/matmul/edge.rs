@@ -12,7 +12,7 @@ mod hopper_device {
     use crate::matmul::warptile::WarpTile;
     use crate::prelude::{mem, thread};
 
-    /// `async_ring`'s `store_tile` for any shape (stage 11's guarded ring, and stream-K's row over
+    /// `warptile_async`'s `store_tile` for any shape (stage 11's guarded ring, and stream-K's row over
     /// it): stores `acc`, the block tile at `origin`, into the floats of C inside `m × n`; with
     /// `add`, adds it to what C holds there (another block's published partial sums, read from
     /// L2). A row's loads all go out before its stores.

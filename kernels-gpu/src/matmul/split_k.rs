@@ -150,8 +150,9 @@ crate::hopper_kernel! {
     /// Split-K over the guarded small-grid warp tile: block `x` of grid row `y` computes tile
     /// `(x % tiles_x, y)` over k range `x / tiles_x` ([`SplitK`]), writes its sums to the
     /// workspace and takes a ticket; the tile's last block adds the partials in split order and
-    /// stores C's floats inside `m × n`. Per k tile the sectors of `matmul_warptile_edge`; per
-    /// block 32 KiB written to L2, and the last block of a tile reads the other splits' back.
+    /// stores C's floats inside `m × n`. Per k tile the sectors of `matmul_warptile_edge`, read
+    /// as 16-byte vectors where rows start on 16-byte boundaries (`mm_vectors`); per block 32 KiB
+    /// written to L2, and the last block of a tile reads the other splits' back.
     pub unsafe fn matmul_split_k(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
         use crate::matmul::warptile::{WT_LATE_SPLIT_AT, device::warptile};
         const NA: usize = SPLIT_K.a_vectors() as usize;
@@ -251,9 +252,10 @@ mod hopper_device {
                 store(&four);
                 return;
             }
+            const { assert!(TM == 8 && TN == 8, "split-K's slots are 8 rows of 2 vectors") };
             // Never planned (several splits are capped to the workspace): store nothing rather
             // than write past it.
-            if !sk.fits() || z >= sk.splits || TM != 8 || TN != 8 {
+            if !sk.fits() || z >= sk.splits {
                 return;
             }
             let tile = sk.tile(tx, thread::block_idx_y());

@@ -1,7 +1,7 @@
 //! Stage 6, warptile: regblock's tile dealt to warps (64 × 32, lanes interleaved), k steps of 16.
 //! Fragment loads pair up: 8 wavefronts a warp and k step, not 12; half the barriers per FMA.
 //!
-//! [`WarpTile`] is the shape every warp-tiled kernel takes, `async_ring`'s and `stream_k`'s too:
+//! [`WarpTile`] is the shape every warp-tiled kernel takes, `warptile_async`'s and `stream_k`'s too:
 //! this stage holds the library's 128 × 128 kernel, its small-grid shape and its guarded one for
 //! any shape, each with its sm_90 build where that one differs.
 
@@ -384,7 +384,7 @@ macro_rules! warptile_body {
         unsafe { device::warptile::<device::WholeTile, 8, 8, NA, NB, $edge, $split>($cfg, $a, $b, $c, $m, $n, $k) }
     }};
 }
-// `async_ring`'s k loop reads and multiplies its fragments with these too.
+// `warptile_async`'s k loop reads and multiplies its fragments with these too.
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
 pub(super) use {outer_product, warp_fragments};
 
@@ -468,7 +468,9 @@ pub(super) mod device {
 
     /// What a warp-tiled block works on and what becomes of its sums: by default
     /// ([`WholeTile`]) the tile of its block index over all of k, stored into C; split-K's
-    /// blocks (stage 14) take a range of a tile's k and hand their sums on.
+    /// blocks (stage 14) take a range of a tile's k and hand their sums on. The whole tile's
+    /// store stays written out in `warptile` (`STORES`) rather than in a `finish` of its own:
+    /// moved into a function, LLVM laid out `matmul_warptile` so that ptxas for sm_75 spilled.
     pub(in crate::matmul) trait TileJob {
         /// Whether the block stores its tile into C itself (else [`TileJob::finish`] takes its
         /// sums).
@@ -530,14 +532,14 @@ pub(super) mod device {
 
     /// The warp-tiled kernels for `cfg`, whose `tm`, `tn`, `a_vectors()` and `b_vectors()` are
     /// `TM`, `TN`, `NA` and `NB` (array lengths must be literal), each block doing `J`'s job.
-    /// `EDGE` guards every global access. The next tile's A is loaded at the start of a tile and stored into the other
-    /// stage at k step `SPLIT_AT` (`1..cfg.bk`), where B's loads go out, to be stored at the end:
-    /// at most one operand's vectors are held in registers at a time.
+    /// `EDGE` guards every global access. The next tile's A is loaded at the start of a tile and
+    /// stored into the other stage at k step `SPLIT_AT` (`1..cfg.bk`), where B's loads go out, to
+    /// be stored at the end: at most one operand's vectors are held in registers at a time.
     ///
     /// # Safety
     /// Buffers hold m·k, k·n and m·n floats; the launch is `cfg.grid(m, n)` blocks (or `J`'s
-    /// grid) of `cfg.threads()` threads with `cfg.shared_bytes()` of shared memory. Without `EDGE`,
-    /// additionally `cfg.supports(m, n, k)` and all three buffers start on 16-byte boundaries.
+    /// grid) of `cfg.threads()` threads with `cfg.shared_bytes()` of shared memory. Without
+    /// `EDGE`, additionally `cfg.supports(m, n, k)` and all three buffers start on 16-byte boundaries.
     #[inline(always)]
     pub(in crate::matmul) unsafe fn warptile<
         J: TileJob,

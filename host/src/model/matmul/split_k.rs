@@ -4,8 +4,8 @@
 //! SASS (sm_90, the Hopper module):
 //! - `matmul_split_k`: `matmul_warptile_edge`'s k loop over the block's k range of the 64 × 128
 //!   tile, its whole k tiles read as `LDG.E.128` where rows start on 16-byte boundaries
-//!   (`mm_vectors`; B's only by the lanes whose 4 columns are inside n); then 16 `STG.E.128` of its sums into the workspace (`split_k_slot`: a
-//!   warp's 32 lanes 512 contiguous bytes), one `ATOMG.ADD` of thread 0, and on the tile's last
+//!   (`mm_vectors`; B's only by the lanes whose 4 columns are inside n); then 16 `STG.E.128` of
+//!   its sums into the workspace (`split_k_slot`: a warp's 32 lanes 512 contiguous bytes), one `ATOMG.ADD` of thread 0, and on the tile's last
 //!   block 16 `LDG.E.128` (`ld.global.cg`) for each other split's partial, then C's floats as
 //!   `matmul_warptile_edge` stores them (64 `STG.E`, guarded). Which block of a tile arrives last
 //!   depends on timing; the replay takes the last split's, the same counts as any other's. With
@@ -32,9 +32,9 @@ fn split_k_counts(model: &mut Model, l: &Launched, launch: &Launch, sk: SplitK) 
             let (tx, z) = sk.block(bx);
             let tile = sk.tile(tx, by);
             let origin = SPLIT_K.block_origin(tx, by);
+            let (first, end) = sk.walked(z, l.k);
             for w in block_warps(launch, (bx, by)) {
                 let t = |lane| w.thread(lane).0;
-                let (first, end) = sk.walked(z, l.k);
                 warptile_k_loop(model, l, &w, (SPLIT_K, true, l.vectors), origin, first..end)?;
                 // One split: the tile stored as the guarded warp tile stores it.
                 if sk.splits == 1 {
