@@ -61,6 +61,17 @@ fn stream_k_stages(guarded: Option<bool>) -> impl Strategy<Value = Method> + Clo
     stages(move |s| s.waves.is_some() && guarded.is_none_or(|g| g == (s.bounds == Bounds::Guarded)))
 }
 
+/// The split-K tile of a split-K stage's kernel.
+fn split_k_tile(method: Method) -> SplitKTile {
+    let tile = match method {
+        Method::SplitKWide => SPLIT_K_WIDE,
+        Method::SplitKTall => SPLIT_K_TALL,
+        _ => SPLIT_K,
+    };
+    assert_eq!(method.warp_tile(), Some(tile.cfg), "{method:?} is a split-K stage");
+    tile
+}
+
 /// `(m, n, k)` rounded up to whole tiles of `method` (unchanged for the guarded kernels).
 fn round_up(method: Method, (m, n, k): (usize, usize, usize)) -> (usize, usize, usize) {
     let (bm, bn, bk) = match method.stage().bounds {
@@ -423,14 +434,15 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
                 }
             }
         }
-        Method::SplitK => {
+        Method::SplitK | Method::SplitKWide | Method::SplitKTall => {
             // The grid is the schedule's, which the kernel reads back from it; each block's k
             // loop is the guarded warp tile's over its range, checked as that one below at the
             // range's first and last k tiles; then its partial into the workspace, and C.
-            let cfg = SPLIT_K;
-            let sk = SplitK::of(m, n, 132);
+            let tile = split_k_tile(method);
+            let cfg = tile.cfg;
+            let sk = SplitK::of(tile, m, n, 132);
             prop_assert_eq!(band.grid, sk.grid());
-            prop_assert_eq!(SplitK::of_grid(n, band.grid), sk);
+            prop_assert_eq!(SplitK::of_grid(cfg, n, band.grid), sk);
             prop_assert!(sk.fits() || sk.splits == 1);
             prop_assert_eq!(band.shared, cfg.shared_bytes());
             for (bx, by) in blocks(band.grid, probe) {
@@ -442,9 +454,9 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
                 prop_assert!(row0 < m && col0 < n);
                 if sk.fits() {
                     prop_assert!(
-                        sk.partial(sk.tile(tx, by), z) + SPLIT_K_TILE_FLOATS as u64
-                            <= SPLIT_K_MAX_BLOCKS as u64 * SPLIT_K_TILE_FLOATS as u64
+                        sk.partial(sk.tile(tx, by), z) + tile.tile_floats() as u64 <= SPLIT_K_WORKSPACE_FLOATS as u64
                     );
+                    prop_assert!(sk.tile(tx, by) < SPLIT_K_TICKETS);
                 }
                 let threads = cfg.threads();
                 for t in [0, 1, 31, 32, threads - 1, (r % threads as u64) as u32] {
@@ -472,7 +484,7 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
                     }
                     for i in 0..cfg.tm {
                         for h in 0..cfg.tn / 4 {
-                            prop_assert!(split_k_slot(t, i, h) + 4 <= SPLIT_K_TILE_FLOATS);
+                            prop_assert!(split_k_slot(cfg, t, i, h) + 4 <= tile.tile_floats());
                         }
                     }
                     for (row, col) in thread_cells(cfg, t, (row0, col0)) {
@@ -875,14 +887,15 @@ proptest! {
                 let band = owners[0];
                 prop_assert_eq!(warp_tile_owners(method, band.grid, (band.dims.0, band.dims.1), (local, c)), 1);
             }
-            Method::SplitK => {
+            Method::SplitK | Method::SplitKWide | Method::SplitKTall => {
                 // The tile's last block stores it: a thread of the tile at (c / bn, local / bm).
                 let band = owners[0];
-                let sk = SplitK::of_grid(band.dims.1, band.grid);
-                let (tx, ty) = (c / SPLIT_K.bn, local / SPLIT_K.bm);
+                let cfg = split_k_tile(method).cfg;
+                let sk = SplitK::of_grid(cfg, band.dims.1, band.grid);
+                let (tx, ty) = (c / cfg.bn, local / cfg.bm);
                 prop_assert!(tx < sk.tiles_x && ty < sk.tiles_y);
-                let origin = SPLIT_K.block_origin(tx, ty);
-                prop_assert_eq!(tile_cells(SPLIT_K, origin).filter(|&cell| cell == (local, c)).count(), 1);
+                let origin = cfg.block_origin(tx, ty);
+                prop_assert_eq!(tile_cells(cfg, origin).filter(|&cell| cell == (local, c)).count(), 1);
             }
             Method::Thin => {
                 let (bx, by) = (c / THIN_COLS, local / THIN_ROWS);
@@ -964,12 +977,13 @@ proptest! {
                             }
                         }
                     }
-                    Method::SplitK => {
+                    Method::SplitK | Method::SplitKWide | Method::SplitKTall => {
                         // Only a tile's last block stores, and every tile has one.
-                        let sk = SplitK::of_grid(nn, (gx, gy));
+                        let cfg = split_k_tile(method).cfg;
+                        let sk = SplitK::of_grid(cfg, nn, (gx, gy));
                         let (tx, z) = sk.block(bx);
                         if z + 1 == sk.splits {
-                            for (row, col) in tile_cells(SPLIT_K, SPLIT_K.block_origin(tx, by)) {
+                            for (row, col) in tile_cells(cfg, cfg.block_origin(tx, by)) {
                                 if row < mm && col < nn {
                                     hits[row_major(row as u64, col as u64, n as u64) as usize] += 1;
                                 }
@@ -1156,7 +1170,7 @@ proptest! {
         let expected = match (unguarded, blocks < sms as usize) {
             _ if m <= SKINNY_ROWS as usize => Method::Skinny,
             _ if n <= THIN_COLS as usize => Method::Thin,
-            _ if sm90 && split_k_pays(m as u32, n as u32, k as u32, sms) => Method::SplitK,
+            _ if sm90 && split_k_pays(m as u32, n as u32, k as u32, sms).is_some() => split_k_stage(m as u32, n as u32).0,
             _ if shared => Method::SpreadStreamk,
             _ if wide => Method::WarptileSpread,
             (false, _) if covering => Method::SpreadEdge,

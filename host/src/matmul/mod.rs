@@ -12,7 +12,8 @@
 //! One file a stage, named as its run id (its kernel's name less `matmul_`), in teaching order:
 //! `naive`, `tiled`, `prefetch`, `cp_async`, `regblock`, `warptile` (with its sm_90 build and its
 //! small-grid and guarded shapes), `warptile_async`, `warptile_streamk`, `warptile_spread`,
-//! `spread_streamk`, `spread_edge`, `skinny`, `thin` and `split_k`, each with its stage's
+//! `spread_streamk`, `spread_edge`, `skinny`, `thin` and `split_k` (with its 32-row and 32-column
+//! tiles), each with its stage's
 //! descriptor ([`Stage`]: kernels, tile, [`Bounds`], launch geometry, model replay, [`lesson`]
 //! shapes), its kernels' launch geometry and the tests of their plans; this module the one table of descriptors
 //! ([`Method::stage`]), the checks and plans every kernel shares, the library's choice and the
@@ -77,7 +78,7 @@ mod warptile_spread;
 mod warptile_streamk;
 
 pub use lesson::{Bench, Lesson};
-pub use split_k::{SPLIT_K_FROM, split_k_pays};
+pub use split_k::{SPLIT_K_FROM, split_k_pays, split_k_stage};
 pub use warptile_streamk::{stream_k, stream_k_pays};
 
 /// Parameter list of every matmul kernel: A, B, C, m, n, k.
@@ -143,6 +144,12 @@ pub enum Method {
     /// up to 8 ranges, a block each, added in order by a tile's last block (Hopper module; any
     /// shape, any alignment).
     SplitK,
+    /// [`Method::SplitK`] on 32 × 128 tiles, 4 × 8 sums a thread, four blocks a multiprocessor
+    /// and k cut up to 16 ways, for m ≤ 32 (Hopper module; any shape, any alignment).
+    SplitKWide,
+    /// [`Method::SplitKWide`] turned over: 128 × 32 tiles, 8 × 4 sums a thread, for n ≤ 32
+    /// (Hopper module; any shape, any alignment).
+    SplitKTall,
 }
 
 /// How a stage's kernel meets the edges of C. Every descriptor says which, with no default:
@@ -237,6 +244,8 @@ static STAGES: &[Stage] = &[
     skinny::STAGE,
     thin::STAGE,
     split_k::STAGE,
+    split_k::WIDE_STAGE,
+    split_k::TALL_STAGE,
 ];
 
 impl Method {
@@ -425,12 +434,13 @@ pub fn plan(
         //   columns of B below n (`b_wrap_col`) at rows and columns below whole k tiles, the partial
         //   k tile's copies only below k (`k_left`), and their loads and stores of C only `r < m`,
         //   `col < n`; 4-byte copies and stores need no more than an f32 buffer's alignment;
-        // - split-K (stage 14) runs the guarded warp tile's k loop (the guarded warp-tiled case
-        //   above) over one k range of a tile inside the grid (`SplitK::of(m, n, sms).grid()`,
-        //   which its blocks read back with `SplitK::of_grid`; a range past k is empty), indexes
-        //   its module's workspace and tickets below `SPLIT_K_MAX_BLOCKS` partial tiles and tiles
-        //   (a grid past them returns before any access), and stores C only `r < m`, `col < n`;
-        //   launches of it are ordered on the device's one stream, so no two share the workspace;
+        // - split-K (stages 14 to 16) runs the guarded warp tile's k loop (the guarded warp-tiled
+        //   case above) over one k range of a tile inside the grid (`SplitK::of(tile, m, n,
+        //   sms).grid()` of its kernel's tile, which its blocks read back with `SplitK::of_grid`;
+        //   a range past k is empty), indexes its module's workspace and tickets below
+        //   `SPLIT_K_WORKSPACE_FLOATS` and `SPLIT_K_TICKETS` (`SplitK::fits`; a grid past them
+        //   returns before any access), and stores C only `r < m`, `col < n`; launches of the
+        //   three are ordered on the device's one stream, so no two share the workspace;
         // - m ≤ band_rows keeps grid y ≤ 65535 for the other kernels, so the grid launched is the
         //   grid reasoned about.
         each(unsafe { Call::new(kernel, launch, (In::of(a), In::of(b), Out::of(c), m, n, k)) })?;
@@ -491,9 +501,10 @@ pub fn run(
 ///   reads B once across the whole GPU, at any shape and alignment;
 /// - else n at most 8 (all of A against a column of B, or a few): the thin kernel (stage 13),
 ///   which reads A once, at any shape and alignment;
-/// - else on sm_90, where the 64 × 128 tiles are few and k long ([`split_k_pays`]: each tile's k
-///   cut at least [`SPLIT_K_FROM`] ways, two k tiles or more a range): split-K (stage 14), at any
-///   shape and alignment;
+/// - else on sm_90, where the split-K tiles are few and k long ([`split_k_pays`]: each tile's k
+///   cut at least [`SPLIT_K_FROM`] ways, two k tiles or more a range): split-K, at any shape and
+///   alignment, on 32 × 128 tiles for m ≤ 32 (stage 15), 128 × 32 for n ≤ 32 (stage 16), else
+///   64 × 128 (stage 14);
 /// - whole 128 × 256 × 16 tiles, 16-byte aligned buffers, sm_90, and a grid of those tiles that
 ///   fills at least three quarters of the multiprocessors (one block each): the spread ring
 ///   (stage 9, the `cp.async` warp-tiled kernel with its copies spread over the k steps), with
@@ -525,8 +536,8 @@ pub fn choose(
         if n <= THIN_COLS {
             return Method::Thin;
         }
-        if sm90 && split_k_pays(m, n, k, multiprocessors) {
-            return Method::SplitK;
+        if sm90 && let Some(method) = split_k_pays(m, n, k, multiprocessors) {
+            return method;
         }
     }
     if sm90

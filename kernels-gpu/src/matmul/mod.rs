@@ -23,7 +23,8 @@
 //! its id, since its flags' symbol in the PTX is named after the module), `warptile_spread` (the
 //! library's kernel on Hopper: warptile_async's copies spread over the k steps), `spread_streamk`
 //! and `spread_edge` (that schedule for any shape; all Hopper), `skinny`, `thin` and `split_k`
-//! (Hopper: the guarded small-grid tile with each tile's k cut into ranges). Each
+//! (Hopper: the guarded small-grid tile with each tile's k cut into ranges, and its 32-row and
+//! 32-column tiles, stages 15 and 16). Each
 //! holds its stage's kernels, their device code, its index math and its tests; `index` the index
 //! math every stage shares, `edge` the guarded tile store of the guarded rings. Every public item
 //! is re-exported here, at `matmul::`.

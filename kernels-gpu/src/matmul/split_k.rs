@@ -8,29 +8,108 @@
 //! of the H100's 132 multiprocessors idle. Cut 8 ways it is 256 blocks of 4 k tiles, two a
 //! multiprocessor. The order of the sums is fixed (split 0 first), so the result does not depend
 //! on which block finishes last.
+//!
+//! Stages 15 and 16, split_k_wide and split_k_tall: the same on 32 × 128 and 128 × 32 tiles
+//! ([`SplitKTile`]), for m ≤ 32 and n ≤ 32. At m = 32 a 64-row tile multiplies 32 rows past m
+//! and at n = 32 a 128-column tile 96 columns past n (clamped reads, never stored): half and
+//! three quarters of its FMAs. A 32-row or 32-column tile multiplies none; its 4 × 8 sums a
+//! thread fit 4 blocks a multiprocessor, and k is cut up to 16 ways.
 
 use super::warptile::{WARPTILE_SMALL, WarpTile};
 
-/// The tile of a split-K block: [`WARPTILE_SMALL`]'s, every access guarded.
-pub const SPLIT_K: WarpTile = WARPTILE_SMALL;
-/// Most blocks of one split-K launch: its workspace holds one partial tile each, and its counters
-/// one a tile (16 MiB and 2 KiB of the Hopper module's global memory).
-pub const SPLIT_K_MAX_BLOCKS: u32 = 512;
-/// Floats of one partial tile in the workspace.
-pub const SPLIT_K_TILE_FLOATS: u32 = SPLIT_K.bm * SPLIT_K.bn;
-/// Blocks a multiprocessor runs at once (the launch bounds below): the grid aims at filling them.
-pub const SPLIT_K_BLOCKS_PER_SM: u32 = 2;
-/// Most ranges a tile's k is cut into: the tile's last block reads the others' partials back, 7
-/// × 32 KiB at most.
-pub const SPLIT_K_MAX_SPLITS: u32 = 8;
+/// A split-K kernel's block tile, how many of its blocks a multiprocessor runs at once (its
+/// kernel's launch bounds: the grid aims at filling them) and the most ranges a tile's k is cut
+/// into (the tile's last block reads the others' partials back).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SplitKTile {
+    /// The warp-tiled shape of a block, every access guarded.
+    pub cfg: WarpTile,
+    /// Blocks a multiprocessor runs at once.
+    pub blocks_per_sm: u32,
+    /// Most ranges a tile's k is cut into.
+    pub max_splits: u32,
+}
 
-/// The split-K schedule of an `m × n` multiply: a grid of `tiles_x × tiles_y` tiles, each tile's
-/// k tiles cut into `splits` ranges of equal length (`per`; the last ranges may be shorter or
-/// empty), block `x` of a grid row taking tile column `x % tiles_x` and range `x / tiles_x`. k
-/// plays no part in the grid (a launch's geometry is the same for every k); a range that starts
-/// past k is empty, and its block adds zeros.
+/// Stage 14's tile: [`WARPTILE_SMALL`]'s 64 × 128, 8 × 8 sums a thread, two blocks a
+/// multiprocessor (214 registers), k cut at most 8 ways (7 × 32 KiB read back).
+pub const SPLIT_K: SplitKTile = SplitKTile { cfg: WARPTILE_SMALL, blocks_per_sm: 2, max_splits: 8 };
+/// Stage 15's tile, for m ≤ 32: 32 × 128 blocks of 4 warps of 32 × 32 (lanes 8 × 4), 4 × 8 sums
+/// a thread, so a row of A past m is never multiplied where stage 14's 64 rows wasted half; a
+/// quarter of the registers' sums lets 4 blocks share a multiprocessor, and k is cut up to 16 ways.
+pub const SPLIT_K_WIDE: SplitKTile = SplitKTile {
+    cfg: WarpTile { bm: 32, bn: 128, bk: 16, tm: 4, tn: 8, ly: 8, pad: 4, interleave: true },
+    blocks_per_sm: 4,
+    max_splits: 16,
+};
+/// Stage 16's tile, for n ≤ 32: 128 × 32 blocks of 4 warps of 32 × 32 (lanes 4 × 8), 8 × 4 sums
+/// a thread: stage 15's turned over, so no column of B past n is multiplied where stage 14's 128
+/// columns wasted three quarters.
+pub const SPLIT_K_TALL: SplitKTile = SplitKTile {
+    cfg: WarpTile { bm: 128, bn: 32, bk: 16, tm: 8, tn: 4, ly: 4, pad: 4, interleave: true },
+    blocks_per_sm: 4,
+    max_splits: 16,
+};
+/// Floats of the split-K kernels' workspace: the partial tiles of the launch running (16 MiB of
+/// the Hopper module's global memory, shared by the three kernels, whose launches are ordered
+/// on one stream).
+pub const SPLIT_K_WORKSPACE_FLOATS: u32 = 1 << 22;
+/// Ticket counters of the workspace: one a tile, for as many tiles as partial tiles of the
+/// smallest tile fit.
+pub const SPLIT_K_TICKETS: u32 = 1024;
+
+impl SplitKTile {
+    /// Floats of one partial tile in the workspace.
+    pub const fn tile_floats(self) -> u32 {
+        self.cfg.bm * self.cfg.bn
+    }
+
+    /// Most blocks of one launch: one partial tile each in the workspace.
+    pub const fn max_blocks(self) -> u32 {
+        SPLIT_K_WORKSPACE_FLOATS / self.tile_floats()
+    }
+
+    /// Whether the tile fits the kernels' assumptions: a consistent warp tile of 8 × 8 sums a
+    /// thread at most, its blocks' tickets inside [`SPLIT_K_TICKETS`], and a partial tile the
+    /// threads' slots exactly.
+    pub const fn is_consistent(self) -> bool {
+        self.cfg.is_consistent()
+            && self.cfg.tm <= 8
+            && self.cfg.tn <= 8
+            && self.blocks_per_sm > 0
+            && self.max_splits > 0
+            && self.max_blocks() <= SPLIT_K_TICKETS
+            && self.tile_floats() == self.cfg.tm * self.cfg.tn * self.cfg.threads()
+            && split_k_group(self.cfg) * self.cfg.tm * self.cfg.tn / 4 == 16
+    }
+}
+
+/// Float offset inside a partial tile of `cfg` of thread `t`'s 4 sums `4h..4h + 4` of its
+/// accumulator row `i`: the block's threads side by side for each `(i, h)`, so a warp writes and
+/// reads 512 contiguous bytes.
+#[inline(always)]
+pub const fn split_k_slot(cfg: WarpTile, t: u32, i: u32, h: u32) -> u32 {
+    ((i * (cfg.tn / 4) + h) * cfg.threads() + t) * 4
+}
+
+/// Splits a tile's last block of `cfg` loads at a time, in split order: as many as 16 vectors of
+/// its thread's sums hold (one of 64 × 128, two of 32 × 128 and 128 × 32). With two, the block's
+/// own partial is read back from the workspace like the others'.
+#[inline(always)]
+pub const fn split_k_group(cfg: WarpTile) -> u32 {
+    16 / (cfg.tm * cfg.tn / 4)
+}
+
+const _: () = assert!(SPLIT_K.is_consistent() && SPLIT_K_WIDE.is_consistent() && SPLIT_K_TALL.is_consistent());
+
+/// The split-K schedule of an `m × n` multiply on tile `cfg`: a grid of `tiles_x × tiles_y`
+/// tiles, each tile's k tiles cut into `splits` ranges of equal length (`per`; the last ranges
+/// may be shorter or empty), block `x` of a grid row taking tile column `x % tiles_x` and range
+/// `x / tiles_x`. k plays no part in the grid (a launch's geometry is the same for every k); a
+/// range that starts past k is empty, and its block adds zeros.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SplitK {
+    /// The block tile.
+    pub cfg: WarpTile,
     /// Tile columns (over n).
     pub tiles_x: u32,
     /// Tile rows (over m).
@@ -40,22 +119,21 @@ pub struct SplitK {
 }
 
 impl SplitK {
-    /// The schedule on a GPU of `sms` multiprocessors: as many splits as fill
-    /// [`SPLIT_K_BLOCKS_PER_SM`] blocks a multiprocessor, at most [`SPLIT_K_MAX_SPLITS`] and
-    /// [`SPLIT_K_MAX_BLOCKS`] blocks in all; one (no cut) where the tiles alone fill the GPU.
-    /// `m` and `n` at least 1.
-    pub const fn of(m: u32, n: u32, sms: u32) -> SplitK {
-        let (tiles_x, tiles_y) = SPLIT_K.grid(m, n);
+    /// The schedule of `tile` on a GPU of `sms` multiprocessors: as many splits as fill its
+    /// blocks a multiprocessor, at most its `max_splits` and `max_blocks()` blocks in all; one
+    /// (no cut) where the tiles alone fill the GPU. `m` and `n` at least 1.
+    pub const fn of(tile: SplitKTile, m: u32, n: u32, sms: u32) -> SplitK {
+        let (tiles_x, tiles_y) = tile.cfg.grid(m, n);
         let tiles = tiles_x as u64 * tiles_y as u64;
         let tiles = if tiles == 0 { 1 } else { tiles };
-        let mut splits = sms as u64 * SPLIT_K_BLOCKS_PER_SM as u64 / tiles;
-        if splits > SPLIT_K_MAX_SPLITS as u64 {
-            splits = SPLIT_K_MAX_SPLITS as u64;
+        let mut splits = sms as u64 * tile.blocks_per_sm as u64 / tiles;
+        if splits > tile.max_splits as u64 {
+            splits = tile.max_splits as u64;
         }
-        if splits > SPLIT_K_MAX_BLOCKS as u64 / tiles {
-            splits = SPLIT_K_MAX_BLOCKS as u64 / tiles;
+        if splits > tile.max_blocks() as u64 / tiles {
+            splits = tile.max_blocks() as u64 / tiles;
         }
-        SplitK { tiles_x, tiles_y, splits: if splits == 0 { 1 } else { splits as u32 } }
+        SplitK { cfg: tile.cfg, tiles_x, tiles_y, splits: if splits == 0 { 1 } else { splits as u32 } }
     }
 
     /// Tiles of C.
@@ -68,9 +146,17 @@ impl SplitK {
         self.tiles() * self.splits as u64
     }
 
-    /// Whether the launch fits the workspace ([`SPLIT_K_MAX_BLOCKS`] partial tiles).
+    /// Floats of one partial tile in the workspace.
+    #[inline(always)]
+    pub const fn tile_floats(self) -> u32 {
+        self.cfg.bm * self.cfg.bn
+    }
+
+    /// Whether the launch fits the workspace (a partial tile a block) and its tickets (one a
+    /// tile).
     pub const fn fits(self) -> bool {
-        self.blocks() <= SPLIT_K_MAX_BLOCKS as u64
+        self.blocks() * self.tile_floats() as u64 <= SPLIT_K_WORKSPACE_FLOATS as u64
+            && self.tiles() <= SPLIT_K_TICKETS as u64
     }
 
     /// The grid: `tiles_x · splits` blocks a row, a row a tile row.
@@ -78,16 +164,17 @@ impl SplitK {
         (self.tiles_x * self.splits, self.tiles_y)
     }
 
-    /// The schedule a block reads back from its launch's grid (the plan's [`SplitK::grid`]).
+    /// The schedule a block of tile `cfg` reads back from its launch's grid (the plan's
+    /// [`SplitK::grid`]).
     #[inline(always)]
-    pub const fn of_grid(n: u32, (grid_x, grid_y): (u32, u32)) -> SplitK {
+    pub const fn of_grid(cfg: WarpTile, n: u32, (grid_x, grid_y): (u32, u32)) -> SplitK {
         // At least 1 (n is), which also spares the kernel a division-by-zero branch.
-        let tiles_x = if n == 0 { 1 } else { n.div_ceil(SPLIT_K.bn) };
+        let tiles_x = if n == 0 { 1 } else { n.div_ceil(cfg.bn) };
         let splits = match grid_x.checked_div(tiles_x) {
             Some(splits) if splits > 0 => splits,
             _ => 1,
         };
-        SplitK { tiles_x, tiles_y: grid_y, splits }
+        SplitK { cfg, tiles_x, tiles_y: grid_y, splits }
     }
 
     /// `(tile column, split)` of block `bx` of a grid row.
@@ -99,13 +186,13 @@ impl SplitK {
     /// k tiles of a range: all of k's (a partial last one included) over the splits.
     #[inline(always)]
     pub const fn per(self, k: u32) -> u32 {
-        SPLIT_K.k_tiles(k, true).div_ceil(self.splits)
+        self.cfg.k_tiles(k, true).div_ceil(self.splits)
     }
 
     /// The k tiles split `z` walks: `start..end`, empty past k.
     #[inline(always)]
     pub const fn range(self, z: u32, k: u32) -> (u32, u32) {
-        let (tiles, per) = (SPLIT_K.k_tiles(k, true), self.per(k));
+        let (tiles, per) = (self.cfg.k_tiles(k, true), self.per(k));
         let start = z * per;
         let end = start + per;
         let end = if end > tiles { tiles } else { end };
@@ -117,7 +204,7 @@ impl SplitK {
     #[inline(always)]
     pub const fn walked(self, z: u32, k: u32) -> (u32, u32) {
         let (first, end) = self.range(z, k);
-        let last = SPLIT_K.k_tiles(k, true) - 1;
+        let last = self.cfg.k_tiles(k, true) - 1;
         if first < end { (first, end) } else { (last, last) }
     }
 
@@ -130,20 +217,27 @@ impl SplitK {
     /// Float where split `z`'s partial of tile `tile` starts in the workspace.
     #[inline(always)]
     pub const fn partial(self, tile: u32, z: u32) -> u64 {
-        (tile as u64 * self.splits as u64 + z as u64) * SPLIT_K_TILE_FLOATS as u64
+        (tile as u64 * self.splits as u64 + z as u64) * self.tile_floats() as u64
     }
 }
 
-/// Float offset inside a partial tile of thread `t`'s 4 sums `4h..4h + 4` of its accumulator row
-/// `i`: the block's threads side by side for each `(i, h)`, so a warp writes and reads 512
-/// contiguous bytes.
-#[inline(always)]
-pub const fn split_k_slot(t: u32, i: u32, h: u32) -> u32 {
-    ((i * (SPLIT_K.tn / 4) + h) * SPLIT_K.threads() + t) * 4
+/// The body of a split-K kernel on tile `$tile` (its `tm` and `tn` being `$tm` and `$tn`, its
+/// vector counts the literal array lengths the k loop needs).
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
+macro_rules! split_k_body {
+    ($tile:ident, $tm:literal, $tn:literal, $a:ident, $b:ident, $c:ident, $m:ident, $n:ident, $k:ident) => {{
+        use crate::matmul::warptile::{WT_LATE_SPLIT_AT, device::warptile};
+        const NA: usize = $tile.cfg.a_vectors() as usize;
+        const NB: usize = $tile.cfg.b_vectors() as usize;
+        const { assert!($tile.cfg.tm == $tm && $tile.cfg.tn == $tn) };
+        // SAFETY: forwarded plan guarantees (see `warptile` and `hopper_device::SplitTile`).
+        unsafe {
+            warptile::<hopper_device::SplitTile, $tm, $tn, NA, NB, true, WT_LATE_SPLIT_AT>(
+                $tile.cfg, $a, $b, $c, $m, $n, $k,
+            )
+        }
+    }};
 }
-
-const _: () = assert!(SPLIT_K.is_consistent() && SPLIT_K.tm == 8 && SPLIT_K.tn == 8);
-const _: () = assert!(SPLIT_K_TILE_FLOATS == SPLIT_K.tm * SPLIT_K.tn * SPLIT_K.threads());
 
 crate::hopper_kernel! {
     #[launch_bounds(128, 2)]
@@ -154,11 +248,26 @@ crate::hopper_kernel! {
     /// as 16-byte vectors where rows start on 16-byte boundaries (`mm_vectors`); per block 32 KiB
     /// written to L2, and the last block of a tile reads the other splits' back.
     pub unsafe fn matmul_split_k(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
-        use crate::matmul::warptile::{WT_LATE_SPLIT_AT, device::warptile};
-        const NA: usize = SPLIT_K.a_vectors() as usize;
-        const NB: usize = SPLIT_K.b_vectors() as usize;
-        // SAFETY: forwarded plan guarantees (see `warptile` and `hopper_device::SplitTile`).
-        unsafe { warptile::<hopper_device::SplitTile, 8, 8, NA, NB, true, WT_LATE_SPLIT_AT>(SPLIT_K, a, b, c, m, n, k) }
+        split_k_body!(SPLIT_K, 8, 8, a, b, c, m, n, k)
+    }
+}
+
+crate::hopper_kernel! {
+    #[launch_bounds(128, 4)]
+    /// `matmul_split_k` on 32 × 128 tiles ([`SPLIT_K_WIDE`]), for m ≤ 32: per k tile a block
+    /// reads 2 KiB of A and 8 KiB of B for 64 Ki FMAs (stage 14: 4 KiB, 8 KiB, 128 Ki), and
+    /// writes a 16 KiB partial.
+    pub unsafe fn matmul_split_k_wide(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+        split_k_body!(SPLIT_K_WIDE, 4, 8, a, b, c, m, n, k)
+    }
+}
+
+crate::hopper_kernel! {
+    #[launch_bounds(128, 4)]
+    /// `matmul_split_k` on 128 × 32 tiles ([`SPLIT_K_TALL`]), for n ≤ 32: per k tile a block
+    /// reads 8 KiB of A and 2 KiB of B for 64 Ki FMAs, and writes a 16 KiB partial.
+    pub unsafe fn matmul_split_k_tall(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+        split_k_body!(SPLIT_K_TALL, 8, 4, a, b, c, m, n, k)
     }
 }
 
@@ -170,16 +279,15 @@ mod hopper_device {
     use crate::prelude::{atomic, mem, shared, thread};
 
     /// The partial tiles of the launch running now ([`SplitK::partial`]).
-    static mut SPLIT_K_WORKSPACE: [f32; (SPLIT_K_MAX_BLOCKS * SPLIT_K_TILE_FLOATS) as usize] =
-        [0.0; (SPLIT_K_MAX_BLOCKS * SPLIT_K_TILE_FLOATS) as usize];
+    static mut SPLIT_K_WORKSPACE: [f32; SPLIT_K_WORKSPACE_FLOATS as usize] = [0.0; SPLIT_K_WORKSPACE_FLOATS as usize];
     /// Tickets taken a tile; the last block of a tile sets its counter back to 0 for the next
     /// launch.
-    static mut SPLIT_K_TICKETS: [u32; SPLIT_K_MAX_BLOCKS as usize] = [0; SPLIT_K_MAX_BLOCKS as usize];
+    static mut SPLIT_K_TICKET_COUNTERS: [u32; SPLIT_K_TICKETS as usize] = [0; SPLIT_K_TICKETS as usize];
 
     /// The schedule of the launch running, from its grid, and this block's `(tile column, split)`.
     #[inline(always)]
-    fn this_block(n: u32) -> (SplitK, u32, u32) {
-        let sk = SplitK::of_grid(n, (thread::grid_dim_x(), thread::grid_dim_y()));
+    fn this_block(cfg: WarpTile, n: u32) -> (SplitK, u32, u32) {
+        let sk = SplitK::of_grid(cfg, n, (thread::grid_dim_x(), thread::grid_dim_y()));
         let (tx, z) = sk.block(thread::block_idx_x());
         (sk, tx, z)
     }
@@ -187,9 +295,9 @@ mod hopper_device {
     /// A split-K block's job: its tile's range of k, its sums to the workspace, and on the tile's
     /// last block the partials added in split order into C.
     ///
-    /// Safety (of the kernel, beside `warptile`'s): the launch is `SplitK::of(m, n, _).grid()`,
-    /// and no other launch of this kernel of the same module runs at the same time (the
-    /// workspace and tickets are the module's).
+    /// Safety (of the kernels, beside `warptile`'s): the launch is `SplitK::of(tile, m, n,
+    /// _).grid()` of its kernel's tile, and no other split-K launch of the same module runs at
+    /// the same time (the workspace and tickets are the module's).
     pub(super) struct SplitTile;
 
     impl TileJob for SplitTile {
@@ -198,13 +306,13 @@ mod hopper_device {
 
         #[inline(always)]
         fn origin(cfg: WarpTile, n: u32) -> (u32, u32) {
-            let (_, tx, _) = this_block(n);
+            let (_, tx, _) = this_block(cfg, n);
             cfg.block_origin(tx, thread::block_idx_y())
         }
 
         #[inline(always)]
-        fn range(n: u32, k: u32, _: u32) -> (u32, u32) {
-            let (sk, _, z) = this_block(n);
+        fn range(cfg: WarpTile, n: u32, k: u32, _: u32) -> (u32, u32) {
+            let (sk, _, z) = this_block(cfg, n);
             sk.walked(z, k)
         }
 
@@ -221,7 +329,10 @@ mod hopper_device {
             (row0, col0): (u32, u32),
             acc: &[[f32; TN]; TM],
         ) {
-            let (sk, tx, z) = this_block(n);
+            const { assert!(TM <= 8 && TN <= 8 && TM * TN / 4 <= 16, "split-K's slots are 8 rows of 2 vectors at most") };
+            // The thread's sums as `TM · TN / 4` vectors, `q` being `(i, h)`, row by row.
+            let hs = TN / 4;
+            let (sk, tx, z) = this_block(cfg, n);
             let t = thread::thread_idx_x();
             let n64 = n as u64;
             let four = |i: u32, h: u32| {
@@ -231,19 +342,23 @@ mod hopper_device {
             // C's floats of this thread inside `m × n`, from its sums `sum(i, h)`.
             let store = |sum: &dyn Fn(u32, u32) -> [f32; 4]| {
                 unroll_8!(i => {
-                    let r = row0 + cfg.out_row(t, i);
-                    unroll_2!(h => {
-                        let v = sum(i, h);
-                        let col = col0 + cfg.out_col(t, h);
-                        if r < m {
-                            unroll_4!(q => {
-                                if col + q < n {
-                                    // SAFETY: inside m × n (checked), and C holds m·n floats.
-                                    unsafe { *c.add(row_major(r as u64, (col + q) as u64, n64) as usize) = v[q as usize] };
+                    if (i as usize) < TM {
+                        let r = row0 + cfg.out_row(t, i);
+                        unroll_2!(h => {
+                            if (h as usize) < hs {
+                                let v = sum(i, h);
+                                let col = col0 + cfg.out_col(t, h);
+                                if r < m {
+                                    unroll_4!(q => {
+                                        if col + q < n {
+                                            // SAFETY: inside m × n (checked), and C holds m·n floats.
+                                            unsafe { *c.add(row_major(r as u64, (col + q) as u64, n64) as usize) = v[q as usize] };
+                                        }
+                                    });
                                 }
-                            });
-                        }
-                    });
+                            }
+                        });
+                    }
                 });
             };
             // One split (a grid whose tiles fill the GPU, or one too large for the workspace):
@@ -252,27 +367,31 @@ mod hopper_device {
                 store(&four);
                 return;
             }
-            const { assert!(TM == 8 && TN == 8, "split-K's slots are 8 rows of 2 vectors") };
             // Never planned (several splits are capped to the workspace): store nothing rather
             // than write past it.
             if !sk.fits() || z >= sk.splits {
                 return;
             }
             let tile = sk.tile(tx, thread::block_idx_y());
+            let slot = |i: u32, h: u32| split_k_slot(cfg, t, i, h);
             let s = shared::dynamic::<u32>();
-            // SAFETY: workspace offsets are below `blocks() * SPLIT_K_TILE_FLOATS` (`fits`, z <
-            // splits, tile < tiles, `split_k_slot` inside a tile), tickets below `tiles() <=
-            // SPLIT_K_MAX_BLOCKS`; shared word 0 is inside the launch's shared memory, written
-            // after the barrier that follows every read of the k loop's stages; stores of C are
-            // checked against m and n.
+            // SAFETY: workspace offsets are below `blocks() * tile_floats()` (`fits`, z < splits,
+            // tile < tiles, `split_k_slot` inside a tile), tickets below `tiles() <=
+            // SPLIT_K_TICKETS`; shared word 0 is inside the launch's shared memory, written after
+            // the barrier that follows every read of the k loop's stages; stores of C are checked
+            // against m and n.
             unsafe {
                 let workspace = (&raw mut SPLIT_K_WORKSPACE).cast::<f32>();
-                let tickets = (&raw mut SPLIT_K_TICKETS).cast::<u32>();
+                let tickets = (&raw mut SPLIT_K_TICKET_COUNTERS).cast::<u32>();
                 let mine = workspace.add(sk.partial(tile, z) as usize);
                 unroll_8!(i => {
-                    unroll_2!(h => {
-                        mem::store_v4_f32(mine.add(split_k_slot(t, i, h) as usize) as *mut [f32; 4], four(i, h));
-                    });
+                    if (i as usize) < TM {
+                        unroll_2!(h => {
+                            if (h as usize) < hs {
+                                mem::store_v4_f32(mine.add(slot(i, h) as usize) as *mut [f32; 4], four(i, h));
+                            }
+                        });
+                    }
                 });
                 // Release: this thread's partial is visible GPU-wide before the block's ticket.
                 atomic::fence_gpu();
@@ -293,33 +412,45 @@ mod hopper_device {
                 if *s == 0 {
                     return;
                 }
-                // Split by split, in order: the 16 vectors of one partial are loaded together, so
-                // a split costs one L2 round trip, not 16 (a load and its add a vector, rolled,
-                // kept one load in flight: 112 round trips for 8 splits).
+                // In split order, `split_k_group` splits at a time: their vectors are loaded
+                // together, so a group costs one L2 round trip, not one a vector (a load and its
+                // add a vector, rolled, kept one load in flight: 112 round trips for 8 splits of
+                // 64 × 128).
+                let vectors = TM * hs;
+                let group = split_k_group(cfg) as usize;
                 let mut sums = [[0.0f32; 4]; 16];
                 let mut j = 0;
                 while j < sk.splits {
                     let mut part = [[0.0f32; 4]; 16];
-                    if j == z {
-                        unroll_16!(q => {
-                            part[q as usize] = four(q / 2, q % 2);
-                        });
-                    } else {
-                        let theirs = workspace.add(sk.partial(tile, j) as usize);
-                        unroll_16!(q => {
-                            // SAFETY: split j's partial of this tile, inside the workspace
-                            // (above), published before its ticket (acquired above).
-                            let at = theirs.add(split_k_slot(t, q / 2, q % 2) as usize);
-                            part[q as usize] = mem::load_v4_f32_cg(at as *const [f32; 4]);
-                        });
-                    }
                     unroll_16!(q => {
-                        let (a, b) = (sums[q as usize], part[q as usize]);
-                        sums[q as usize] = [a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]];
+                        let (g, v) = (q / vectors as u32, q % vectors as u32);
+                        let split = j + g;
+                        if (q as usize) < group * vectors && split < sk.splits {
+                            // Two splits at a time, this block's own partial is read back
+                            // (this thread's own stores, in its program order) rather than kept
+                            // in registers, where ptxas spilled under the 128-register bound.
+                            if split == z && group == 1 {
+                                part[q as usize] = four(v / hs as u32, v % hs as u32);
+                            } else {
+                                // SAFETY: split `split`'s partial of this tile, inside the
+                                // workspace (above), published before its ticket (acquired above)
+                                // or stored by this thread.
+                                let at = workspace.add((sk.partial(tile, split) + slot(v / hs as u32, v % hs as u32) as u64) as usize);
+                                part[q as usize] = mem::load_v4_f32_cg(at as *const [f32; 4]);
+                            }
+                        }
                     });
-                    j += 1;
+                    // Vector by vector, the group's splits in order.
+                    unroll_16!(q => {
+                        let (g, v) = (q / vectors as u32, q % vectors as u32);
+                        if (q as usize) < group * vectors && j + g < sk.splits {
+                            let (a, b) = (sums[v as usize], part[q as usize]);
+                            sums[v as usize] = [a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]];
+                        }
+                    });
+                    j += group as u32;
                 }
-                store(&|i, h| sums[(2 * i + h) as usize]);
+                store(&|i, h| sums[(i * hs as u32 + h) as usize]);
             }
         }
     }
@@ -329,51 +460,79 @@ mod hopper_device {
 mod tests {
     use super::*;
 
+    const TILES: [SplitKTile; 3] = [SPLIT_K, SPLIT_K_WIDE, SPLIT_K_TALL];
+
     #[test]
     fn split_k_ranges_cover_every_k_tile_once() {
-        for (m, n) in [(1, 1), (256, 256), (512, 512), (32, 4096), (4096, 128), (100, 9), (4096, 4096)] {
-            for sms in [0, 1, 2, 66, 132, 144, 1000, u32::MAX] {
-                let sk = SplitK::of(m, n, sms);
-                assert!(sk.splits >= 1 && sk.splits <= SPLIT_K_MAX_SPLITS, "{m}x{n} on {sms}: {sk:?}");
-                assert!(sk.fits() || sk.splits == 1, "{m}x{n} on {sms}: {sk:?}");
-                // The kernel reads the same schedule back from its grid.
-                assert_eq!(SplitK::of_grid(n, sk.grid()), sk);
-                for k in [1, 15, 16, 17, 100, 512, 4096] {
-                    let mut next = 0;
-                    for z in 0..sk.splits {
-                        let (start, end) = sk.range(z, k);
-                        assert!(
-                            start == next.min(end) && end >= start,
-                            "{m}x{n}x{k} on {sms}: split {z} {start}..{end}"
-                        );
-                        next = end;
+        for tile in TILES {
+            for (m, n) in [(1, 1), (256, 256), (512, 512), (32, 4096), (4096, 32), (4096, 128), (100, 9), (4096, 4096)]
+            {
+                for sms in [0, 1, 2, 66, 132, 144, 1000, u32::MAX] {
+                    let sk = SplitK::of(tile, m, n, sms);
+                    assert!(sk.splits >= 1 && sk.splits <= tile.max_splits, "{m}x{n} on {sms}: {sk:?}");
+                    assert!(sk.fits() || sk.splits == 1, "{m}x{n} on {sms}: {sk:?}");
+                    // The kernel reads the same schedule back from its grid.
+                    assert_eq!(SplitK::of_grid(tile.cfg, n, sk.grid()), sk);
+                    for k in [1, 15, 16, 17, 100, 512, 4096] {
+                        let mut next = 0;
+                        for z in 0..sk.splits {
+                            let (start, end) = sk.range(z, k);
+                            assert!(
+                                start == next.min(end) && end >= start,
+                                "{m}x{n}x{k} on {sms}: split {z} {start}..{end}"
+                            );
+                            next = end;
+                        }
+                        assert_eq!(next, tile.cfg.k_tiles(k, true), "{m}x{n}x{k} on {sms}");
                     }
-                    assert_eq!(next, SPLIT_K.k_tiles(k, true), "{m}x{n}x{k} on {sms}");
                 }
             }
         }
         // 512³ on 132 SMs: 32 tiles cut 8 ways, 4 k tiles each; 256³ capped at 8 splits.
-        let sk = SplitK::of(512, 512, 132);
+        let sk = SplitK::of(SPLIT_K, 512, 512, 132);
         assert_eq!((sk.tiles(), sk.splits, sk.per(512), sk.grid()), (32, 8, 4, (32, 8)));
-        assert_eq!(SplitK::of(256, 256, 132).splits, 8);
+        assert_eq!(SplitK::of(SPLIT_K, 256, 256, 132).splits, 8);
         // 4096² fills the GPU with tiles alone: no cut.
-        assert_eq!(SplitK::of(4096, 4096, 132).splits, 1);
+        assert_eq!(SplitK::of(SPLIT_K, 4096, 4096, 132).splits, 1);
+        // m = 32 against 4096²: 32 tiles of 32 × 128, cut 16 ways (4 blocks a multiprocessor).
+        let sk = SplitK::of(SPLIT_K_WIDE, 32, 4096, 132);
+        assert_eq!((sk.tiles(), sk.splits, sk.per(4096), sk.grid()), (32, 16, 16, (512, 1)));
+        let sk = SplitK::of(SPLIT_K_TALL, 4096, 32, 132);
+        assert_eq!((sk.tiles(), sk.splits, sk.grid()), (32, 16, (16, 32)));
     }
 
     #[test]
     fn split_k_slots_cover_a_partial_tile_once() {
-        let mut seen = vec![false; SPLIT_K_TILE_FLOATS as usize];
-        for t in 0..SPLIT_K.threads() {
-            for i in 0..8 {
-                for h in 0..2 {
-                    for q in 0..4 {
-                        let at = (split_k_slot(t, i, h) + q) as usize;
-                        assert!(!seen[at], "slot {at} twice");
-                        seen[at] = true;
+        for tile in TILES {
+            let cfg = tile.cfg;
+            let mut seen = vec![false; tile.tile_floats() as usize];
+            for t in 0..cfg.threads() {
+                for i in 0..cfg.tm {
+                    for h in 0..cfg.tn / 4 {
+                        for q in 0..4 {
+                            let at = (split_k_slot(cfg, t, i, h) + q) as usize;
+                            assert!(!seen[at], "{tile:?}: slot {at} twice");
+                            seen[at] = true;
+                        }
                     }
                 }
             }
+            assert!(seen.iter().all(|&s| s), "{tile:?}");
         }
-        assert!(seen.iter().all(|&s| s));
+    }
+
+    #[test]
+    fn split_k_tiles_are_as_documented() {
+        assert_eq!(
+            (SPLIT_K_WIDE.cfg.threads(), SPLIT_K_WIDE.cfg.a_vectors(), SPLIT_K_WIDE.cfg.b_vectors()),
+            (128, 1, 4)
+        );
+        assert_eq!(
+            (SPLIT_K_TALL.cfg.threads(), SPLIT_K_TALL.cfg.a_vectors(), SPLIT_K_TALL.cfg.b_vectors()),
+            (128, 4, 1)
+        );
+        assert_eq!((SPLIT_K.max_blocks(), SPLIT_K_WIDE.max_blocks(), SPLIT_K_TALL.max_blocks()), (512, 1024, 1024));
+        // Too many sums a thread for the slots, or a partial tile past the tickets: refused.
+        assert!(!SplitKTile { cfg: crate::matmul::WARPTILE_ASYNC, ..SPLIT_K }.is_consistent());
     }
 }

@@ -477,10 +477,10 @@ pub(super) mod device {
         const STORES: bool;
         /// `(row0, col0)`: the corner of the block's tile of C.
         fn origin(cfg: WarpTile, n: u32) -> (u32, u32);
-        /// The k tiles `first..end` of the `tiles` of k the block walks: `first < tiles` even
+        /// The k tiles `first..end` of the `tiles` of k a block of `cfg` walks: `first < tiles` even
         /// where the range is empty (the loop's first loads read tile `first`, and nothing is
         /// added).
-        fn range(n: u32, k: u32, tiles: u32) -> (u32, u32);
+        fn range(cfg: WarpTile, n: u32, k: u32, tiles: u32) -> (u32, u32);
         /// Whether the guarded kernel's loads may ever be 16-byte vectors ([`TileJob::vectors`]):
         /// a constant, so that a kernel without them compiles to the code it had before.
         const VECTORS: bool;
@@ -512,7 +512,7 @@ pub(super) mod device {
             cfg.block_origin(thread::block_idx_x(), thread::block_idx_y())
         }
         #[inline(always)]
-        fn range(_: u32, _: u32, tiles: u32) -> (u32, u32) {
+        fn range(_: WarpTile, _: u32, _: u32, tiles: u32) -> (u32, u32) {
             (0, tiles)
         }
         #[inline(always)]
@@ -681,7 +681,7 @@ pub(super) mod device {
                 let base = s.add(st * stage);
                 warp_fragments!(cfg, base, t, kk, TM, TN)
             };
-            let (first, end) = J::range(n, k, tiles);
+            let (first, end) = J::range(cfg, n, k, tiles);
             store_a(0, load_a(first));
             store_b(0, load_b(first));
             thread::sync_threads();

@@ -2,7 +2,7 @@
 //!
 //! One file a stage, named as the host's (teaching order: `naive`, `tiled`, `prefetch`,
 //! `cp_async`, `regblock`, `warptile`, `warptile_async`, `warptile_streamk`, `warptile_spread`,
-//! `spread_edge`, `skinny`, `thin`, `split_k`; stage 10, `spread_streamk`, is
+//! `spread_edge`, `skinny`, `thin`, `split_k` (stages 14 to 16); stage 10, `spread_streamk`, is
 //! `warptile_streamk`'s replay over `warptile_spread`'s loop), each replaying its
 //! kernels from their SASS (sm_90; the Hopper kernels from the Hopper module, the rest from the
 //! main one), saying what that SASS is, and giving the stage's descriptor its `Replay`; this

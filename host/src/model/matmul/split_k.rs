@@ -1,4 +1,4 @@
-//! Stage 14, split_k (Hopper, any shape): `warptile_small`'s guarded tiles, each tile's k cut
+//! Stages 14 to 16, split_k, split_k_wide and split_k_tall (Hopper, any shape): `warptile_small`'s guarded tiles, each tile's k cut
 //! into ranges, a block a range; partial tiles meet in a workspace, added by a tile's last block.
 //!
 //! SASS (sm_90, the Hopper module):
@@ -10,41 +10,46 @@
 //!   `matmul_warptile_edge` stores them (64 `STG.E`, guarded). Which block of a tile arrives last
 //!   depends on timing; the replay takes the last split's, the same counts as any other's. With
 //!   one split (tiles that fill the GPU) a block stores its tile as `matmul_warptile_edge` does.
+//! - `matmul_split_k_wide` and `matmul_split_k_tall` (stages 15 and 16): the same on 32 × 128
+//!   and 128 × 32 tiles, 8 `STG.E.128` of sums a thread, and the last block loads the partials
+//!   two splits at a time (`split_k_group`), its own read back too.
 
 use super::warptile::{store_c_vectors, warptile_k_loop};
 use super::{Launched, Replay};
 use crate::error::Result;
 use crate::launch::Launch;
 use crate::model::{Model, block_warps};
-use coalesce_kernels::matmul::{SPLIT_K, SplitK, split_k_slot};
+use coalesce_kernels::matmul::{SPLIT_K, SPLIT_K_TALL, SPLIT_K_WIDE, SplitK, split_k_group, split_k_slot};
 
 /// A made-up address for the split-K kernel's workspace and tickets (module globals, no buffers
 /// of the call).
 const WORKSPACE_ADDRESS: u64 = 0x7100_0000_0000;
 const TICKETS_ADDRESS: u64 = 0x7200_0000_0000;
 
-/// Counts of a split-K launch on schedule `sk` (its grid's): every block's warps replayed.
+/// Counts of a split-K launch on schedule `sk` (its grid's, of its kernel's tile): every block's
+/// warps replayed.
 fn split_k_counts(model: &mut Model, l: &Launched, launch: &Launch, sk: SplitK) -> Result<()> {
     let (workspace, tickets) = (model.buffer(WORKSPACE_ADDRESS), model.buffer(TICKETS_ADDRESS));
     let (gx, gy) = sk.grid();
+    let cfg = sk.cfg;
     for by in 0..gy {
         for bx in 0..gx {
             let (tx, z) = sk.block(bx);
             let tile = sk.tile(tx, by);
-            let origin = SPLIT_K.block_origin(tx, by);
+            let origin = cfg.block_origin(tx, by);
             let (first, end) = sk.walked(z, l.k);
             for w in block_warps(launch, (bx, by)) {
                 let t = |lane| w.thread(lane).0;
-                warptile_k_loop(model, l, &w, (SPLIT_K, true, l.vectors), origin, first..end)?;
+                warptile_k_loop(model, l, &w, (cfg, true, l.vectors), origin, first..end)?;
                 // One split: the tile stored as the guarded warp tile stores it.
                 if sk.splits == 1 {
-                    store_c_vectors(model, l, &w, SPLIT_K, origin, true)?;
+                    store_c_vectors(model, l, &w, cfg, origin, true)?;
                     continue;
                 }
                 let slots = |model: &mut Model, split: u32, store: bool| -> Result<()> {
-                    for i in 0..SPLIT_K.tm {
-                        for h in 0..SPLIT_K.tn / 4 {
-                            let at = |lane| 4 * (sk.partial(tile, split) + u64::from(split_k_slot(t(lane), i, h)));
+                    for i in 0..cfg.tm {
+                        for h in 0..cfg.tn / 4 {
+                            let at = |lane| 4 * (sk.partial(tile, split) + u64::from(split_k_slot(cfg, t(lane), i, h)));
                             if store {
                                 model.store(workspace, 16, w.lanes, at)?;
                             } else {
@@ -59,13 +64,15 @@ fn split_k_counts(model: &mut Model, l: &Launched, launch: &Launch, sk: SplitK) 
                     model.atomic(tickets, 4 * u64::from(tile))?;
                 }
                 if z + 1 == sk.splits {
-                    for split in 0..z {
+                    // Its own partial too where it loads splits in groups.
+                    let own = u32::from(split_k_group(cfg) > 1);
+                    for split in 0..z + own {
                         slots(model, split, false)?;
                     }
                     if w.thread(0).0 == 0 {
                         model.store(tickets, 4, 1, |_| 4 * u64::from(tile))?;
                     }
-                    store_c_vectors(model, l, &w, SPLIT_K, origin, true)?;
+                    store_c_vectors(model, l, &w, cfg, origin, true)?;
                 }
             }
         }
@@ -76,5 +83,17 @@ fn split_k_counts(model: &mut Model, l: &Launched, launch: &Launch, sk: SplitK) 
 /// Stage 14's replay: its whole launch, block by block.
 pub(crate) const REPLAY: Replay = Replay {
     blocks: None,
-    row: Some(|model, l, launch| split_k_counts(model, l, launch, SplitK::of_grid(l.n, launch.grid))),
+    row: Some(|model, l, launch| split_k_counts(model, l, launch, SplitK::of_grid(SPLIT_K.cfg, l.n, launch.grid))),
+};
+
+/// Stage 15's replay (32 × 128 tiles).
+pub(crate) const WIDE_REPLAY: Replay = Replay {
+    blocks: None,
+    row: Some(|model, l, launch| split_k_counts(model, l, launch, SplitK::of_grid(SPLIT_K_WIDE.cfg, l.n, launch.grid))),
+};
+
+/// Stage 16's replay (128 × 32 tiles).
+pub(crate) const TALL_REPLAY: Replay = Replay {
+    blocks: None,
+    row: Some(|model, l, launch| split_k_counts(model, l, launch, SplitK::of_grid(SPLIT_K_TALL.cfg, l.n, launch.grid))),
 };
