@@ -19,6 +19,7 @@ pub(super) const STAGE: Stage = Stage {
     block_rows: TILE,
     launch: |_, m, n, _| launch(m, n),
     replay: REPLAY,
+    footprint: super::tiled::footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "32x32 tiles through a 4-stage cp.async ring: 3 tiles in flight, 1 barrier a tile (sm_90)",
         bench: Bench::Fixed,

@@ -14,7 +14,7 @@
 //! small-grid and guarded shapes), `warptile_async`, `warptile_streamk`, `warptile_spread`,
 //! `spread_streamk`, `spread_edge`, `skinny`, `thin` and `split_k`, each with its stage's
 //! descriptor ([`Stage`]: kernels, tile, [`Bounds`], launch geometry, model replay, [`lesson`]
-//! shapes), its kernels' launch geometry and the tests of their plans; this module the one table of descriptors
+//! shapes, [`footprint`] for the index proofs), its kernels' launch geometry and the tests of their plans; this module the one table of descriptors
 //! ([`Method::stage`]), the checks and plans every kernel shares, the library's choice and the
 //! CPU reference. [`Method`], [`choose`], the model, the lesson harness's registry, checks and
 //! benches and the property tests all read the table. The kernels' constants and index math are
@@ -23,8 +23,8 @@
 //!
 //! # Adding a stage
 //!
-//! A new stage `<id>` (its run id: its kernel `matmul_<id>` less the prefix) touches seven
-//! files: its own three, and a line or a few arms in four more, each of which the compiler or a
+//! A new stage `<id>` (its run id: its kernel `matmul_<id>` less the prefix) touches six
+//! files: its own three, and a line or a few in three more, each of which the compiler or a
 //! test asks for.
 //! 1. `kernels-gpu/src/matmul/<id>.rs`, new: its kernels, declared with `kernel!` (built into
 //!    `host/ptx/` by `cargo xtask build-ptx --refresh`), their device code and index math;
@@ -34,17 +34,17 @@
 //!    names;
 //! 4. `host/src/model/matmul/mod.rs`: `pub(crate) mod <id>;`, which that import needs;
 //! 5. `host/src/matmul/<id>.rs`, new: its launch geometry and its descriptor, a [`Stage`] with
-//!    every field given, its [`lesson`] shapes among them ([`Bounds`] has no default: an
-//!    unguarded kernel is [`Bounds::WholeTiles`] of its tile, which [`validate`] then enforces);
+//!    every field given, its [`lesson`] shapes and its [`footprint`] among them ([`Bounds`] has no
+//!    default: an unguarded kernel is [`Bounds::WholeTiles`] of its tile, which [`validate`] then
+//!    enforces; the footprint walks its kernels' own index functions and guards for the index
+//!    proofs);
 //! 6. this module: `mod <id>;`, a variant of [`Method`] (the id in CamelCase) and the line
 //!    `<id>::STAGE` in the table (`STAGES`), both in teaching order (`Method::ALL` does not
-//!    compile while the two orders differ);
-//! 7. `host/tests/props_matmul.rs`: the new kernel's arms in the exhaustive matches of the index
-//!    proofs (`check_band`, `bands_tile_c_exactly_once`, `small_launches_write_every_element_once`),
-//!    which do not compile until it has them.
+//!    compile while the two orders differ).
 //!
 //! The registry row, the checks, the benches (a [`Bench::Shapes`] list labels its own runs), the
-//! model's lookup and the property tests' strategies follow from the table. A test
+//! model's lookup and the property tests (their strategies, and the index proofs through each
+//! stage's footprint) follow from the table. A test
 //! (`every_matmul_kernel_has_a_descriptor`) fails while a `matmul_*` kernel of the PTX has no
 //! descriptor, and a descriptor left out of the table is dead code, which clippy refuses.
 use std::ops::Range;
@@ -60,6 +60,9 @@ pub use coalesce_kernels::matmul::{StreamK, WarpTile};
 // One file a stage (teaching order in the module docs), each with its descriptor.
 mod cp_async;
 mod warptile_async;
+// What the index proofs walk: data for `host/tests/props_matmul.rs`, not the library's API.
+#[doc(hidden)]
+pub mod footprint;
 // The lesson harness's shapes and summaries: data for `coalesce-benches`, not the library's API.
 #[doc(hidden)]
 pub mod lesson;
@@ -76,6 +79,7 @@ mod warptile;
 mod warptile_spread;
 mod warptile_streamk;
 
+use footprint::Footprint;
 pub use lesson::{Bench, Lesson};
 pub use split_k::{SPLIT_K_FROM, split_k_pays};
 pub use warptile_streamk::{stream_k, stream_k_pays};
@@ -211,6 +215,9 @@ pub struct Stage {
     launch: fn(&Stage, u32, u32, u32) -> Launch,
     /// How the model replays its launches.
     pub(crate) replay: Replay,
+    /// What its kernels' threads touch, for the index proofs.
+    #[doc(hidden)]
+    pub footprint: Footprint,
     /// What the lesson harness runs it at.
     #[doc(hidden)]
     pub lesson: Lesson,

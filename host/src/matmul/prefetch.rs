@@ -19,6 +19,7 @@ pub(super) const STAGE: Stage = Stage {
     block_rows: TILE,
     launch: |_, m, n, _| launch(m, n),
     replay: REPLAY,
+    footprint: super::tiled::footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "tiles with the next one loaded into registers during compute",
         bench: Bench::Fixed,

@@ -23,6 +23,7 @@ pub(super) const STAGE: Stage = Stage {
     block_rows: BM,
     launch: |_, m, n, _| launch(m, n),
     replay: REPLAY,
+    footprint: footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "128x128 block tile, 8x8 per thread, 16-byte shared loads, 2 stages",
         bench: Bench::Fixed,
@@ -33,6 +34,69 @@ pub(super) const STAGE: Stage = Stage {
 /// Exactly the `BM × BN` tiles of C, `RB_THREADS` threads and two shared stages a block.
 pub(super) const fn launch(m: u32, n: u32) -> Launch {
     Launch { grid: regblock_grid(m, n), block: (RB_THREADS, 1), shared_bytes: RB_SHARED_FLOATS * 4, cluster: 1 }
+}
+
+/// What the register-blocked kernel's threads touch: no guards, so the grid must be exactly the
+/// band's tiles and every vector aligned.
+mod footprint {
+    use crate::matmul::Stage;
+    use crate::matmul::footprint::{Footprint, Matrix, Probe, Touch, Walked, ensure, ensure_eq, salt};
+    use coalesce_kernels::matmul::{
+        BK, BM, BN, RB_THREADS, TM, rb_a_index, rb_a_load, rb_b_index, rb_b_load, rb_block_origin, rb_out_col,
+        rb_out_row, rb_thread, row_major,
+    };
+
+    pub(crate) const FOOTPRINT: Footprint = Footprint {
+        launch: |_, p, _| {
+            let (m, n, _) = p.dims;
+            ensure_eq!((p.grid.0 * BN, p.grid.1 * BM), (n, m));
+            for address in [p.addresses.0, p.addresses.1, p.addresses.2] {
+                ensure_eq!(address % 16, 0);
+            }
+            Ok(())
+        },
+        block,
+        stores: |_, _, (bx, by), store| {
+            let (row0, col0) = rb_block_origin(bx, by);
+            for t in 0..RB_THREADS {
+                let (tx, ty) = rb_thread(t);
+                for i in 0..TM {
+                    for half in 0..2 {
+                        for j in 0..4 {
+                            store(rb_out_row(row0, ty, i), rb_out_col(col0, tx, half) + j);
+                        }
+                    }
+                }
+            }
+        },
+    };
+
+    /// Threads at the warps' edges and one more, each at the first k tile, the last and one
+    /// between: 16-byte vectors of A and B, then its 8 × 8 outputs.
+    fn block(_: &Stage, p: &Probe, (bx, by): (u32, u32), probe: u64, touch: Touch<'_>) -> Walked {
+        let (_, n, k) = p.dims;
+        let tiles = k / BK;
+        let r = salt(probe, (bx, by));
+        let (row0, col0) = rb_block_origin(bx, by);
+        for t in [0, 1, 31, 32, RB_THREADS - 1, (r % u64::from(RB_THREADS)) as u32] {
+            for kt in [0, tiles - 1, ((r >> 16) % u64::from(tiles)) as u32] {
+                let ia = rb_a_index(row0, rb_a_load(t), kt, k);
+                let ib = rb_b_index(col0, rb_b_load(t), kt, n);
+                ensure!(ia.is_multiple_of(4) && ib.is_multiple_of(4), "16-byte vectors");
+                touch(Matrix::A, ia, 4)?;
+                touch(Matrix::B, ib, 4)?;
+            }
+            let (tx, ty) = rb_thread(t);
+            for i in 0..TM {
+                for half in 0..2 {
+                    let ic = row_major(rb_out_row(row0, ty, i).into(), rb_out_col(col0, tx, half).into(), n.into());
+                    ensure!(ic.is_multiple_of(4));
+                    touch(Matrix::C, ic, 4)?;
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

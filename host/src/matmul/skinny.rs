@@ -29,6 +29,7 @@ pub(super) const STAGE: Stage = Stage {
     block_rows: SKINNY_ROWS,
     launch: |_, m, n, sms| launch(m, n, sms),
     replay: REPLAY,
+    footprint: footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "m <= 8: a block a slab of B's columns for all of k, B read once in whole sectors, k split over threads",
         // A row of A and eight against 4096², the inference shapes of the matmul shapes
@@ -44,6 +45,91 @@ pub(super) const STAGE: Stage = Stage {
 pub(super) const fn launch(m: u32, n: u32, sms: u32) -> Launch {
     let width = skinny_width(n, sms);
     Launch { grid: skinny_grid(m, n, width), block: skinny_block(width), shared_bytes: SKINNY_SHARED_BYTES, cluster: 1 }
+}
+
+/// What the skinny kernel's threads touch: B at columns clamped to the last, A's rows clamped,
+/// k checked on the partial last step, each output stored inside C.
+mod footprint {
+    use crate::matmul::Stage;
+    use crate::matmul::footprint::{Footprint, Matrix, Probe, Touch, Walked, ensure, ensure_eq, salt};
+    use coalesce_kernels::matmul::{
+        SKINNY_ROWS, SKINNY_THREADS, SKINNY_UNROLL, row_major, skinny_k, skinny_partial, skinny_rows, skinny_step,
+        skinny_vectors,
+    };
+
+    pub(crate) const FOOTPRINT: Footprint = Footprint {
+        launch: |_, p, _| {
+            let (m, n, _) = p.dims;
+            ensure!(p.grid.0 * p.block.0 >= n && p.grid.1 * SKINNY_ROWS >= m, "grid covers the band");
+            ensure!(p.shared_bytes >= SKINNY_THREADS * SKINNY_ROWS * 4);
+            Ok(())
+        },
+        block,
+        stores: |_, p, (bx, by), store| {
+            // Output o of the block is row o / width, column o % width.
+            let (m, n, _) = p.dims;
+            let width = p.block.0;
+            let row0 = by * SKINNY_ROWS;
+            for o in 0..skinny_rows(m, row0) * width {
+                let (row, col) = (row0 + o / width, bx * width + o % width);
+                if col < n {
+                    store(row, col);
+                }
+            }
+        },
+    };
+
+    /// Two corner threads and one more, at the first step of k, the last whole one and the
+    /// partial one after it; then every output of the block.
+    fn block(_: &Stage, p: &Probe, (bx, by): (u32, u32), probe: u64, touch: Touch<'_>) -> Walked {
+        let (m, n, k) = p.dims;
+        let (m64, n64, k64) = (u64::from(m), u64::from(n), u64::from(k));
+        let (width, thread_rows) = p.block;
+        let stride = skinny_step(thread_rows);
+        let vectors = skinny_vectors(k, p.addresses.0);
+        let r = salt(probe, (bx, by));
+        let row0 = by * SKINNY_ROWS;
+        let picked = ((r % u64::from(width)) as u32, ((r >> 8) % u64::from(thread_rows)) as u32);
+        for (tx, ty) in [(0, 0), (width - 1, thread_rows - 1), picked] {
+            // Every lane reads at its column clamped to the last, and A's rows clamped.
+            let col = u64::from((bx * width + tx).min(n - 1));
+            // The first step, the last whole one and the partial one after it.
+            let whole_steps = k64 / stride;
+            for k0 in [0, whole_steps.saturating_sub(1) * stride, whole_steps * stride] {
+                if k0 >= k64 {
+                    continue;
+                }
+                let whole = k0 + stride <= k64;
+                let kk = skinny_k(k0, ty);
+                for u in 0..u64::from(SKINNY_UNROLL) {
+                    if whole || kk + u < k64 {
+                        touch(Matrix::B, row_major(kk + u, col, n64), 1)?;
+                        for i in 0..SKINNY_ROWS {
+                            let row = u64::from((row0 + i).min(m - 1));
+                            touch(Matrix::A, row_major(row, kk + u, k64), 1)?;
+                        }
+                    }
+                }
+                if whole && vectors {
+                    // Two 16-byte vectors of each row: aligned where A is.
+                    ensure_eq!(row_major(m64 - 1, kk, k64) % 4, 0);
+                    ensure_eq!(p.addresses.0 % 16, 0);
+                }
+            }
+            for i in 0..SKINNY_ROWS {
+                ensure!(skinny_partial(tx, ty, i, width) < SKINNY_THREADS * SKINNY_ROWS);
+            }
+        }
+        // The outputs: o = i * width + x, each stored where inside C.
+        for o in 0..skinny_rows(m, row0) * width {
+            let (row, col) = (row0 + o / width, bx * width + o % width);
+            ensure!(row < m);
+            if col < n {
+                touch(Matrix::C, row_major(row.into(), col.into(), n64), 1)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -34,6 +34,7 @@ pub(super) const STAGE: Stage = Stage {
     block_rows: SPLIT_K.bm,
     launch: |_, m, n, sms| launch(m, n, sms),
     replay: REPLAY,
+    footprint: footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "warptile_small's guarded tiles, each tile's k cut into up to 8 ranges a block each; the last block adds the partials in order (sm_90)",
         // The squares whose 64 × 128 grids leave most of an H100 idle, 1024³ (cut two ways), and
@@ -76,6 +77,100 @@ pub const SPLIT_K_FROM: u32 = 3;
 pub const fn split_k_pays(m: u32, n: u32, k: u32, sms: u32) -> bool {
     let sk = SplitK::of(m, n, sms);
     sk.splits >= SPLIT_K_FROM && sk.fits() && SPLIT_K.k_tiles(k, true) >= 2 * sk.splits
+}
+
+/// What split-K's threads touch: the guarded warp tile's k loop over the block's k range, its
+/// partial into the workspace, and on a tile's last block C, inside only.
+mod footprint {
+    use crate::matmul::Stage;
+    use crate::matmul::footprint::{
+        Footprint, Matrix, Probe, Touch, Walked, ensure, ensure_eq, salt, thread_cells, tile_cells,
+    };
+    use coalesce_kernels::matmul::{SPLIT_K, SPLIT_K_MAX_BLOCKS, SPLIT_K_TILE_FLOATS, SplitK, row_major, split_k_slot};
+
+    pub(crate) const FOOTPRINT: Footprint = Footprint {
+        launch: |_, p, _| {
+            // The grid is the schedule's, which the kernel reads back from it.
+            let (m, n, _) = p.dims;
+            let sk = SplitK::of(m, n, p.sms);
+            ensure_eq!(p.grid, sk.grid());
+            ensure_eq!(SplitK::of_grid(n, p.grid), sk);
+            ensure!(sk.fits() || sk.splits == 1);
+            ensure_eq!(p.shared_bytes, SPLIT_K.shared_bytes());
+            Ok(())
+        },
+        block,
+        stores: |_, p, (bx, by), store| {
+            // Only a tile's last block stores, and every tile has one.
+            let (m, n, _) = p.dims;
+            let sk = SplitK::of_grid(n, p.grid);
+            let (tx, z) = sk.block(bx);
+            if z + 1 == sk.splits {
+                for (row, col) in tile_cells(SPLIT_K, SPLIT_K.block_origin(tx, by)) {
+                    if row < m && col < n {
+                        store(row, col);
+                    }
+                }
+            }
+        },
+    };
+
+    /// Threads at the warps' edges and one more, at the range's first and last k tiles (the
+    /// guarded warp tile's loads), then the thread's slots of the workspace and its outputs.
+    fn block(_: &Stage, p: &Probe, (bx, by): (u32, u32), probe: u64, touch: Touch<'_>) -> Walked {
+        let cfg = SPLIT_K;
+        let (m, n, k) = p.dims;
+        let (n64, k64) = (u64::from(n), u64::from(k));
+        let sk = SplitK::of(m, n, p.sms);
+        let r = salt(probe, (bx, by));
+        let (tx, z) = sk.block(bx);
+        ensure!(tx < sk.tiles_x && z < sk.splits);
+        let (first, end) = sk.walked(z, k);
+        let (row0, col0) = cfg.block_origin(tx, by);
+        ensure!(row0 < m && col0 < n);
+        if sk.fits() {
+            ensure!(
+                sk.partial(sk.tile(tx, by), z) + u64::from(SPLIT_K_TILE_FLOATS)
+                    <= u64::from(SPLIT_K_MAX_BLOCKS) * u64::from(SPLIT_K_TILE_FLOATS)
+            );
+        }
+        let threads = cfg.threads();
+        for t in [0, 1, 31, 32, threads - 1, (r % u64::from(threads)) as u32] {
+            for kt in [first, end.saturating_sub(1).max(first)] {
+                let kt64 = u64::from(kt) * u64::from(cfg.bk);
+                for v in 0..cfg.a_vectors() {
+                    let at = cfg.a_load(t, v);
+                    let row = u64::from(cfg.a_src_row(row0, at, m, true));
+                    for j in 0..4u64 {
+                        if kt64 + u64::from(at.1) + j < k64 {
+                            touch(Matrix::A, row_major(row, kt64 + u64::from(at.1) + j, k64), 1)?;
+                        }
+                    }
+                }
+                for v in 0..cfg.b_vectors() {
+                    let bt = cfg.b_load(t, v);
+                    let kr = kt64 + u64::from(bt.0);
+                    if kr < k64 {
+                        for j in 0..4 {
+                            let col = u64::from(cfg.b_src_col(col0, bt, j, n, true));
+                            touch(Matrix::B, row_major(kr, col, n64), 1)?;
+                        }
+                    }
+                }
+            }
+            for i in 0..cfg.tm {
+                for h in 0..cfg.tn / 4 {
+                    ensure!(split_k_slot(t, i, h) + 4 <= SPLIT_K_TILE_FLOATS);
+                }
+            }
+            for (row, col) in thread_cells(cfg, t, (row0, col0)) {
+                if row < m && col < n {
+                    touch(Matrix::C, row_major(row.into(), col.into(), n64), 1)?;
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

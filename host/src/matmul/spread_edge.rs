@@ -29,6 +29,7 @@ pub(super) const STAGE: Stage = Stage {
     block_rows: WARPTILE_ASYNC.bm,
     launch: |_, m, n, sms| launch(m, n, sms),
     replay: REPLAY,
+    footprint: footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "stream-K over the spread ring for any shape: A rows clamped, B columns wrapped, B copied a float at a time, partial k tile last (sm_90)",
         bench: EDGE_BENCH_SHAPES,
@@ -40,6 +41,150 @@ pub(super) const STAGE: Stage = Stage {
 /// block a multiprocessor, which partial tiles do not change).
 pub(super) const fn launch(m: u32, n: u32, sms: u32) -> Launch {
     super::spread_streamk::launch(m, n, sms)
+}
+
+/// What the guarded ring's two kernels touch: every tile they take starts inside C, the ring's
+/// copies read rows of A clamped and columns of B wrapped at whole k tiles, the partial k tile's
+/// copies only below k, and C is read and stored only inside.
+mod footprint {
+    use crate::matmul::Stage;
+    use crate::matmul::footprint::{
+        Footprint, Matrix, Probe, Store, Touch, Walked, ensure, ensure_eq, salt, thread_cells, tile_cells,
+        warp_tile_origin,
+    };
+    use coalesce_kernels::matmul::{SK_MAX_WAVE, StreamK, WARPTILE_ASYNC, WTS_STAGES, row_major};
+
+    pub(crate) const FOOTPRINT: Footprint = Footprint { launch, block, stores };
+
+    /// Both launches' ring; the row's grid the schedule's, and the tiles and k tiles that
+    /// schedule hands out inside it.
+    fn launch(_: &Stage, p: &Probe, _: Touch<'_>) -> Walked {
+        let (m, n, k) = p.dims;
+        ensure_eq!(p.shared_bytes, WARPTILE_ASYNC.ring_bytes(WTS_STAGES));
+        if !p.linear {
+            // The row reads its wave from its grid: the host's must be the schedule's.
+            ensure_eq!(p.grid, StreamK::of(m, n, k, p.sms.clamp(1, SK_MAX_WAVE), true).row_grid());
+            ensure!(p.grid.0 <= SK_MAX_WAVE, "one flag a block");
+            let sk = StreamK::covering(m, n, k, p.grid.0);
+            for x in 0..sk.wave {
+                let mut u = 0;
+                while let Some((tile, k0, k1)) = sk.segment(x, u) {
+                    ensure!(tile < sk.tiles && k0 < k1 && k1 <= sk.iters);
+                    u += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The block's work as the kernels find it, `(block, tile origin, k tiles kt0..kt1)`: a whole
+    /// wave's block the tile of its linear id (of the partial ones counted too) and all of k,
+    /// partial last k tile included; a block of the row each segment of its schedule. Each at
+    /// threads at the warps' edges and one more, the first whole k tile, the last and one
+    /// between, and the partial one.
+    fn block(stage: &Stage, p: &Probe, (bx, by): (u32, u32), probe: u64, touch: Touch<'_>) -> Walked {
+        let cfg = WARPTILE_ASYNC;
+        let (m, n, k) = p.dims;
+        let (n64, k64) = (u64::from(n), u64::from(k));
+        let mut work = Vec::new();
+        if p.linear {
+            work.push(((bx, by), warp_tile_origin(stage, p, (bx, by)), (0, cfg.k_tiles(k, true))));
+        } else {
+            let sk = StreamK::covering(m, n, k, p.grid.0);
+            let mut u = 0;
+            while let Some((tile, k0, k1)) = sk.segment(bx, u) {
+                work.push(((bx, u), sk.origin(tile).ok_or("a tile past the schedule's")?, (k0, k1)));
+                u += 1;
+            }
+        }
+        let bk = cfg.bk;
+        let threads = cfg.threads();
+        let stage_floats = cfg.stage_floats();
+        let whole = k / bk;
+        for (block, (row0, col0), (kt0, kt1)) in work {
+            // `edge_k_loop`'s safety contract.
+            ensure!(row0 < m && col0 < n, "tile at ({row0}, {col0}) starts past C");
+            ensure!(kt0 < kt1 && kt1 <= k.div_ceil(bk));
+            let r = salt(probe, block);
+            let tiles = kt1.min(whole).saturating_sub(kt0);
+            let walked = if tiles == 0 { vec![] } else { vec![0, tiles - 1, ((r >> 16) % u64::from(tiles)) as u32] };
+            for t in [0, 1, 31, 32, threads - 1, (r % u64::from(threads)) as u32] {
+                // The ring's whole k tiles (the copies' sources as the kernel forms them: A's
+                // from the range's start, B's per tile): rows of A and columns of B clamped, and
+                // no check on k, so every column of A and row of B must be below k.
+                for kt in walked.iter().copied() {
+                    let st = (kt % WTS_STAGES) * stage_floats;
+                    for e in 0..cfg.a_floats() {
+                        let at = cfg.a_copy(t, e);
+                        ensure!(at.0 < cfg.bm && at.1 < bk);
+                        ensure!(4 * (st + cfg.at_offset(at, 0)) < cfg.ring_bytes(WTS_STAGES));
+                        let row = u64::from(cfg.a_src_row(row0, at, m, true));
+                        let ia = row_major(row, u64::from(kt0 * bk + at.1), k64) + u64::from(kt * bk);
+                        touch(Matrix::A, ia, 1)?;
+                    }
+                    for e in 0..cfg.b_floats() {
+                        let at = cfg.b_copy(t, e);
+                        ensure!(at.0 < bk && at.1 < cfg.bn);
+                        ensure!(4 * (st + cfg.b_offset(at)) < cfg.ring_bytes(WTS_STAGES));
+                        let col = u64::from(cfg.b_wrap_col(col0, at, n));
+                        touch(Matrix::B, row_major(u64::from((kt0 + kt) * bk + at.0), col, n64), 1)?;
+                    }
+                }
+                // The partial last k tile, into stage 0: only the copies below k.
+                if kt1 > whole {
+                    let left = cfg.k_left(whole, k);
+                    ensure!(0 < left && left < bk);
+                    for e in 0..cfg.a_floats() {
+                        let at = cfg.a_copy(t, e);
+                        if at.1 < left {
+                            let row = u64::from(cfg.a_src_row(row0, at, m, true));
+                            let ia = row_major(row, u64::from(kt0 * bk + at.1), k64) + u64::from(tiles * bk);
+                            touch(Matrix::A, ia, 1)?;
+                        }
+                    }
+                    for e in 0..cfg.b_floats() {
+                        let at = cfg.b_copy(t, e);
+                        if at.0 < left {
+                            let col = u64::from(cfg.b_wrap_col(col0, at, n));
+                            touch(Matrix::B, row_major(u64::from((kt0 + tiles) * bk + at.0), col, n64), 1)?;
+                        }
+                    }
+                }
+                // Stores (and the row's reads of published sums) float by float inside C.
+                for (row, col) in thread_cells(cfg, t, (row0, col0)) {
+                    if row < m && col < n {
+                        touch(Matrix::C, row_major(row.into(), col.into(), n64), 1)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A whole wave's block stores its tile; a block of the row the tiles whose last k tile it
+    /// computes; each only inside C.
+    fn stores(stage: &Stage, p: &Probe, (bx, by): (u32, u32), store: Store<'_>) {
+        let (m, n, k) = p.dims;
+        let mut tile = |origin| {
+            for (row, col) in tile_cells(WARPTILE_ASYNC, origin) {
+                if row < m && col < n {
+                    store(row, col);
+                }
+            }
+        };
+        if p.linear {
+            tile(warp_tile_origin(stage, p, (bx, by)));
+            return;
+        }
+        let sk = StreamK::covering(m, n, k, p.grid.0);
+        let mut u = 0;
+        while let Some((t, _, k1)) = sk.segment(bx, u) {
+            if k1 == sk.iters {
+                tile(sk.origin(t).expect("a tile of the schedule"));
+            }
+            u += 1;
+        }
+    }
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ pub(super) const STAGE: Stage = Stage {
     block_rows: WARPTILE_ASYNC.bm,
     launch: |_, m, n, sms| launch(m, n, sms),
     replay: SPREAD_REPLAY,
+    footprint: super::warptile_streamk::footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "stream-K over warptile_spread's k loop: whole waves, then one row shares the rest (sm_90)",
         bench: SPREAD_STREAMK_SIZES,

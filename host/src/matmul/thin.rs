@@ -27,6 +27,7 @@ pub(super) const STAGE: Stage = Stage {
     block_rows: THIN_ROWS,
     launch: |_, m, n, _| launch(m, n),
     replay: REPLAY,
+    footprint: footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "n <= 8: a warp streams two rows of A in 512-byte loads, B's chunk staged column-major in shared memory",
         // A column of B and eight against 4096² of A, the thin shapes of the matmul shapes
@@ -40,6 +41,89 @@ pub(super) const STAGE: Stage = Stage {
 /// kernel clamps rows of A and guards every other global access.
 pub(super) const fn launch(m: u32, n: u32) -> Launch {
     Launch { grid: thin_grid(m, n), block: (THIN_THREADS, 1), shared_bytes: THIN_SHARED_BYTES, cluster: 1 }
+}
+
+/// What the thin kernel's threads touch: rows of A clamped, k checked, B staged inside its
+/// columns, each output stored by lane 0 of its warp inside C.
+mod footprint {
+    use crate::matmul::Stage;
+    use crate::matmul::footprint::{Footprint, Matrix, Probe, Touch, Walked, ensure, ensure_eq, salt};
+    use coalesce_kernels::matmul::{
+        THIN_CHUNK, THIN_COLS, THIN_SHARED_BYTES, THIN_STAGED_ROWS, THIN_STEP, THIN_STEPS, THIN_THREADS,
+        THIN_WARP_ROWS, THIN_WARPS, row_major, thin_grid, thin_k, thin_row, thin_staged,
+    };
+
+    pub(crate) const FOOTPRINT: Footprint = Footprint {
+        launch: |_, p, _| {
+            let (m, n, _) = p.dims;
+            ensure_eq!(p.grid, thin_grid(m, n));
+            ensure_eq!(p.block, (THIN_THREADS, 1));
+            ensure!(p.shared_bytes >= THIN_SHARED_BYTES);
+            Ok(())
+        },
+        block,
+        stores: |_, p, (bx, by), store| {
+            let (m, n, _) = p.dims;
+            for w in 0..THIN_WARPS {
+                for r in 0..THIN_WARP_ROWS {
+                    for j in 0..THIN_COLS {
+                        let (row, col) = (thin_row(by, w, r), bx * THIN_COLS + j);
+                        if row < m && col < n {
+                            store(row, col);
+                        }
+                    }
+                }
+            }
+        },
+    };
+
+    /// The first and last warps and one more, at lanes 0, 31 and one more, over the first chunk
+    /// of k and the last (partial or whole): A's rows, B's staged rows, then C.
+    fn block(_: &Stage, p: &Probe, (bx, by): (u32, u32), probe: u64, touch: Touch<'_>) -> Walked {
+        let (m, n, k) = p.dims;
+        let (n64, k64) = (u64::from(n), u64::from(k));
+        let r = salt(probe, (bx, by));
+        let col0 = bx * THIN_COLS;
+        for w in [0, THIN_WARPS - 1, (r % u64::from(THIN_WARPS)) as u32] {
+            for lane in [0, 31, ((r >> 8) % 32) as u32] {
+                let t = w * 32 + lane;
+                // The first chunk and the last (partial or whole).
+                let last = (k64 - 1) / u64::from(THIN_CHUNK) * u64::from(THIN_CHUNK);
+                for c0 in [0, last] {
+                    for row in 0..THIN_WARP_ROWS {
+                        let row = u64::from(thin_row(by, w, row).min(m - 1));
+                        for s in 0..THIN_STEPS {
+                            let kk = thin_k(c0, s, lane);
+                            for q in 0..4 {
+                                if kk + q < k64 {
+                                    touch(Matrix::A, row_major(row, kk + q, k64), 1)?;
+                                }
+                            }
+                            ensure!(thin_staged(THIN_COLS - 1, s * THIN_STEP + 4 * lane) + 4 <= THIN_SHARED_BYTES / 4);
+                        }
+                    }
+                    for h in 0..THIN_STAGED_ROWS {
+                        let kk = c0 + u64::from(h * THIN_THREADS + t);
+                        for j in 0..THIN_COLS {
+                            if kk < k64 && col0 + j < n {
+                                touch(Matrix::B, row_major(kk, u64::from(col0 + j), n64), 1)?;
+                            }
+                            ensure!(thin_staged(j, h * THIN_THREADS + t) < THIN_SHARED_BYTES / 4);
+                        }
+                    }
+                }
+                for row in 0..THIN_WARP_ROWS {
+                    let row = thin_row(by, w, row);
+                    for j in 0..THIN_COLS {
+                        if lane == 0 && row < m && col0 + j < n {
+                            touch(Matrix::C, row_major(row.into(), u64::from(col0 + j), n64), 1)?;
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

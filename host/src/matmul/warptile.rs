@@ -33,6 +33,7 @@ const fn stage(method: Method, kernel: Kernel<MatmulSig>, cfg: WarpTile, guarded
         block_rows: cfg.bm,
         launch: |stage, m, n, _| launch(stage.warp_tile.expect("built with a shape"), m, n),
         replay: REPLAY,
+        footprint: footprint::FOOTPRINT,
         lesson,
     }
 }
@@ -106,6 +107,133 @@ pub(super) const EDGE_SM90_STAGE: Stage = stage(
 /// the guarded one; `cfg.threads()` threads and two shared stages a block.
 pub(super) const fn launch(cfg: WarpTile, m: u32, n: u32) -> Launch {
     Launch { grid: cfg.grid(m, n), block: (cfg.threads(), 1), shared_bytes: cfg.shared_bytes(), cluster: 1 }
+}
+
+/// What the warp-tiled kernels' threads touch (`warptile_async`'s and `warptile_spread`'s too,
+/// through their rings): the unguarded ones exactly the band's tiles in aligned vectors, the
+/// guarded one its rows and columns clamped and k checked.
+pub(super) mod footprint {
+    use crate::matmul::footprint::{
+        Footprint, Matrix, Probe, Touch, Walked, ensure, ensure_eq, salt, tile_cells, warp_tile_origin,
+    };
+    use crate::matmul::{Bounds, Stage};
+    use coalesce_kernels::matmul::row_major;
+
+    pub(crate) const FOOTPRINT: Footprint = Footprint {
+        launch,
+        block: |stage, p, block, probe, touch| ring_block(stage, p, block, probe, touch, None),
+        stores: |stage, p, block, store| {
+            let (m, n, _) = p.dims;
+            let edge = stage.bounds == Bounds::Guarded;
+            for (row, col) in
+                tile_cells(stage.warp_tile.expect("a warp-tiled stage"), warp_tile_origin(stage, p, block))
+            {
+                if !edge || (row < m && col < n) {
+                    store(row, col);
+                }
+            }
+        },
+    };
+
+    /// The guarded kernel's grid covers the band; stream-K's whole waves are the band's first
+    /// tiles; the others' grids are exactly its tiles, from aligned buffers.
+    fn launch(stage: &Stage, p: &Probe, _: Touch<'_>) -> Walked {
+        let cfg = stage.warp_tile.expect("a warp-tiled stage");
+        let (m, n, _) = p.dims;
+        if stage.bounds == Bounds::Guarded {
+            ensure_eq!(p.grid, (n.div_ceil(cfg.bn), m.div_ceil(cfg.bm)));
+        } else if p.linear {
+            // The first `waves * wave` tiles, fewer than the band's.
+            ensure!(p.grid.0 * p.grid.1 <= (m / cfg.bm) * (n / cfg.bn));
+        } else {
+            // No guards: the grid is exactly the band's tiles and every vector is aligned.
+            ensure_eq!((p.grid.0 * cfg.bn, p.grid.1 * cfg.bm), (n, m));
+            for address in [p.addresses.0, p.addresses.1, p.addresses.2] {
+                ensure_eq!(address % 16, 0);
+            }
+        }
+        Ok(())
+    }
+
+    /// Threads at the warps' edges and one more, each at the first k tile, the last and one
+    /// between: A's vectors (or with a `cp.async` ring of `ring` stages, A's floats into their
+    /// transposed places in it), B's vectors, then the thread's outputs.
+    pub(crate) fn ring_block(
+        stage: &Stage,
+        p: &Probe,
+        (bx, by): (u32, u32),
+        probe: u64,
+        touch: Touch<'_>,
+        ring: Option<u32>,
+    ) -> Walked {
+        let cfg = stage.warp_tile.expect("a warp-tiled stage");
+        let edge = stage.bounds == Bounds::Guarded;
+        let (m, n, k) = p.dims;
+        let (n64, k64) = (u64::from(n), u64::from(k));
+        let tiles = cfg.k_tiles(k, edge);
+        let threads = cfg.threads();
+        let r = salt(probe, (bx, by));
+        let (row0, col0) = warp_tile_origin(stage, p, (bx, by));
+        for t in [0, 1, 31, 32, threads - 1, (r % u64::from(threads)) as u32] {
+            for kt in [0, tiles - 1, ((r >> 16) % u64::from(tiles)) as u32] {
+                let kt64 = u64::from(kt) * u64::from(cfg.bk);
+                // The cp.async kernels copy A one float at a time, each into its transposed
+                // place in the ring.
+                if let Some(stages) = ring {
+                    for e in 0..cfg.a_floats() {
+                        let (row, col) = cfg.a_copy(t, e);
+                        ensure!(row < cfg.bm && col < cfg.bk);
+                        let at = (stages - 1) * cfg.stage_floats() + cfg.at_offset((row, col), 0);
+                        ensure!(4 * at < cfg.ring_bytes(stages));
+                        touch(Matrix::A, row_major((row0 + row).into(), kt64 + u64::from(col), k64), 1)?;
+                    }
+                }
+                // A: vector v, elements j, read where the kernel reads them (the guarded kernel
+                // skips k past the end).
+                for v in 0..if ring.is_some() { 0 } else { cfg.a_vectors() } {
+                    let at = cfg.a_load(t, v);
+                    let row = u64::from(cfg.a_src_row(row0, at, m, edge));
+                    for j in 0..4u64 {
+                        let kc = kt64 + u64::from(at.1) + j;
+                        if !edge || kc < k64 {
+                            touch(Matrix::A, row_major(row, kc, k64), 1)?;
+                        }
+                    }
+                    if !edge {
+                        ensure!(row_major(row, kt64 + u64::from(at.1), k64).is_multiple_of(4), "16-byte A vectors");
+                    }
+                }
+                for v in 0..cfg.b_vectors() {
+                    let bt = cfg.b_load(t, v);
+                    let kr = kt64 + u64::from(bt.0);
+                    if edge && kr >= k64 {
+                        continue;
+                    }
+                    for j in 0..4 {
+                        let col = cfg.b_src_col(col0, bt, j, n, edge);
+                        touch(Matrix::B, row_major(kr, col.into(), n64), 1)?;
+                    }
+                    if !edge {
+                        ensure!(row_major(kr, u64::from(col0 + bt.1), n64).is_multiple_of(4));
+                    }
+                }
+            }
+            for i in 0..cfg.tm {
+                for h in 0..cfg.tn / 4 {
+                    let (row, col) = (row0 + cfg.out_row(t, i), col0 + cfg.out_col(t, h));
+                    for j in 0..4 {
+                        if !edge || (row < m && col + j < n) {
+                            touch(Matrix::C, row_major(row.into(), (col + j).into(), n64), 1)?;
+                        }
+                    }
+                    if !edge {
+                        ensure!(row_major(row.into(), col.into(), n64).is_multiple_of(4));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,9 @@
 //!
 //! The host side: the `cp.async` warp-tiled kernel's launch (`warptile_streamk`'s blocks too).
 
+use super::footprint::Footprint;
 use super::lesson::{Lesson, SIZES, WARPTILE_ASYNC_SHAPES};
+use super::warptile::footprint::{FOOTPRINT, ring_block};
 use super::{Bounds, Method, Stage};
 use crate::launch::Launch;
 use crate::model::matmul::warptile_async::REPLAY;
@@ -19,6 +21,11 @@ pub(super) const STAGE: Stage = Stage {
     block_rows: WARPTILE_ASYNC.bm,
     launch: |_, m, n, _| launch(m, n),
     replay: REPLAY,
+    // The warp tile's, A copied through the ring.
+    footprint: Footprint {
+        block: |stage, p, block, probe, touch| ring_block(stage, p, block, probe, touch, Some(WTA_STAGES)),
+        ..FOOTPRINT
+    },
     lesson: Lesson {
         summary: "128x256 blocks, 8x16 a thread, 3-stage cp.async ring of k 16, 1 block/SM (sm_90)",
         bench: SIZES,

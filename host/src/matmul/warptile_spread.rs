@@ -3,7 +3,9 @@
 //!
 //! The host side: the spread kernel's launch (`spread_streamk`'s blocks too).
 
+use super::footprint::Footprint;
 use super::lesson::{Lesson, SIZES, WARPTILE_ASYNC_SHAPES};
+use super::warptile::footprint::{FOOTPRINT, ring_block};
 use super::{Bounds, Method, Stage};
 use crate::launch::Launch;
 use crate::model::matmul::warptile_spread::REPLAY;
@@ -19,6 +21,11 @@ pub(super) const STAGE: Stage = Stage {
     block_rows: WARPTILE_ASYNC.bm,
     launch: |_, m, n, _| launch(m, n),
     replay: REPLAY,
+    // The warp tile's, A copied through the ring.
+    footprint: Footprint {
+        block: |stage, p, block, probe, touch| ring_block(stage, p, block, probe, touch, Some(WTS_STAGES)),
+        ..FOOTPRINT
+    },
     lesson: Lesson {
         summary: "warptile_async with each thread's 12 copies a tile issued 2 at a time over the k steps, 4-stage ring (sm_90)",
         bench: SIZES,

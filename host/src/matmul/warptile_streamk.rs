@@ -27,6 +27,7 @@ pub(super) const STAGE: Stage = Stage {
     block_rows: WARPTILE_ASYNC.bm,
     launch: |_, m, n, sms| launch(m, n, sms),
     replay: REPLAY,
+    footprint: footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "warptile_async over the whole waves by linear block id, then one row shares the rest by k iteration (sm_90)",
         bench: STREAMK_SIZES,
@@ -96,6 +97,66 @@ pub(super) fn launches_of(
     let sk = schedule(m, n, sms, edge);
     let waves = (whole, Launch { grid: sk.whole_grid(), ..row_launch });
     [(sk.waves > 0).then_some(waves), (sk.sk_tiles() > 0).then_some((row, row_launch))]
+}
+
+/// What stream-K's shared row touches (`spread_streamk`'s too): the tiles its schedule hands
+/// out. The k loop and the stores inside a tile are its whole waves' kernel's, walked as that
+/// stage's ([`Waves::blocks_of`]).
+pub(super) mod footprint {
+    use super::stream_k;
+    use crate::matmul::Stage;
+    use crate::matmul::footprint::{Footprint, Matrix, Probe, Touch, Walked, ensure, ensure_eq, tile_cells};
+    use coalesce_kernels::matmul::{StreamK, WARPTILE_ASYNC, row_major};
+
+    pub(crate) const FOOTPRINT: Footprint = Footprint {
+        launch,
+        block: |_, _, _, _, _| Ok(()),
+        stores: |_, p, (x, _), store| {
+            // The row's schedule from its grid, as the kernel forms it: a tile's last segment
+            // stores it.
+            let (m, n, k) = p.dims;
+            let sk = StreamK::of(m, n, k, p.grid.0, false);
+            let mut u = 0;
+            while let Some((tile, _, k1)) = sk.segment(x, u) {
+                if k1 == sk.iters {
+                    let origin = sk.origin(tile).expect("a tile of the schedule");
+                    tile_cells(WARPTILE_ASYNC, origin).for_each(|(row, col)| store(row, col));
+                }
+                u += 1;
+            }
+        },
+    };
+
+    /// The row is the host's schedule, and every tile it names is a whole tile of the band.
+    fn launch(_: &Stage, p: &Probe, touch: Touch<'_>) -> Walked {
+        let (m, n, k) = p.dims;
+        let (n64, k64) = (u64::from(n), u64::from(k));
+        let cfg = WARPTILE_ASYNC;
+        let sk = stream_k(m, n, p.sms);
+        ensure_eq!(p.grid, sk.row_grid());
+        for address in [p.addresses.0, p.addresses.1, p.addresses.2] {
+            ensure_eq!(address % 16, 0);
+        }
+        let sk = StreamK { iters: k / cfg.bk, ..sk };
+        let mut tiles = Vec::new();
+        for x in 0..sk.wave {
+            let mut u = 0;
+            while let Some((tile, k0, k1)) = sk.segment(x, u) {
+                ensure!(k0 < k1 && k1 <= sk.iters);
+                tiles.push(tile);
+                u += 1;
+            }
+        }
+        for tile in tiles {
+            let (row0, col0) = sk.origin(tile).ok_or("a tile past the schedule's")?;
+            ensure!(row0 + cfg.bm <= m && col0 + cfg.bn <= n);
+            let (last_row, last_col) = (u64::from(row0 + cfg.bm - 1), u64::from(col0 + cfg.bn - 1));
+            touch(Matrix::C, row_major(last_row, last_col, n64), 1)?;
+            touch(Matrix::A, row_major(last_row, k64 - 1, k64), 1)?;
+        }
+        touch(Matrix::B, k64 * n64 - 1, 1)?;
+        Ok(())
+    }
 }
 
 #[cfg(test)]
