@@ -14,37 +14,37 @@
 //! small-grid and guarded shapes), `warptile_async`, `warptile_streamk`, `warptile_spread`,
 //! `spread_streamk`, `spread_edge`, `skinny`, `thin` and `split_k`, each with its stage's
 //! descriptor ([`Stage`]: kernels, tile, [`Bounds`], launch geometry, model replay, [`lesson`]
-//! shapes, [`footprint`] for the index proofs), its kernels' launch geometry and the tests of their plans; this module the one table of descriptors
-//! ([`Method::stage`]), the checks and plans every kernel shares, the library's choice and the
-//! CPU reference. [`Method`], [`choose`], the model, the lesson harness's registry, checks and
-//! benches and the property tests all read the table. The kernels' constants and index math are
-//! public once, at `coalesce_kernels::matmul`; this module re-exports only the kernel-crate types
-//! its own signatures use ([`WarpTile`], [`StreamK`]).
+//! shapes, [`footprint`]), its kernels' launch geometry, their replay in the transaction model
+//! (`replay`, over what the replays share in `crate::model::matmul`), their footprint for the
+//! index proofs (`footprint`) and the tests of their plans; this module the one table of
+//! descriptors ([`Method::stage`]), the checks and plans every kernel shares, the library's
+//! choice and the CPU reference. [`Method`], [`choose`], the model, the lesson harness's
+//! registry, checks and benches and the property tests all read the table. The kernels'
+//! constants and index math are public once, at `coalesce_kernels::matmul`; this module
+//! re-exports only the kernel-crate types its own signatures use ([`WarpTile`], [`StreamK`]).
 //!
 //! # Adding a stage
 //!
-//! A new stage `<id>` (its run id: its kernel `matmul_<id>` less the prefix) touches six
-//! files: its own three, and a line or a few in three more, each of which the compiler or a
-//! test asks for.
+//! A new stage `<id>` (its run id: its kernel `matmul_<id>` less the prefix) touches four files:
+//! its own two, and a line or a few in two more, each of which the compiler or a test asks for.
 //! 1. `kernels-gpu/src/matmul/<id>.rs`, new: its kernels, declared with `kernel!` (built into
 //!    `host/ptx/` by `cargo xtask build-ptx --refresh`), their device code and index math;
 //! 2. `kernels-gpu/src/matmul/mod.rs`: `mod <id>; pub use <id>::*;`, which the host's imports of
 //!    its kernel handles need;
-//! 3. `host/src/model/matmul/<id>.rs`, new: the replay of its warps, the `REPLAY` its descriptor
-//!    names;
-//! 4. `host/src/model/matmul/mod.rs`: `pub(crate) mod <id>;`, which that import needs;
-//! 5. `host/src/matmul/<id>.rs`, new: its launch geometry and its descriptor, a [`Stage`] with
-//!    every field given, its [`lesson`] shapes and its [`footprint`] among them ([`Bounds`] has no
+//! 3. `host/src/matmul/<id>.rs`, new: its launch geometry, its replay (a `Replay` of its warps
+//!    for the model), its footprint (a [`footprint::Footprint`] that walks its kernels' own index
+//!    functions and guards for the index proofs) and its descriptor, a [`Stage`] with every field
+//!    given: those two, its [`lesson`] shapes and its [`Bounds`] among them ([`Bounds`] has no
 //!    default: an unguarded kernel is [`Bounds::WholeTiles`] of its tile, which [`validate`] then
-//!    enforces; the footprint walks its kernels' own index functions and guards for the index
-//!    proofs);
-//! 6. this module: `mod <id>;`, a variant of [`Method`] (the id in CamelCase) and the line
+//!    enforces); an earlier stage's launch, replay or footprint it shares is imported from that
+//!    stage's file;
+//! 4. this module: `mod <id>;`, a variant of [`Method`] (the id in CamelCase) and the line
 //!    `<id>::STAGE` in the table (`STAGES`), both in teaching order (`Method::ALL` does not
 //!    compile while the two orders differ).
 //!
 //! The registry row, the checks, the benches (a [`Bench::Shapes`] list labels its own runs), the
 //! model's lookup and the property tests (their strategies, and the index proofs through each
-//! stage's footprint) follow from the table. A test
+//! stage's footprint) follow from the table: nothing else names a stage. A test
 //! (`every_matmul_kernel_has_a_descriptor`) fails while a `matmul_*` kernel of the PTX has no
 //! descriptor, and a descriptor left out of the table is dead code, which clippy refuses.
 use std::ops::Range;
@@ -716,7 +716,10 @@ mod tests {
         let entries = crate::gpu::ptx_entries(crate::PTX).chain(crate::gpu::ptx_entries(crate::PTX_SM90));
         let mut seen = 0;
         for entry in entries.filter(|e| e.starts_with("matmul_")) {
-            assert!(described.contains(&entry), "{entry} has no stage descriptor (host/src/matmul/mod.rs: STAGES)");
+            assert!(
+                described.contains(&entry),
+                "{entry} has no stage descriptor: host/src/matmul/<id>.rs and its line in STAGES (host/src/matmul/mod.rs, \"Adding a stage\")"
+            );
             seen += 1;
         }
         assert!(seen >= described.len(), "every described kernel is built");

@@ -7,7 +7,6 @@
 use super::lesson::{Bench, CHECK_SHAPES, EDGE_EXTRA_SHAPES, Lesson};
 use super::{Bounds, Method, Stage};
 use crate::launch::Launch;
-use crate::model::matmul::split_k::REPLAY;
 use coalesce_kernels::matmul::{SPLIT_K, SplitK, matmul_split_k};
 
 /// Shapes checked for split-K besides the general and guarded ones (on 132 SMs): 8 splits of 2
@@ -33,7 +32,7 @@ pub(super) const STAGE: Stage = Stage {
     bounds: Bounds::Guarded,
     block_rows: SPLIT_K.bm,
     launch: |_, m, n, sms| launch(m, n, sms),
-    replay: REPLAY,
+    replay: replay::REPLAY,
     footprint: footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "warptile_small's guarded tiles, each tile's k cut into up to 8 ranges a block each; the last block adds the partials in order (sm_90)",
@@ -77,6 +76,88 @@ pub const SPLIT_K_FROM: u32 = 3;
 pub const fn split_k_pays(m: u32, n: u32, k: u32, sms: u32) -> bool {
     let sk = SplitK::of(m, n, sms);
     sk.splits >= SPLIT_K_FROM && sk.fits() && SPLIT_K.k_tiles(k, true) >= 2 * sk.splits
+}
+
+/// The model's replay of the stage's launches (what the replays share:
+/// `crate::model::matmul`).
+///
+/// SASS (sm_90, the Hopper module):
+/// - `matmul_split_k`: `matmul_warptile_edge`'s k loop over the block's k range of the 64 × 128
+///   tile, its whole k tiles read as `LDG.E.128` where rows start on 16-byte boundaries
+///   (`mm_vectors`; B's only by the lanes whose 4 columns are inside n); then 16 `STG.E.128` of
+///   its sums into the workspace (`split_k_slot`: a warp's 32 lanes 512 contiguous bytes), one `ATOMG.ADD` of thread 0, and on the tile's last
+///   block 16 `LDG.E.128` (`ld.global.cg`) for each other split's partial, then C's floats as
+///   `matmul_warptile_edge` stores them (64 `STG.E`, guarded). Which block of a tile arrives last
+///   depends on timing; the replay takes the last split's, the same counts as any other's. With
+///   one split (tiles that fill the GPU) a block stores its tile as `matmul_warptile_edge` does.
+mod replay {
+    use crate::error::Result;
+    use crate::launch::Launch;
+    use crate::matmul::warptile::replay::{store_c_vectors, warptile_k_loop};
+    use crate::model::matmul::{Launched, Replay};
+    use crate::model::{Model, block_warps};
+    use coalesce_kernels::matmul::{SPLIT_K, SplitK, split_k_slot};
+
+    /// A made-up address for the split-K kernel's workspace and tickets (module globals, no buffers
+    /// of the call).
+    const WORKSPACE_ADDRESS: u64 = 0x7100_0000_0000;
+    const TICKETS_ADDRESS: u64 = 0x7200_0000_0000;
+
+    /// Counts of a split-K launch on schedule `sk` (its grid's): every block's warps replayed.
+    fn split_k_counts(model: &mut Model, l: &Launched, launch: &Launch, sk: SplitK) -> Result<()> {
+        let (workspace, tickets) = (model.buffer(WORKSPACE_ADDRESS), model.buffer(TICKETS_ADDRESS));
+        let (gx, gy) = sk.grid();
+        for by in 0..gy {
+            for bx in 0..gx {
+                let (tx, z) = sk.block(bx);
+                let tile = sk.tile(tx, by);
+                let origin = SPLIT_K.block_origin(tx, by);
+                let (first, end) = sk.walked(z, l.k);
+                for w in block_warps(launch, (bx, by)) {
+                    let t = |lane| w.thread(lane).0;
+                    warptile_k_loop(model, l, &w, (SPLIT_K, true, l.vectors), origin, first..end)?;
+                    // One split: the tile stored as the guarded warp tile stores it.
+                    if sk.splits == 1 {
+                        store_c_vectors(model, l, &w, SPLIT_K, origin, true)?;
+                        continue;
+                    }
+                    let slots = |model: &mut Model, split: u32, store: bool| -> Result<()> {
+                        for i in 0..SPLIT_K.tm {
+                            for h in 0..SPLIT_K.tn / 4 {
+                                let at = |lane| 4 * (sk.partial(tile, split) + u64::from(split_k_slot(t(lane), i, h)));
+                                if store {
+                                    model.store(workspace, 16, w.lanes, at)?;
+                                } else {
+                                    model.load(workspace, 16, w.lanes, at)?;
+                                }
+                            }
+                        }
+                        Ok(())
+                    };
+                    slots(model, z, true)?;
+                    if w.thread(0).0 == 0 {
+                        model.atomic(tickets, 4 * u64::from(tile))?;
+                    }
+                    if z + 1 == sk.splits {
+                        for split in 0..z {
+                            slots(model, split, false)?;
+                        }
+                        if w.thread(0).0 == 0 {
+                            model.store(tickets, 4, 1, |_| 4 * u64::from(tile))?;
+                        }
+                        store_c_vectors(model, l, &w, SPLIT_K, origin, true)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Stage 14's replay: its whole launch, block by block.
+    pub(crate) const REPLAY: Replay = Replay {
+        blocks: None,
+        row: Some(|model, l, launch| split_k_counts(model, l, launch, SplitK::of_grid(l.n, launch.grid))),
+    };
 }
 
 /// What split-K's threads touch: the guarded warp tile's k loop over the block's k range, its

@@ -6,7 +6,6 @@
 use super::lesson::{Bench, Lesson, STREAMK_SHAPES};
 use super::{Bounds, MatmulSig, Method, Stage, Waves};
 use crate::launch::{Kernel, Launch};
-use crate::model::matmul::warptile_streamk::REPLAY;
 use coalesce_kernels::launch::MAX_GRID_Y;
 use coalesce_kernels::matmul::{
     SK_MAX_WAVE, StreamK, WARPTILE_ASYNC, matmul_warptile_streamk, matmul_warptile_streamk_waves,
@@ -26,7 +25,7 @@ pub(super) const STAGE: Stage = Stage {
     bounds: Bounds::tiles_of(WARPTILE_ASYNC),
     block_rows: WARPTILE_ASYNC.bm,
     launch: |_, m, n, sms| launch(m, n, sms),
-    replay: REPLAY,
+    replay: replay::REPLAY,
     footprint: footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "warptile_async over the whole waves by linear block id, then one row shares the rest by k iteration (sm_90)",
@@ -97,6 +96,106 @@ pub(super) fn launches_of(
     let sk = schedule(m, n, sms, edge);
     let waves = (whole, Launch { grid: sk.whole_grid(), ..row_launch });
     [(sk.waves > 0).then_some(waves), (sk.sk_tiles() > 0).then_some((row, row_launch))]
+}
+
+/// The model's replay of the stage's launches (what the replays share:
+/// `crate::model::matmul`).
+///
+/// SASS (sm_90, the Hopper module):
+/// - `matmul_warptile_streamk`: `warptile_async`'s k loop for each segment of a block's range, the
+///   flag handshake of thread 0, and 16-byte loads of C before a cut tile's stores.
+pub(super) mod replay {
+    use crate::error::Result;
+    use crate::launch::Launch;
+    use crate::matmul::warptile::replay::store_c_vectors;
+    use crate::matmul::warptile_async::replay::async_k_loop_warp;
+    use crate::model::matmul::{Launched, Replay, tile_origin};
+    use crate::model::{Model, Warp, block_warps};
+    use coalesce_kernels::matmul::{StreamK, WARPTILE_ASYNC, WTA_STAGES, WarpTile, row_major};
+
+    /// One warp's k loop over k tiles `(kt0, kt1)` of the block tile at `origin`: what a stream-K
+    /// row runs for each segment.
+    pub(crate) type KLoop = fn(&mut Model, &Launched, &Warp, (u32, u32), (u32, u32)) -> Result<()>;
+
+    /// Counts of a stream-K row on schedule `sk` (its grid's, [`StreamK`]): each block is
+    /// replayed segment by segment, as the kernel's `warptile_streamk` runs them: the k loop, the
+    /// wait for the previous block (one `ld.acquire` of thread 0: a spin past the first read is not
+    /// counted, it depends on timing) and its flag cleared (a store), the partial sums read back
+    /// from C (`ld.global.cg`, 16 bytes a 4 accumulators), C stored, and the flag set for the next
+    /// block (a store). The whole waves before it are a launch of their own
+    /// (`matmul_warptile_streamk_waves`, counted as the async kernel). The k loop is `k_loop`:
+    /// the async ring's here, the spread ring's in stage 10 (`matmul_spread_streamk`).
+    pub(crate) fn stream_k_counts(
+        model: &mut Model,
+        l: &Launched,
+        launch: &Launch,
+        sk: StreamK,
+        k_loop: KLoop,
+    ) -> Result<()> {
+        let cfg = WARPTILE_ASYNC;
+        let flags = model.buffer(FLAGS_ADDRESS);
+        for x in 0..sk.wave {
+            let mut u = 0;
+            while let Some((tile, k0, k1)) = sk.segment(x, u) {
+                let origin = tile_origin(sk, tile)?;
+                for w in block_warps(launch, (x, 0)) {
+                    k_loop(model, l, &w, origin, (k0, k1))?;
+                    let first = w.thread(0).0 == 0;
+                    if k0 > 0 {
+                        if first {
+                            model.load(flags, 4, 1, |_| 0)?;
+                            model.store(flags, 4, 1, |_| 0)?;
+                        }
+                        load_c_vectors(model, l, &w, cfg, origin)?;
+                    }
+                    store_c_vectors(model, l, &w, cfg, origin, false)?;
+                    if k1 < sk.iters && first {
+                        model.store(flags, 4, 1, |_| 0)?;
+                    }
+                }
+                u += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// A made-up address for the stream-K kernel's flags (a module global, no buffer of the call).
+    pub(crate) const FLAGS_ADDRESS: u64 = 0x7000_0000_0000;
+
+    /// The 16-byte reads of C before a partial tile is added to it (`store_tile` with `add`).
+    fn load_c_vectors(
+        model: &mut Model,
+        l: &Launched,
+        w: &Warp,
+        cfg: WarpTile,
+        (row0, col0): (u32, u32),
+    ) -> Result<()> {
+        let t = |lane| w.thread(lane).0;
+        for i in 0..cfg.tm {
+            for h in 0..cfg.tn / 4 {
+                model.load(l.c, 16, w.lanes, |lane| {
+                    4 * row_major(
+                        (row0 + cfg.out_row(t(lane), i)).into(),
+                        (col0 + cfg.out_col(t(lane), h)).into(),
+                        l.n.into(),
+                    )
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Stage 8's replay: the shared row (its whole waves are `warptile_async`'s blocks, replayed as
+    /// that stage's).
+    pub(crate) const REPLAY: Replay = Replay {
+        blocks: None,
+        row: Some(|model, l, launch| {
+            let sk = StreamK::of(l.m, l.n, l.k, launch.grid.0, false);
+            stream_k_counts(model, l, launch, sk, |model, l, w, origin, ks| {
+                async_k_loop_warp(model, l, w, (WARPTILE_ASYNC, WTA_STAGES), origin, ks)
+            })
+        }),
+    };
 }
 
 /// What stream-K's shared row touches (`spread_streamk`'s too): the tiles its schedule hands
