@@ -49,11 +49,12 @@
 //! descriptor, and a descriptor left out of the table is dead code, which clippy refuses.
 use std::ops::Range;
 
-use crate::buffer::{DeviceRead, DeviceWrite};
-use crate::error::{Error, Result, aligned16, dim32, exactly, in_range};
+use crate::buffer::{DeviceRead, DeviceViewMut, DeviceWrite};
+use crate::error::{Error, Result, aligned16, dim32, exactly, in_range, product};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Kernel, Launch, Out};
-use crate::model::matmul::Replay;
+use crate::model::matmul::{Replay, Replayed, counts};
+use crate::model::{Counts, fake_slice, no_replay};
 use coalesce_kernels::matmul::{SKINNY_ROWS, THIN_COLS, WARPTILE, WARPTILE_ASYNC, band_rows, matmul_warptile_sm90};
 pub use coalesce_kernels::matmul::{StreamK, WarpTile};
 
@@ -596,6 +597,41 @@ pub fn matmul(
     let local = [a.view().home(), b.view().home(), c.view().home()].iter().all(|home| home.ordinal() == here);
     let sm90 = local && gpu.supports(matmul_warptile_sm90).is_ok();
     run(gpu, choose(a, b, c, shape, gpu.multiprocessors(), sm90), a, b, c, shape)
+}
+
+/// What Nsight Compute counts for the `m × n × k` multiply with `method`, one band (at most
+/// [`Method::band_rows`] rows), its launches together (stream-K's two summed): the transaction
+/// model ([`crate::model`]) replays each launch's kernel from its SASS, with its stage's replay.
+/// Errors as [`plan`] (a whole-tiles-only method refuses other shapes).
+pub fn model(method: Method, (m, n, k): (usize, usize, usize), sms: u32) -> Result<Counts> {
+    let a: DeviceViewMut<'static, f32> = fake_slice(0, product("matmul m * k", m, k)?);
+    let b: DeviceViewMut<'static, f32> = fake_slice(1, product("matmul k * n", k, n)?);
+    let mut c: DeviceViewMut<'static, f32> = fake_slice(2, product("matmul m * n", m, n)?);
+    let mut total = Counts::default();
+    plan(method, &a, &b, &mut c, (m, n, k), sms, |call| {
+        total = total.plus(&replay(&call)?)?;
+        Ok(())
+    })?;
+    Ok(total)
+}
+
+/// Counts of a planned launch: its kernel's stage found in the table (stream-K's whole waves: the
+/// blocks of the stage they run, each taking the tile of its linear id), replayed by the model.
+fn replay(call: &Call<'_, MatmulSig>) -> Result<Counts> {
+    let kernel = call.kernel();
+    let (stage, linear) = Method::ALL
+        .iter()
+        .map(|method| method.stage())
+        .find_map(|stage| match stage.waves {
+            _ if stage.kernel == kernel => Some((stage, false)),
+            Some(waves) if waves.kernel == kernel => Some((waves.blocks_of.stage(), true)),
+            _ => None,
+        })
+        .ok_or_else(|| no_replay(kernel.name()))?;
+    let &(a, b, ref c, m, n, k) = call.args();
+    let guarded = matches!(stage.bounds, Bounds::Guarded);
+    let replayed = Replayed { replay: &stage.replay, warp_tile: stage.warp_tile, guarded, linear };
+    counts(kernel, call.launch(), (a.address(), b.address(), c.address()), (m, n, k), replayed)
 }
 
 /// Float64 CPU reference (row-major, i-k-j order so the inner loop streams rows of B). Errors:

@@ -319,7 +319,7 @@ pub(super) mod replay {
         blocks: Some(Blocks {
             tile: own_tile,
             origin: |cx, (bx, by)| Ok(cx.tile().block_origin(bx, by)),
-            warp: |model, l, cx, w| warptile_warp(model, l, w, cx.tile(), !cx.stage.method.whole_tiles_only()),
+            warp: |model, l, cx, w| warptile_warp(model, l, w, cx.tile(), cx.guarded),
         }),
         row: None,
     };

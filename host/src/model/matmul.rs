@@ -34,13 +34,11 @@
 //! an SM) reads 607 MB from DRAM, `warptile_async` (1 block of 128 × 256, the same 8.25 rows of
 //! tiles a wave if both blocks of an SM progressed) 342 MB; one block an SM at a time gives
 //! 624 and 347, both blocks at once 347 and 347.
-use crate::buffer::DeviceViewMut;
 use std::collections::BTreeMap;
 
-use super::{Buffer, Counts, Model, Op, Warp, block_warps, blocks, blocks_per_sm, fake_slice, lanes_where, no_replay};
-use crate::error::{Error, Result, product};
-use crate::launch::{Call, Launch};
-use crate::matmul::{MatmulSig, Method, Stage, plan};
+use super::{Buffer, Counts, Model, Op, Warp, block_warps, blocks, blocks_per_sm, lanes_where, no_replay};
+use crate::error::{Error, Result};
+use crate::launch::{Kernel, Launch};
 use coalesce_kernels::matmul::{StreamK, WarpTile, mm_vectors, row_major};
 
 /// Floats in a sector.
@@ -61,11 +59,11 @@ pub(crate) struct Launched {
     pub(crate) vectors: bool,
 }
 
-/// How the model replays a stage's launches: the `replay` of its descriptor ([`Stage`]), defined
-/// in its model file.
+/// How the model replays a stage's launches: the `replay` of its descriptor
+/// (`crate::matmul::Stage`), defined in its stage file.
 pub(crate) struct Replay {
     /// Its blocks, class by class (`None` for a stream-K stage whose whole waves are another
-    /// stage's blocks: [`crate::matmul::Waves::blocks_of`]).
+    /// stage's blocks: `crate::matmul::Waves::blocks_of`).
     pub(crate) blocks: Option<Blocks>,
     /// Stream-K's shared row, replayed whole: its own loads and stores are its trace.
     pub(crate) row: Option<RowReplay>,
@@ -89,8 +87,10 @@ pub(crate) struct Blocks {
 
 /// What a block's replay knows of its launch.
 pub(crate) struct Cx<'a> {
-    /// The stage whose blocks these are.
-    pub(crate) stage: &'static Stage,
+    /// The shape of the stage whose blocks these are, if warp-tiled.
+    pub(crate) warp_tile: Option<WarpTile>,
+    /// Whether the stage's kernels guard every access (its descriptor's bounds).
+    pub(crate) guarded: bool,
     pub(crate) launch: &'a Launch,
     pub(crate) m: u32,
     pub(crate) n: u32,
@@ -104,7 +104,7 @@ pub(crate) struct Cx<'a> {
 impl Cx<'_> {
     /// The shape of a warp-tiled stage.
     pub(crate) fn tile(&self) -> WarpTile {
-        self.stage.warp_tile.expect("a warp-tiled stage")
+        self.warp_tile.expect("a warp-tiled stage")
     }
 }
 
@@ -114,31 +114,39 @@ pub(crate) fn own_tile(cx: &Cx<'_>) -> (u32, u32, u32) {
     (cfg.bm, cfg.bn, cfg.bk)
 }
 
-/// Counts of a planned matmul launch.
-pub fn matmul(call: &Call<'_, MatmulSig>) -> Result<Counts> {
-    let launch = call.launch();
-    let &(a, b, ref c, m, n, k) = call.args();
-    let kernel = call.kernel();
-    // A stage's own kernel, or stream-K's whole waves: the blocks of the stage they run, found
-    // by linear block id.
-    let (stage, linear) = Method::ALL
-        .iter()
-        .map(|method| method.stage())
-        .find_map(|stage| match stage.waves {
-            _ if stage.kernel == kernel => Some((stage, false)),
-            Some(waves) if waves.kernel == kernel => Some((waves.blocks_of.stage(), true)),
-            _ => None,
-        })
-        .ok_or_else(|| no_replay(kernel.name()))?;
+/// What one launch's replay takes of its stage's descriptor (the stage that `crate::matmul`
+/// finds for the launch's kernel in its table).
+#[derive(Clone, Copy)]
+pub(crate) struct Replayed {
+    /// The stage's replay.
+    pub(crate) replay: &'static Replay,
+    /// Its warp tile, if warp-tiled.
+    pub(crate) warp_tile: Option<WarpTile>,
+    /// Whether its kernels guard every access.
+    pub(crate) guarded: bool,
+    /// Stream-K's whole waves: the stage's blocks, each taking the tile of its linear id.
+    pub(crate) linear: bool,
+}
+
+/// Counts of a planned launch of a matmul kernel of `stage` (A, B and C at `addresses`, an
+/// `m × n × k` multiply).
+pub(crate) fn counts<S>(
+    kernel: Kernel<S>,
+    launch: Launch,
+    (a, b, c): (u64, u64, u64),
+    (m, n, k): (u32, u32, u32),
+    stage: Replayed,
+) -> Result<Counts> {
+    let linear = stage.linear;
     let mut model = Model::new();
     let l = Launched {
-        a: model.buffer(a.address()),
-        b: model.buffer(b.address()),
-        c: model.buffer(c.address()),
+        a: model.buffer(a),
+        b: model.buffer(b),
+        c: model.buffer(c),
         m,
         n,
         k,
-        vectors: mm_vectors(n, k, a.address(), b.address()),
+        vectors: mm_vectors(n, k, a, b),
     };
     if !linear && let Some(row) = stage.replay.row {
         row(&mut model, &l, &launch)?;
@@ -146,7 +154,16 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Result<Counts> {
         return Ok(model.counts());
     }
     let replay = stage.replay.blocks.as_ref().ok_or_else(|| no_replay(kernel.name()))?;
-    let cx = Cx { stage, launch: &launch, m, n, k, linear, vectors: mm_vectors(n, k, a.address(), b.address()) };
+    let cx = Cx {
+        warp_tile: stage.warp_tile,
+        guarded: stage.guarded,
+        launch: &launch,
+        m,
+        n,
+        k,
+        linear,
+        vectors: mm_vectors(n, k, a, b),
+    };
     // Origin `(row, col)` of a block and how many of its rows and columns are inside C.
     let (block_rows, block_cols, bk) = (replay.tile)(&cx);
     let origin = |block: (u32, u32)| (replay.origin)(&cx, block);
@@ -166,15 +183,7 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Result<Counts> {
     let mut wavefronts = 0u64;
     for (block, count) in classes.into_values() {
         let mut one = Model::instructions_only();
-        let lb = Launched {
-            a: one.buffer(a.address()),
-            b: one.buffer(b.address()),
-            c: one.buffer(c.address()),
-            m,
-            n,
-            k,
-            vectors: cx.vectors,
-        };
+        let lb = Launched { a: one.buffer(a), b: one.buffer(b), c: one.buffer(c), m, n, k, vectors: cx.vectors };
         for w in block_warps(&launch, block) {
             (replay.warp)(&mut one, &lb, &cx, &w)?;
         }
@@ -298,22 +307,6 @@ pub(crate) fn store_c(model: &mut Model, l: &Launched, w: &Warp, rc: impl Fn(u32
         let (r, c) = rc(lane);
         4 * row_major(r.into(), c.into(), l.n.into())
     })
-}
-
-/// The `m × n × k` multiply with `method`, one band (at most `method.band_rows()` rows): what
-/// Nsight Compute counts for its launches together (stream-K's two summed), every method
-/// replayed from its SASS (module docs). Errors as [`plan`] (a whole-tiles-only method refuses
-/// other shapes).
-pub fn run(method: Method, (m, n, k): (usize, usize, usize), sms: u32) -> Result<Counts> {
-    let a: DeviceViewMut<'static, f32> = fake_slice(0, product("matmul m * k", m, k)?);
-    let b: DeviceViewMut<'static, f32> = fake_slice(1, product("matmul k * n", k, n)?);
-    let mut c: DeviceViewMut<'static, f32> = fake_slice(2, product("matmul m * n", m, n)?);
-    let mut total = Counts::default();
-    plan(method, &a, &b, &mut c, (m, n, k), sms, |call| {
-        total = total.plus(&matmul(&call)?)?;
-        Ok(())
-    })?;
-    Ok(total)
 }
 
 #[cfg(test)]
