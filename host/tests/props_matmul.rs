@@ -137,8 +137,9 @@ fn inside(what: &str, index: u64, width: u64, offset: u64, part: u64, whole: u64
     Ok(())
 }
 
-/// `band` as its stage's footprint walks it (`linear`: stream-K's whole waves).
-fn probe_of(band: &Band, linear: bool) -> Probe {
+/// `band`, a launch of `stage`'s kernels, as the stage's footprint walks it (`linear`:
+/// stream-K's whole waves).
+fn probe_of(stage: &Stage, band: &Band, linear: bool) -> Probe {
     Probe {
         grid: band.grid,
         block: band.block,
@@ -147,6 +148,8 @@ fn probe_of(band: &Band, linear: bool) -> Probe {
         addresses: band.addresses,
         sms: 132,
         linear,
+        warp_tile: stage.warp_tile,
+        guarded: stage.bounds == Bounds::Guarded,
     }
 }
 
@@ -191,16 +194,16 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
         prop_assert_eq!(band.grid, schedule(method, band.dims).whole_grid());
     }
     let stage = kernel.stage();
-    let walked = probe_of(band, stream_k_waves);
+    let walked = probe_of(stage, band, stream_k_waves);
     let mut touch = |matrix: Matrix, index: u64, width: u64| match matrix {
         Matrix::A => inside("A", index, width, oa, m64 * k64, wa),
         Matrix::B => inside("B", index, width, ob, k64 * n64, wb),
         Matrix::C => inside("C", index, width, oc, m64 * n64, wc),
     };
     let failed = |why: String| TestCaseError::fail(format!("{kernel:?} over {:?}: {why}", band.dims));
-    (stage.footprint.launch)(stage, &walked, &mut touch).map_err(failed)?;
+    (stage.footprint.launch)(&walked, &mut touch).map_err(failed)?;
     for block in blocks(band.grid, probe) {
-        (stage.footprint.block)(stage, &walked, block, probe, &mut touch).map_err(failed)?;
+        (stage.footprint.block)(&walked, block, probe, &mut touch).map_err(failed)?;
     }
     Ok(())
 }
@@ -390,10 +393,10 @@ proptest! {
         let stage = method.stage();
         let by = local / stage.block_rows;
         prop_assert!(by < band.grid.1);
-        let walked = probe_of(band, false);
+        let walked = probe_of(stage, band, false);
         let mut stores = 0;
         for bx in 0..band.grid.0 {
-            (stage.footprint.stores)(stage, &walked, (bx, by), &mut |row, col| stores += usize::from((row, col) == (local, c)));
+            (stage.footprint.stores)(&walked, (bx, by), &mut |row, col| stores += usize::from((row, col) == (local, c)));
         }
         prop_assert_eq!(stores, 1, "element ({}, {}) of the band", local, c);
     }
@@ -407,12 +410,12 @@ proptest! {
         let (gx, gy) = planned[0].grid;
         let (mm, nn) = (m as u32, n as u32);
         let stage = method.stage();
-        let walked = probe_of(&planned[0], false);
+        let walked = probe_of(stage, &planned[0], false);
         let (mut hits, mut outside) = (vec![0u8; m * n], Vec::new());
         for by in 0..gy {
             for bx in 0..gx {
                 // The guarded kernels store only inside C; the others' grids are exactly C.
-                (stage.footprint.stores)(stage, &walked, (bx, by), &mut |row, col| {
+                (stage.footprint.stores)(&walked, (bx, by), &mut |row, col| {
                     if row < mm && col < nn {
                         hits[row_major(row as u64, col as u64, n as u64) as usize] += 1;
                     } else {
@@ -478,9 +481,11 @@ proptest! {
                 addresses: BASE,
                 sms,
                 linear,
+                warp_tile: stage.warp_tile,
+                guarded: stage.bounds == Bounds::Guarded,
             };
             for (bx, by) in (0..launch.grid.1).flat_map(|by| (0..launch.grid.0).map(move |bx| (bx, by))) {
-                (stage.footprint.stores)(stage, &walked, (bx, by), &mut |row, col| {
+                (stage.footprint.stores)(&walked, (bx, by), &mut |row, col| {
                     if row < m32 && col < n32 {
                         hits[row_major(row as u64, col as u64, n as u64) as usize] += 1;
                     } else {

@@ -5,7 +5,7 @@
 //! buffers, and count the stores of C, for every stage of the table: a new stage is proved with
 //! no edit there. Data for those proofs, not the library's API.
 
-use super::{Bounds, Stage};
+use coalesce_kernels::matmul::WarpTile;
 
 /// One planned launch, as a footprint walks it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +25,10 @@ pub struct Probe {
     pub sms: u32,
     /// Stream-K's whole waves ([`super::Waves`]): each block takes the tile of its linear id.
     pub linear: bool,
+    /// The stage's warp tile, if it is warp-tiled ([`super::Stage::warp_tile`]).
+    pub warp_tile: Option<WarpTile>,
+    /// Whether the stage's kernels guard every access ([`super::Bounds::Guarded`]).
+    pub guarded: bool,
 }
 
 /// An operand of the multiply.
@@ -55,14 +59,14 @@ pub type Store<'a> = &'a mut dyn FnMut(u32, u32);
 pub struct Footprint {
     /// The launch as a whole: its grid, shared memory and alignment against its band, and for a
     /// launch whose blocks share a schedule (stream-K's row) what the schedule hands out.
-    pub launch: fn(&Stage, &Probe, Touch<'_>) -> Walked,
+    pub launch: fn(&Probe, Touch<'_>) -> Walked,
     /// The work of block `(bx, by)` at its first and last threads and k tiles and at some that
     /// the proof's random `u64` picks ([`salt`]).
-    pub block: fn(&Stage, &Probe, (u32, u32), u64, Touch<'_>) -> Walked,
+    pub block: fn(&Probe, (u32, u32), u64, Touch<'_>) -> Walked,
     /// The elements `(row, col)` of C block `(bx, by)` stores its final sums in, as its guards
     /// let it: every element of its tile for an unguarded kernel, those inside C for a guarded
     /// one.
-    pub stores: fn(&Stage, &Probe, (u32, u32), Store<'_>),
+    pub stores: fn(&Probe, (u32, u32), Store<'_>),
 }
 
 /// `Err` naming `cond` (or the message given) unless it holds.
@@ -100,29 +104,22 @@ pub const fn salt(probe: u64, (bx, by): (u32, u32)) -> u64 {
 
 /// The elements of C thread `t` of a warp-tiled block at `(row0, col0)` stores, inside C or not:
 /// row `i`, then vector `h`, then float `j` of it (`WarpTile::out_row`, `out_col`).
-pub fn thread_cells(
-    cfg: coalesce_kernels::matmul::WarpTile,
-    t: u32,
-    (row0, col0): (u32, u32),
-) -> impl Iterator<Item = (u32, u32)> {
+pub fn thread_cells(cfg: WarpTile, t: u32, (row0, col0): (u32, u32)) -> impl Iterator<Item = (u32, u32)> {
     (0..cfg.tm)
         .flat_map(move |i| (0..cfg.tn).map(move |q| (row0 + cfg.out_row(t, i), col0 + cfg.out_col(t, q / 4) + q % 4)))
 }
 
 /// [`thread_cells`] of every thread of the block.
-pub fn tile_cells(cfg: coalesce_kernels::matmul::WarpTile, origin: (u32, u32)) -> impl Iterator<Item = (u32, u32)> {
+pub fn tile_cells(cfg: WarpTile, origin: (u32, u32)) -> impl Iterator<Item = (u32, u32)> {
     (0..cfg.threads()).flat_map(move |t| thread_cells(cfg, t, origin))
 }
 
 /// The tile of block `(bx, by)` of a warp-tiled stage's launch, as its kernel computes it:
 /// stream-K's whole waves ([`Probe::linear`]) from the block's linear id (a guarded stage
 /// counting partial tiles), the others from its coordinates.
-pub fn warp_tile_origin(stage: &Stage, probe: &Probe, (bx, by): (u32, u32)) -> (u32, u32) {
-    let cfg = stage.warp_tile.expect("a warp-tiled stage");
+pub fn warp_tile_origin(probe: &Probe, (bx, by): (u32, u32)) -> (u32, u32) {
+    let cfg = probe.warp_tile.expect("a warp-tiled stage");
     let n = probe.dims.1;
-    let tiles_n = match stage.bounds {
-        Bounds::WholeTiles { .. } => n / cfg.bn,
-        Bounds::Guarded => n.div_ceil(cfg.bn),
-    };
+    let tiles_n = if probe.guarded { n.div_ceil(cfg.bn) } else { n / cfg.bn };
     if probe.linear { cfg.tile_origin(by * probe.grid.0 + bx, tiles_n) } else { cfg.block_origin(bx, by) }
 }

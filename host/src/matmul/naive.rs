@@ -76,18 +76,17 @@ mod replay {
 
 /// What the naive kernel's threads touch: one output each, under `row < m && col < n`.
 mod footprint {
-    use crate::matmul::Stage;
     use crate::matmul::footprint::{Footprint, Matrix, Probe, Touch, Walked, ensure, salt};
     use coalesce_kernels::matmul::{NAIVE_BLOCK, naive_coords, row_major};
 
     pub(crate) const FOOTPRINT: Footprint = Footprint {
-        launch: |_, p, _| {
+        launch: |p, _| {
             let (m, n, _) = p.dims;
             ensure!(p.grid.0 * NAIVE_BLOCK.0 >= n && p.grid.1 * NAIVE_BLOCK.1 >= m, "grid covers the band");
             Ok(())
         },
         block,
-        stores: |_, p, (bx, by), store| {
+        stores: |p, (bx, by), store| {
             let (m, n, _) = p.dims;
             for ty in 0..p.block.1 {
                 for tx in 0..p.block.0 {
@@ -101,7 +100,7 @@ mod footprint {
     };
 
     /// The block's corner threads and one more, each at k = 0, k - 1 and one between.
-    fn block(_: &Stage, p: &Probe, (bx, by): (u32, u32), probe: u64, touch: Touch<'_>) -> Walked {
+    fn block(p: &Probe, (bx, by): (u32, u32), probe: u64, touch: Touch<'_>) -> Walked {
         let (m, n, k) = p.dims;
         let (n64, k64) = (u64::from(n), u64::from(k));
         let r = salt(probe, (bx, by));

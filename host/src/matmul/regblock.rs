@@ -124,7 +124,6 @@ mod replay {
 /// What the register-blocked kernel's threads touch: no guards, so the grid must be exactly the
 /// band's tiles and every vector aligned.
 mod footprint {
-    use crate::matmul::Stage;
     use crate::matmul::footprint::{Footprint, Matrix, Probe, Touch, Walked, ensure, ensure_eq, salt};
     use coalesce_kernels::matmul::{
         BK, BM, BN, RB_THREADS, TM, rb_a_index, rb_a_load, rb_b_index, rb_b_load, rb_block_origin, rb_out_col,
@@ -132,7 +131,7 @@ mod footprint {
     };
 
     pub(crate) const FOOTPRINT: Footprint = Footprint {
-        launch: |_, p, _| {
+        launch: |p, _| {
             let (m, n, _) = p.dims;
             ensure_eq!((p.grid.0 * BN, p.grid.1 * BM), (n, m));
             for address in [p.addresses.0, p.addresses.1, p.addresses.2] {
@@ -141,7 +140,7 @@ mod footprint {
             Ok(())
         },
         block,
-        stores: |_, _, (bx, by), store| {
+        stores: |_, (bx, by), store| {
             let (row0, col0) = rb_block_origin(bx, by);
             for t in 0..RB_THREADS {
                 let (tx, ty) = rb_thread(t);
@@ -158,7 +157,7 @@ mod footprint {
 
     /// Threads at the warps' edges and one more, each at the first k tile, the last and one
     /// between: 16-byte vectors of A and B, then its 8 × 8 outputs.
-    fn block(_: &Stage, p: &Probe, (bx, by): (u32, u32), probe: u64, touch: Touch<'_>) -> Walked {
+    fn block(p: &Probe, (bx, by): (u32, u32), probe: u64, touch: Touch<'_>) -> Walked {
         let (_, n, k) = p.dims;
         let tiles = k / BK;
         let r = salt(probe, (bx, by));

@@ -140,7 +140,6 @@ mod replay {
 /// What the skinny kernel's threads touch: B at columns clamped to the last, A's rows clamped,
 /// k checked on the partial last step, each output stored inside C.
 mod footprint {
-    use crate::matmul::Stage;
     use crate::matmul::footprint::{Footprint, Matrix, Probe, Touch, Walked, ensure, ensure_eq, salt};
     use coalesce_kernels::matmul::{
         SKINNY_ROWS, SKINNY_THREADS, SKINNY_UNROLL, row_major, skinny_k, skinny_partial, skinny_rows, skinny_step,
@@ -148,14 +147,14 @@ mod footprint {
     };
 
     pub(crate) const FOOTPRINT: Footprint = Footprint {
-        launch: |_, p, _| {
+        launch: |p, _| {
             let (m, n, _) = p.dims;
             ensure!(p.grid.0 * p.block.0 >= n && p.grid.1 * SKINNY_ROWS >= m, "grid covers the band");
             ensure!(p.shared_bytes >= SKINNY_THREADS * SKINNY_ROWS * 4);
             Ok(())
         },
         block,
-        stores: |_, p, (bx, by), store| {
+        stores: |p, (bx, by), store| {
             // Output o of the block is row o / width, column o % width.
             let (m, n, _) = p.dims;
             let width = p.block.0;
@@ -171,7 +170,7 @@ mod footprint {
 
     /// Two corner threads and one more, at the first step of k, the last whole one and the
     /// partial one after it; then every output of the block.
-    fn block(_: &Stage, p: &Probe, (bx, by): (u32, u32), probe: u64, touch: Touch<'_>) -> Walked {
+    fn block(p: &Probe, (bx, by): (u32, u32), probe: u64, touch: Touch<'_>) -> Walked {
         let (m, n, k) = p.dims;
         let (m64, n64, k64) = (u64::from(m), u64::from(n), u64::from(k));
         let (width, thread_rows) = p.block;

@@ -163,14 +163,13 @@ mod replay {
 /// What split-K's threads touch: the guarded warp tile's k loop over the block's k range, its
 /// partial into the workspace, and on a tile's last block C, inside only.
 mod footprint {
-    use crate::matmul::Stage;
     use crate::matmul::footprint::{
         Footprint, Matrix, Probe, Touch, Walked, ensure, ensure_eq, salt, thread_cells, tile_cells,
     };
     use coalesce_kernels::matmul::{SPLIT_K, SPLIT_K_MAX_BLOCKS, SPLIT_K_TILE_FLOATS, SplitK, row_major, split_k_slot};
 
     pub(crate) const FOOTPRINT: Footprint = Footprint {
-        launch: |_, p, _| {
+        launch: |p, _| {
             // The grid is the schedule's, which the kernel reads back from it.
             let (m, n, _) = p.dims;
             let sk = SplitK::of(m, n, p.sms);
@@ -181,7 +180,7 @@ mod footprint {
             Ok(())
         },
         block,
-        stores: |_, p, (bx, by), store| {
+        stores: |p, (bx, by), store| {
             // Only a tile's last block stores, and every tile has one.
             let (m, n, _) = p.dims;
             let sk = SplitK::of_grid(n, p.grid);
@@ -198,7 +197,7 @@ mod footprint {
 
     /// Threads at the warps' edges and one more, at the range's first and last k tiles (the
     /// guarded warp tile's loads), then the thread's slots of the workspace and its outputs.
-    fn block(_: &Stage, p: &Probe, (bx, by): (u32, u32), probe: u64, touch: Touch<'_>) -> Walked {
+    fn block(p: &Probe, (bx, by): (u32, u32), probe: u64, touch: Touch<'_>) -> Walked {
         let cfg = SPLIT_K;
         let (m, n, k) = p.dims;
         let (n64, k64) = (u64::from(n), u64::from(k));

@@ -223,7 +223,6 @@ mod replay {
 /// copies read rows of A clamped and columns of B wrapped at whole k tiles, the partial k tile's
 /// copies only below k, and C is read and stored only inside.
 mod footprint {
-    use crate::matmul::Stage;
     use crate::matmul::footprint::{
         Footprint, Matrix, Probe, Store, Touch, Walked, ensure, ensure_eq, salt, thread_cells, tile_cells,
         warp_tile_origin,
@@ -234,7 +233,7 @@ mod footprint {
 
     /// Both launches' ring; the row's grid the schedule's, and the tiles and k tiles that
     /// schedule hands out inside it.
-    fn launch(_: &Stage, p: &Probe, _: Touch<'_>) -> Walked {
+    fn launch(p: &Probe, _: Touch<'_>) -> Walked {
         let (m, n, k) = p.dims;
         ensure_eq!(p.shared_bytes, WARPTILE_ASYNC.ring_bytes(WTS_STAGES));
         if !p.linear {
@@ -258,13 +257,13 @@ mod footprint {
     /// partial last k tile included; a block of the row each segment of its schedule. Each at
     /// threads at the warps' edges and one more, the first whole k tile, the last and one
     /// between, and the partial one.
-    fn block(stage: &Stage, p: &Probe, (bx, by): (u32, u32), probe: u64, touch: Touch<'_>) -> Walked {
+    fn block(p: &Probe, (bx, by): (u32, u32), probe: u64, touch: Touch<'_>) -> Walked {
         let cfg = WARPTILE_ASYNC;
         let (m, n, k) = p.dims;
         let (n64, k64) = (u64::from(n), u64::from(k));
         let mut work = Vec::new();
         if p.linear {
-            work.push(((bx, by), warp_tile_origin(stage, p, (bx, by)), (0, cfg.k_tiles(k, true))));
+            work.push(((bx, by), warp_tile_origin(p, (bx, by)), (0, cfg.k_tiles(k, true))));
         } else {
             let sk = StreamK::covering(m, n, k, p.grid.0);
             let mut u = 0;
@@ -339,7 +338,7 @@ mod footprint {
 
     /// A whole wave's block stores its tile; a block of the row the tiles whose last k tile it
     /// computes; each only inside C.
-    fn stores(stage: &Stage, p: &Probe, (bx, by): (u32, u32), store: Store<'_>) {
+    fn stores(p: &Probe, (bx, by): (u32, u32), store: Store<'_>) {
         let (m, n, k) = p.dims;
         let mut tile = |origin| {
             for (row, col) in tile_cells(WARPTILE_ASYNC, origin) {
@@ -349,7 +348,7 @@ mod footprint {
             }
         };
         if p.linear {
-            tile(warp_tile_origin(stage, p, (bx, by)));
+            tile(warp_tile_origin(p, (bx, by)));
             return;
         }
         let sk = StreamK::covering(m, n, k, p.grid.0);

@@ -123,7 +123,6 @@ mod replay {
 /// What the thin kernel's threads touch: rows of A clamped, k checked, B staged inside its
 /// columns, each output stored by lane 0 of its warp inside C.
 mod footprint {
-    use crate::matmul::Stage;
     use crate::matmul::footprint::{Footprint, Matrix, Probe, Touch, Walked, ensure, ensure_eq, salt};
     use coalesce_kernels::matmul::{
         THIN_CHUNK, THIN_COLS, THIN_SHARED_BYTES, THIN_STAGED_ROWS, THIN_STEP, THIN_STEPS, THIN_THREADS,
@@ -131,7 +130,7 @@ mod footprint {
     };
 
     pub(crate) const FOOTPRINT: Footprint = Footprint {
-        launch: |_, p, _| {
+        launch: |p, _| {
             let (m, n, _) = p.dims;
             ensure_eq!(p.grid, thin_grid(m, n));
             ensure_eq!(p.block, (THIN_THREADS, 1));
@@ -139,7 +138,7 @@ mod footprint {
             Ok(())
         },
         block,
-        stores: |_, p, (bx, by), store| {
+        stores: |p, (bx, by), store| {
             let (m, n, _) = p.dims;
             for w in 0..THIN_WARPS {
                 for r in 0..THIN_WARP_ROWS {
@@ -156,7 +155,7 @@ mod footprint {
 
     /// The first and last warps and one more, at lanes 0, 31 and one more, over the first chunk
     /// of k and the last (partial or whole): A's rows, B's staged rows, then C.
-    fn block(_: &Stage, p: &Probe, (bx, by): (u32, u32), probe: u64, touch: Touch<'_>) -> Walked {
+    fn block(p: &Probe, (bx, by): (u32, u32), probe: u64, touch: Touch<'_>) -> Walked {
         let (m, n, k) = p.dims;
         let (n64, k64) = (u64::from(n), u64::from(k));
         let r = salt(probe, (bx, by));

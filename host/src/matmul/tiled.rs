@@ -107,20 +107,19 @@ pub(super) mod replay {
 /// What the tiled kernels' threads touch (`prefetch`'s and `cp_async`'s too): a tile of A and
 /// one of B staged by each thread's element of each, every global access guarded.
 pub(super) mod footprint {
-    use crate::matmul::Stage;
     use crate::matmul::footprint::{Footprint, Matrix, Probe, Touch, Walked, ensure, salt};
     use coalesce_kernels::matmul::{
         TILE, TILED_SHARED_FLOATS, row_major, tile_a_col, tile_b_row, tile_offset, tiled_coords,
     };
 
     pub(crate) const FOOTPRINT: Footprint = Footprint {
-        launch: |_, p, _| {
+        launch: |p, _| {
             let (m, n, _) = p.dims;
             ensure!(p.grid.0 * TILE >= n && p.grid.1 * TILE >= m, "grid covers the band");
             Ok(())
         },
         block,
-        stores: |_, p, (bx, by), store| {
+        stores: |p, (bx, by), store| {
             let (m, n, _) = p.dims;
             for ty in 0..p.block.1 {
                 for tx in 0..p.block.0 {
@@ -135,7 +134,7 @@ pub(super) mod footprint {
 
     /// Three corner threads and one more, each at the first k tile, the last and one between
     /// (the loop's, and the prefetch's of tile t + 1 < tiles).
-    fn block(_: &Stage, p: &Probe, (bx, by): (u32, u32), probe: u64, touch: Touch<'_>) -> Walked {
+    fn block(p: &Probe, (bx, by): (u32, u32), probe: u64, touch: Touch<'_>) -> Walked {
         let (m, n, k) = p.dims;
         let (n64, k64) = (u64::from(n), u64::from(k));
         let tiles = k.div_ceil(TILE);

@@ -332,18 +332,15 @@ pub(super) mod footprint {
     use crate::matmul::footprint::{
         Footprint, Matrix, Probe, Touch, Walked, ensure, ensure_eq, salt, tile_cells, warp_tile_origin,
     };
-    use crate::matmul::{Bounds, Stage};
     use coalesce_kernels::matmul::row_major;
 
     pub(crate) const FOOTPRINT: Footprint = Footprint {
         launch,
-        block: |stage, p, block, probe, touch| ring_block(stage, p, block, probe, touch, None),
-        stores: |stage, p, block, store| {
+        block: |p, block, probe, touch| ring_block(p, block, probe, touch, None),
+        stores: |p, block, store| {
             let (m, n, _) = p.dims;
-            let edge = stage.bounds == Bounds::Guarded;
-            for (row, col) in
-                tile_cells(stage.warp_tile.expect("a warp-tiled stage"), warp_tile_origin(stage, p, block))
-            {
+            let edge = p.guarded;
+            for (row, col) in tile_cells(p.warp_tile.expect("a warp-tiled stage"), warp_tile_origin(p, block)) {
                 if !edge || (row < m && col < n) {
                     store(row, col);
                 }
@@ -353,10 +350,10 @@ pub(super) mod footprint {
 
     /// The guarded kernel's grid covers the band; stream-K's whole waves are the band's first
     /// tiles; the others' grids are exactly its tiles, from aligned buffers.
-    fn launch(stage: &Stage, p: &Probe, _: Touch<'_>) -> Walked {
-        let cfg = stage.warp_tile.expect("a warp-tiled stage");
+    fn launch(p: &Probe, _: Touch<'_>) -> Walked {
+        let cfg = p.warp_tile.expect("a warp-tiled stage");
         let (m, n, _) = p.dims;
-        if stage.bounds == Bounds::Guarded {
+        if p.guarded {
             ensure_eq!(p.grid, (n.div_ceil(cfg.bn), m.div_ceil(cfg.bm)));
         } else if p.linear {
             // The first `waves * wave` tiles, fewer than the band's.
@@ -375,21 +372,20 @@ pub(super) mod footprint {
     /// between: A's vectors (or with a `cp.async` ring of `ring` stages, A's floats into their
     /// transposed places in it), B's vectors, then the thread's outputs.
     pub(crate) fn ring_block(
-        stage: &Stage,
         p: &Probe,
         (bx, by): (u32, u32),
         probe: u64,
         touch: Touch<'_>,
         ring: Option<u32>,
     ) -> Walked {
-        let cfg = stage.warp_tile.expect("a warp-tiled stage");
-        let edge = stage.bounds == Bounds::Guarded;
+        let cfg = p.warp_tile.expect("a warp-tiled stage");
+        let edge = p.guarded;
         let (m, n, k) = p.dims;
         let (n64, k64) = (u64::from(n), u64::from(k));
         let tiles = cfg.k_tiles(k, edge);
         let threads = cfg.threads();
         let r = salt(probe, (bx, by));
-        let (row0, col0) = warp_tile_origin(stage, p, (bx, by));
+        let (row0, col0) = warp_tile_origin(p, (bx, by));
         for t in [0, 1, 31, 32, threads - 1, (r % u64::from(threads)) as u32] {
             for kt in [0, tiles - 1, ((r >> 16) % u64::from(tiles)) as u32] {
                 let kt64 = u64::from(kt) * u64::from(cfg.bk);

@@ -22,7 +22,7 @@ pub(super) const STAGE: Stage = Stage {
     replay: replay::REPLAY,
     // The warp tile's, A copied through the ring.
     footprint: Footprint {
-        block: |stage, p, block, probe, touch| ring_block(stage, p, block, probe, touch, Some(WTS_STAGES)),
+        block: |p, block, probe, touch| ring_block(p, block, probe, touch, Some(WTS_STAGES)),
         ..FOOTPRINT
     },
     lesson: Lesson {

@@ -203,14 +203,13 @@ pub(super) mod replay {
 /// stage's ([`Waves::blocks_of`]).
 pub(super) mod footprint {
     use super::stream_k;
-    use crate::matmul::Stage;
     use crate::matmul::footprint::{Footprint, Matrix, Probe, Touch, Walked, ensure, ensure_eq, tile_cells};
     use coalesce_kernels::matmul::{StreamK, WARPTILE_ASYNC, row_major};
 
     pub(crate) const FOOTPRINT: Footprint = Footprint {
         launch,
-        block: |_, _, _, _, _| Ok(()),
-        stores: |_, p, (x, _), store| {
+        block: |_, _, _, _| Ok(()),
+        stores: |p, (x, _), store| {
             // The row's schedule from its grid, as the kernel forms it: a tile's last segment
             // stores it.
             let (m, n, k) = p.dims;
@@ -227,7 +226,7 @@ pub(super) mod footprint {
     };
 
     /// The row is the host's schedule, and every tile it names is a whole tile of the band.
-    fn launch(_: &Stage, p: &Probe, touch: Touch<'_>) -> Walked {
+    fn launch(p: &Probe, touch: Touch<'_>) -> Walked {
         let (m, n, k) = p.dims;
         let (n64, k64) = (u64::from(n), u64::from(k));
         let cfg = WARPTILE_ASYNC;
