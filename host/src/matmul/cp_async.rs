@@ -2,6 +2,8 @@
 //! Same bytes, 1/4 of the requests where rows are aligned; 1 barrier a tile; 32 KiB shared, not 8.
 //!
 //! The host side: the `cp.async` tiled kernel's launch.
+//!
+//! Below the launch: the model's replay of its kernel (`replay`); its footprint is `tiled`'s.
 
 use super::lesson::{Bench, CHECK_SHAPES, Lesson};
 use super::{Bounds, Method, Stage};

@@ -2,6 +2,9 @@
 //! global memory. A warp's B load is 4 sectors, its A load 1 (broadcast): 1 FLOP a global load.
 //!
 //! The host side: the naive kernel's launch.
+//!
+//! Below the launch: the model's replay of its kernels (`replay`) and their footprint for the
+//! index proofs (`footprint`).
 
 use super::lesson::{Bench, CHECK_SHAPES, Lesson};
 use super::{Bounds, Method, Stage};

@@ -2,6 +2,8 @@
 //! The same transactions; their latency overlaps the FMAs, for two more registers a thread.
 //!
 //! The host side: `tiled`'s launch, unchanged.
+//!
+//! Below the launch: the model's replay of its kernel (`replay`); its footprint is `tiled`'s.
 
 use super::lesson::{Bench, CHECK_SHAPES, Lesson};
 use super::{Bounds, Method, Stage};

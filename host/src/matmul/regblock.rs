@@ -3,6 +3,9 @@
 //!
 //! The host side: the register-blocked kernel's launch (whole tiles only:
 //! [`Method::supports`](super::Method::supports)).
+//!
+//! Below the launch: the model's replay of its kernels (`replay`) and their footprint for the
+//! index proofs (`footprint`).
 
 use super::lesson::{Bench, Lesson};
 use super::{Bounds, Method, Stage};

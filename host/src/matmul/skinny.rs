@@ -4,6 +4,9 @@
 //! split k and add their sums in shared memory in a fixed order.
 //!
 //! The host side: the slab width that fills the GPU, and the launch.
+//!
+//! Below the launch: the model's replay of its kernels (`replay`) and their footprint for the
+//! index proofs (`footprint`).
 
 use super::lesson::{Bench, CHECK_SHAPES, Lesson};
 use super::{Bounds, Method, Stage};

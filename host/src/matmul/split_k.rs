@@ -3,6 +3,9 @@
 //! an L2 workspace, added in split order by a tile's last block.
 //!
 //! The host side: the launch, and when [`matmul`](super::matmul) takes it ([`split_k_pays`]).
+//!
+//! Below the launch: the model's replay of its kernels (`replay`) and their footprint for the
+//! index proofs (`footprint`).
 
 use super::lesson::{Bench, CHECK_SHAPES, EDGE_EXTRA_SHAPES, Lesson};
 use super::{Bounds, Method, Stage};

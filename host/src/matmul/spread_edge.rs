@@ -3,6 +3,9 @@
 //!
 //! The host side: stream-K's two launches over the guarded ring, the schedule counting partial
 //! tiles ([`StreamK::covering`](coalesce_kernels::matmul::StreamK::covering)).
+//!
+//! Below the launch: the model's replay of its kernels (`replay`) and their footprint for the
+//! index proofs (`footprint`).
 
 use super::lesson::{CHECK_SHAPES, EDGE_BENCH_SHAPES, EDGE_EXTRA_SHAPES, Lesson};
 use super::{Bounds, Method, Stage, Waves};

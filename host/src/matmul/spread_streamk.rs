@@ -3,6 +3,9 @@
 //!
 //! The host side: stream-K's two launches ([`super::warptile_streamk`]'s schedule) with the spread
 //! ring's kernels and blocks.
+//!
+//! Below the launch: the model's replay of its row (`replay`); its footprint is
+//! `warptile_streamk`'s.
 
 use super::lesson::{Bench, Lesson, STREAMK_SHAPES};
 use super::warptile_streamk::row_launch;

@@ -4,6 +4,9 @@
 //! vectors without conflicts, and each lane's sums meet in a shuffle tree at the end.
 //!
 //! The host side: the launch.
+//!
+//! Below the launch: the model's replay of its kernels (`replay`) and their footprint for the
+//! index proofs (`footprint`).
 
 use super::lesson::{Bench, CHECK_SHAPES, Lesson};
 use super::{Bounds, Method, Stage};

@@ -2,6 +2,9 @@
 //! 32 FLOP a global load instead of 1; costs two barriers a tile and 8 KiB of shared memory.
 //!
 //! The host side: the tiled kernels' launch (`prefetch`'s too).
+//!
+//! Below the launch: the model's replay of its kernels (`replay`) and their footprint for the
+//! index proofs (`footprint`).
 
 use super::lesson::{Bench, CHECK_SHAPES, Lesson};
 use super::{Bounds, Method, Stage};

@@ -2,6 +2,9 @@
 //! Fragment loads pair up: 8 wavefronts a warp and k step, not 12; half the barriers per FMA.
 //!
 //! The host side: the warp-tiled kernels' launch, one for every [`WarpTile`] shape.
+//!
+//! Below the launch: the model's replay of its kernels (`replay`) and their footprint for the
+//! index proofs (`footprint`).
 
 use super::lesson::{CHECK_SHAPES, EDGE_BENCH_SHAPES, EDGE_EXTRA_SHAPES, Lesson, SIZES};
 use super::{Bench, Bounds, MatmulSig, Method, Stage};

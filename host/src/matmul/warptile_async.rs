@@ -2,6 +2,9 @@
 //! 6 shared loads per 128 FMAs (was 4 per 64), no tile in registers; one block an SM, not two.
 //!
 //! The host side: the `cp.async` warp-tiled kernel's launch (`warptile_streamk`'s blocks too).
+//!
+//! Below the launch: the model's replay of its kernel (`replay`); its footprint is `warptile`'s,
+//! A copied through its ring.
 
 use super::footprint::Footprint;
 use super::lesson::{Lesson, SIZES, WARPTILE_ASYNC_SHAPES};

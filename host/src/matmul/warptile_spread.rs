@@ -2,6 +2,9 @@
 //! steps, 4 stages deep. The same transactions; no FMA waits on a copy's address registers.
 //!
 //! The host side: the spread kernel's launch (`spread_streamk`'s blocks too).
+//!
+//! Below the launch: the model's replay of its kernel (`replay`); its footprint is `warptile`'s,
+//! A copied through its ring.
 
 use super::footprint::Footprint;
 use super::lesson::{Lesson, SIZES, WARPTILE_ASYNC_SHAPES};

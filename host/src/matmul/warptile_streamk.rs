@@ -2,6 +2,9 @@
 //! 4096² on 132 SMs: the last wave takes 0.88 of a tile time, not 1; a C tile read + write a cut.
 //!
 //! The host side: the schedule on a GPU of a given size, when it pays, and its two launches.
+//!
+//! Below the launch: the model's replay of its kernels (`replay`) and their footprint for the
+//! index proofs (`footprint`).
 
 use super::lesson::{Bench, Lesson, STREAMK_SHAPES};
 use super::{Bounds, MatmulSig, Method, Stage, Waves};
