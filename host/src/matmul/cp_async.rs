@@ -33,21 +33,22 @@ pub(super) const fn launch(m: u32, n: u32) -> Launch {
     Launch { shared_bytes: MM_SHARED_BYTES, ..super::tiled::launch(m, n) }
 }
 
-/// The model's replay of the stage's launches (what the replays share:
-/// `crate::model::matmul`).
-///
-/// SASS (sm_90, the Hopper module):
-/// - `matmul_cp_async`: per tile, in the 16-byte path (`mm_vectors`), one
-///   `LDGSTS.E.BYPASS.128` by each of the first 16 warps (warps 0-7 a vector of A's tile, 8-15
-///   of B's: `mm_vector_of`), none by the other 16; else two 4-byte `LDGSTS.E` by every warp (A,
-///   then B). Out-of-bounds lanes copy 0 bytes (the zero-fill operand); the model takes them as
-///   inactive lanes, no sector and no request where none copies (not measured: no launch at a
-///   benchmark size has such lanes). The inner product is a rolled loop of 8 trips, each two
-///   `LDS.64` of A's tile row (`tile_offset(ty, i)`, `i + 2`: one address a warp) and four `LDS`
-///   of B's tile column; one `STG.E` under `row < m && col < n`. Counted as Nsight Compute
-///   counts them on the H100: an `LDGSTS` is a global load (`..._op_ld` requests and sectors)
-///   and its write to shared memory is not a shared store.
 mod replay {
+    //! The model's replay of the stage's launches (what the replays share:
+    //! `crate::model::matmul`).
+    //!
+    //! SASS (sm_90, the Hopper module):
+    //! - `matmul_cp_async`: per tile, in the 16-byte path (`mm_vectors`), one
+    //!   `LDGSTS.E.BYPASS.128` by each of the first 16 warps (warps 0-7 a vector of A's tile, 8-15
+    //!   of B's: `mm_vector_of`), none by the other 16; else two 4-byte `LDGSTS.E` by every warp (A,
+    //!   then B). Out-of-bounds lanes copy 0 bytes (the zero-fill operand); the model takes them as
+    //!   inactive lanes, no sector and no request where none copies (not measured: no launch at a
+    //!   benchmark size has such lanes). The inner product is a rolled loop of 8 trips, each two
+    //!   `LDS.64` of A's tile row (`tile_offset(ty, i)`, `i + 2`: one address a warp) and four `LDS`
+    //!   of B's tile column; one `STG.E` under `row < m && col < n`. Counted as Nsight Compute
+    //!   counts them on the H100: an `LDGSTS` is a global load (`..._op_ld` requests and sectors)
+    //!   and its write to shared memory is not a shared store.
+
     use crate::error::Result;
     use crate::matmul::tiled::replay::element_loads;
     use crate::model::matmul::{Blocks, Launched, Replay, store_c};

@@ -35,13 +35,14 @@ pub(super) const fn launch(m: u32, n: u32) -> Launch {
     Launch { grid: naive_grid(m, n), block: NAIVE_BLOCK, shared_bytes: 0, cluster: 1 }
 }
 
-/// The model's replay of the stage's launches (what the replays share:
-/// `crate::model::matmul`).
-///
-/// SASS (sm_90):
-/// - `matmul_naive`: per k step one 4-byte `LDG.E` of A (the warp's 32 lanes share a row: one
-///   address) and one of B (32 consecutive columns), unrolled but never widened; one `STG.E`.
 mod replay {
+    //! The model's replay of the stage's launches (what the replays share:
+    //! `crate::model::matmul`).
+    //!
+    //! SASS (sm_90):
+    //! - `matmul_naive`: per k step one 4-byte `LDG.E` of A (the warp's 32 lanes share a row: one
+    //!   address) and one of B (32 consecutive columns), unrolled but never widened; one `STG.E`.
+
     use crate::error::Result;
     use crate::model::matmul::{Blocks, Launched, Replay, SECTOR_FLOATS, store_c};
     use crate::model::{Model, Warp, lanes_where};

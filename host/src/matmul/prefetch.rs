@@ -33,13 +33,14 @@ pub(super) const fn launch(m: u32, n: u32) -> Launch {
     super::tiled::launch(m, n)
 }
 
-/// The model's replay of the stage's launches (what the replays share:
-/// `crate::model::matmul`).
-///
-/// SASS (sm_90):
-/// - `matmul_prefetch`: `matmul_tiled`'s (see `tiled`): the prefetching kernel issues the same
-///   loads in another order, which none of these counters sees.
 mod replay {
+    //! The model's replay of the stage's launches (what the replays share:
+    //! `crate::model::matmul`).
+    //!
+    //! SASS (sm_90):
+    //! - `matmul_prefetch`: `matmul_tiled`'s (see `tiled`): the prefetching kernel issues the same
+    //!   loads in another order, which none of these counters sees.
+
     use crate::error::Result;
     use crate::matmul::tiled::replay::tiled_warp;
     use crate::model::matmul::{Blocks, Launched, Replay};

@@ -38,15 +38,16 @@ pub(super) const fn launch(m: u32, n: u32) -> Launch {
     Launch { grid: regblock_grid(m, n), block: (RB_THREADS, 1), shared_bytes: RB_SHARED_FLOATS * 4, cluster: 1 }
 }
 
-/// The model's replay of the stage's launches (what the replays share:
-/// `crate::model::matmul`).
-///
-/// SASS (sm_90):
-/// - `matmul_regblock`: per k tile one `LDG.E.128` of A and one of B (the next stage's, except
-///   for the last tile; the first stage's before the loop), four `STS` of the A vector into Aᵀ
-///   and one `STS.128` of the B vector, 8 steps of four `LDS.128` (two A, two B fragments), and
-///   16 `STG.E.128` of the outputs.
 mod replay {
+    //! The model's replay of the stage's launches (what the replays share:
+    //! `crate::model::matmul`).
+    //!
+    //! SASS (sm_90):
+    //! - `matmul_regblock`: per k tile one `LDG.E.128` of A and one of B (the next stage's, except
+    //!   for the last tile; the first stage's before the loop), four `STS` of the A vector into Aᵀ
+    //!   and one `STS.128` of the B vector, 8 steps of four `LDS.128` (two A, two B fragments), and
+    //!   16 `STG.E.128` of the outputs.
+
     use crate::error::Result;
     use crate::launch::Launch;
     use crate::model::matmul::{Blocks, Launched, Replay};

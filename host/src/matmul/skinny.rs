@@ -49,20 +49,21 @@ pub(super) const fn launch(m: u32, n: u32, sms: u32) -> Launch {
     Launch { grid: skinny_grid(m, n, width), block: skinny_block(width), shared_bytes: SKINNY_SHARED_BYTES, cluster: 1 }
 }
 
-/// The model's replay of the stage's launches (what the replays share:
-/// `crate::model::matmul`).
-///
-/// the slab (whole sectors, each once), A's few rows are broadcasts, and the block's threads
-/// split k and add their sums in shared memory in a fixed order.
-///
-/// SASS (sm_90):
-/// - `matmul_skinny`: per step 32 4-byte `LDG.E` of B (the warp's lanes one row's slab, or two
-///   or four rows' at widths 16 and 8), then for each of the block's rows below m eight
-///   `LDG.E.128.CONSTANT` of A where `skinny_vectors` holds, else 32 `LDG.E`; the last step's
-///   loads only below k; two `CCTL.E.PF1` a row of A (prefetches of the next step's rows into
-///   L1, which the counters do not count as loads). After the loop eight `STS` of the thread's sums, and each output one
-///   `LDS` a thread row and one `STG.E`.
 mod replay {
+    //! The model's replay of the stage's launches (what the replays share:
+    //! `crate::model::matmul`).
+    //!
+    //! the slab (whole sectors, each once), A's few rows are broadcasts, and the block's threads
+    //! split k and add their sums in shared memory in a fixed order.
+    //!
+    //! SASS (sm_90):
+    //! - `matmul_skinny`: per step 32 4-byte `LDG.E` of B (the warp's lanes one row's slab, or two
+    //!   or four rows' at widths 16 and 8), then for each of the block's rows below m eight
+    //!   `LDG.E.128.CONSTANT` of A where `skinny_vectors` holds, else 32 `LDG.E`; the last step's
+    //!   loads only below k; two `CCTL.E.PF1` a row of A (prefetches of the next step's rows into
+    //!   L1, which the counters do not count as loads). After the loop eight `STS` of the thread's sums, and each output one
+    //!   `LDS` a thread row and one `STG.E`.
+
     use crate::error::Result;
     use crate::model::matmul::{Blocks, Launched, Replay};
     use crate::model::{Model, Warp, lanes_where};

@@ -81,19 +81,20 @@ pub const fn split_k_pays(m: u32, n: u32, k: u32, sms: u32) -> bool {
     sk.splits >= SPLIT_K_FROM && sk.fits() && SPLIT_K.k_tiles(k, true) >= 2 * sk.splits
 }
 
-/// The model's replay of the stage's launches (what the replays share:
-/// `crate::model::matmul`).
-///
-/// SASS (sm_90, the Hopper module):
-/// - `matmul_split_k`: `matmul_warptile_edge`'s k loop over the block's k range of the 64 × 128
-///   tile, its whole k tiles read as `LDG.E.128` where rows start on 16-byte boundaries
-///   (`mm_vectors`; B's only by the lanes whose 4 columns are inside n); then 16 `STG.E.128` of
-///   its sums into the workspace (`split_k_slot`: a warp's 32 lanes 512 contiguous bytes), one `ATOMG.ADD` of thread 0, and on the tile's last
-///   block 16 `LDG.E.128` (`ld.global.cg`) for each other split's partial, then C's floats as
-///   `matmul_warptile_edge` stores them (64 `STG.E`, guarded). Which block of a tile arrives last
-///   depends on timing; the replay takes the last split's, the same counts as any other's. With
-///   one split (tiles that fill the GPU) a block stores its tile as `matmul_warptile_edge` does.
 mod replay {
+    //! The model's replay of the stage's launches (what the replays share:
+    //! `crate::model::matmul`).
+    //!
+    //! SASS (sm_90, the Hopper module):
+    //! - `matmul_split_k`: `matmul_warptile_edge`'s k loop over the block's k range of the 64 × 128
+    //!   tile, its whole k tiles read as `LDG.E.128` where rows start on 16-byte boundaries
+    //!   (`mm_vectors`; B's only by the lanes whose 4 columns are inside n); then 16 `STG.E.128` of
+    //!   its sums into the workspace (`split_k_slot`: a warp's 32 lanes 512 contiguous bytes), one `ATOMG.ADD` of thread 0, and on the tile's last
+    //!   block 16 `LDG.E.128` (`ld.global.cg`) for each other split's partial, then C's floats as
+    //!   `matmul_warptile_edge` stores them (64 `STG.E`, guarded). Which block of a tile arrives last
+    //!   depends on timing; the replay takes the last split's, the same counts as any other's. With
+    //!   one split (tiles that fill the GPU) a block stores its tile as `matmul_warptile_edge` does.
+
     use crate::error::Result;
     use crate::launch::Launch;
     use crate::matmul::warptile::replay::{store_c_vectors, warptile_k_loop};

@@ -45,18 +45,19 @@ pub(super) const fn launch(m: u32, n: u32, sms: u32) -> Launch {
     super::spread_streamk::launch(m, n, sms)
 }
 
-/// The model's replay of the stage's launches (what the replays share:
-/// `crate::model::matmul`).
-///
-/// SASS (sm_90, the Hopper module):
-/// - `matmul_spread_edge_waves`: block `i` (linear id) takes tile `i` of C's tiles counted with
-///   the partial ones; its `edge_k_loop` replayed copy by copy at the k steps [`spread_copies`]
-///   names (A one float a copy from its clamped row, B one float from its wrapped column), the
-///   partial last k tile's copies of the lanes inside k and its `k % 16` steps of fragments,
-///   then single-float stores of the lanes inside C.
-/// - `matmul_spread_edge`: stream-K's row (`stream_k_counts`) over that loop, a cut tile's
-///   partial sums read back a float at a time (`ld.global.cg.f32`) before its stores.
 mod replay {
+    //! The model's replay of the stage's launches (what the replays share:
+    //! `crate::model::matmul`).
+    //!
+    //! SASS (sm_90, the Hopper module):
+    //! - `matmul_spread_edge_waves`: block `i` (linear id) takes tile `i` of C's tiles counted with
+    //!   the partial ones; its `edge_k_loop` replayed copy by copy at the k steps [`spread_copies`]
+    //!   names (A one float a copy from its clamped row, B one float from its wrapped column), the
+    //!   partial last k tile's copies of the lanes inside k and its `k % 16` steps of fragments,
+    //!   then single-float stores of the lanes inside C.
+    //! - `matmul_spread_edge`: stream-K's row (`stream_k_counts`) over that loop, a cut tile's
+    //!   partial sums read back a float at a time (`ld.global.cg.f32`) before its stores.
+
     use crate::error::Result;
     use crate::launch::Launch;
     use crate::matmul::warptile::replay::{fragments, store_c_vectors};

@@ -42,10 +42,11 @@ pub(super) const fn launch(m: u32, n: u32, sms: u32) -> Launch {
     row_launch(m, n, sms, super::warptile_spread::launch(m, n))
 }
 
-/// The model's replay of the stage's launches: stage 8's row (`warptile_streamk`'s
-/// `stream_k_counts`) over the spread ring's k loop; its whole waves are `warptile_spread`'s
-/// blocks.
 mod replay {
+    //! The model's replay of the stage's launches: stage 8's row (`warptile_streamk`'s
+    //! `stream_k_counts`) over the spread ring's k loop; its whole waves are `warptile_spread`'s
+    //! blocks.
+
     use crate::matmul::warptile_spread::replay::spread_k_loop_warp;
     use crate::matmul::warptile_streamk::replay::stream_k_counts;
     use crate::model::matmul::Replay;

@@ -45,18 +45,19 @@ pub(super) const fn launch(m: u32, n: u32) -> Launch {
     Launch { grid: thin_grid(m, n), block: (THIN_THREADS, 1), shared_bytes: THIN_SHARED_BYTES, cluster: 1 }
 }
 
-/// The model's replay of the stage's launches (what the replays share:
-/// `crate::model::matmul`).
-///
-/// chunk of k are staged in shared memory column by column, so that lanes read them as 16-byte
-/// vectors without conflicts, and each lane's sums meet in a shuffle tree at the end.
-///
-/// SASS (sm_90):
-/// - `matmul_thin`: per chunk of 256 of k four `LDG.E.128.CONSTANT` of A (two rows, two steps)
-///   where the chunk lies inside k and `thin_vectors` holds, else 16 `LDG.E` below k; eight
-///   `LDG.E` of B (a row of its 8 columns, 0 outside B) and their `STS`; a barrier; each step
-///   one `LDS.128` a column; a barrier. At the end five `SHFL.DOWN` a sum and lane 0's `STG.E`s.
 mod replay {
+    //! The model's replay of the stage's launches (what the replays share:
+    //! `crate::model::matmul`).
+    //!
+    //! chunk of k are staged in shared memory column by column, so that lanes read them as 16-byte
+    //! vectors without conflicts, and each lane's sums meet in a shuffle tree at the end.
+    //!
+    //! SASS (sm_90):
+    //! - `matmul_thin`: per chunk of 256 of k four `LDG.E.128.CONSTANT` of A (two rows, two steps)
+    //!   where the chunk lies inside k and `thin_vectors` holds, else 16 `LDG.E` below k; eight
+    //!   `LDG.E` of B (a row of its 8 columns, 0 outside B) and their `STS`; a barrier; each step
+    //!   one `LDS.128` a column; a barrier. At the end five `SHFL.DOWN` a sum and lane 0's `STG.E`s.
+
     use crate::error::Result;
     use crate::model::matmul::{Blocks, Launched, Replay};
     use crate::model::{Model, Warp, lanes_where};

@@ -35,17 +35,18 @@ pub(super) const fn launch(m: u32, n: u32) -> Launch {
     Launch { grid: tiled_grid(m, n), block: (TILE, TILE), shared_bytes: TILED_SHARED_FLOATS * 4, cluster: 1 }
 }
 
-/// The model's replay of the stage's launches (what the replays share:
-/// `crate::model::matmul`).
-///
-/// SASS (sm_90):
-/// - `matmul_tiled` / `matmul_prefetch`: per tile one `LDG.E` of A and one of B under `at`'s
-///   bounds check, an `STS` of each into its tile (unconditional), and the inner product over the
-///   tile as 8 trips of one `LDS.128` of A's tile row (ptxas merges the PTX's four
-///   `ld.shared.b32` of `tile_offset(ty, i .. i + 4)`, 16-byte aligned since `i % 4 == 0`, into
-///   one; all lanes share `ty`, so one address) and four `LDS` of B's tile column; one `STG.E`.
-///   The prefetching kernel issues the same loads in another order.
 pub(super) mod replay {
+    //! The model's replay of the stage's launches (what the replays share:
+    //! `crate::model::matmul`).
+    //!
+    //! SASS (sm_90):
+    //! - `matmul_tiled` / `matmul_prefetch`: per tile one `LDG.E` of A and one of B under `at`'s
+    //!   bounds check, an `STS` of each into its tile (unconditional), and the inner product over the
+    //!   tile as 8 trips of one `LDS.128` of A's tile row (ptxas merges the PTX's four
+    //!   `ld.shared.b32` of `tile_offset(ty, i .. i + 4)`, 16-byte aligned since `i % 4 == 0`, into
+    //!   one; all lanes share `ty`, so one address) and four `LDS` of B's tile column; one `STG.E`.
+    //!   The prefetching kernel issues the same loads in another order.
+
     use crate::error::Result;
     use crate::model::matmul::{Blocks, Launched, Replay, store_c};
     use crate::model::{Model, Warp, lanes_where};

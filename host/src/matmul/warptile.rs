@@ -111,29 +111,30 @@ pub(super) const fn launch(cfg: WarpTile, m: u32, n: u32) -> Launch {
     Launch { grid: cfg.grid(m, n), block: (cfg.threads(), 1), shared_bytes: cfg.shared_bytes(), cluster: 1 }
 }
 
-/// The model's replay of the stage's launches (what the replays share:
-/// `crate::model::matmul`).
-///
-/// SASS (sm_90):
-/// - `matmul_warptile` / `matmul_warptile_small` (`WarpTile`, `NA = a_vectors()`, `NB =
-///   b_vectors()`: 2 and 2, 2 and 4): before the k loop one `LDG.E.128` per A vector and per B
-///   vector of tile 0, four `STS` per A vector (Aᵀ, `at_offset`) and one `STS.128` per B vector
-///   (`b_offset`) into stage 0. Per k tile (none branched around): the same loads of the next
-///   tile (the last tile loads itself again, `next_kt`) and the same stores into the other stage,
-///   and `bk` = 16 steps of `tm / 4 + tn / 4` = 4 `LDS.128` fragments (`a_frag`, `b_frag`).
-///   LLVM rotates the loop so each trip starts with its own step-0 fragments, and drops the last
-///   trip's load of the next stage's, whose result is dead: 64 `LDS.128` a tile, none outside.
-///   Then `tm · tn / 4` = 16 `STG.E.128` (`out_row`, `out_col`). The lane bits alternate
-///   between lane row and column (`WarpTile::lane_coords`), so an A fragment's lanes pair up on
-///   `l ^ 2` (same lane row) and a B fragment's on `l ^ 1` (same lane column): 2 wavefronts each.
-/// - `matmul_warptile_edge`: `matmul_warptile`'s shared accesses, with 4-byte loads: four
-///   `LDG.E` per A vector (`a_index` + 0..4, rows clamped by `a_src_row`) and per B vector
-///   (`b_row_start` + `b_src_col` of columns 0..4, clamped); on the partial last k tile only the
-///   A floats with column `< k_left` and the B vectors with row `< k_left` load (predicated). The
-///   outputs are 64 `STG.E` (4 a vector) under `r < m && col + j < n`.
-/// - `matmul_warptile_edge_sm90`: `matmul_warptile_edge`'s global accesses with
-///   `matmul_warptile`'s lanes (interleaved, so its fragment loads pair up as that kernel's do).
 pub(super) mod replay {
+    //! The model's replay of the stage's launches (what the replays share:
+    //! `crate::model::matmul`).
+    //!
+    //! SASS (sm_90):
+    //! - `matmul_warptile` / `matmul_warptile_small` (`WarpTile`, `NA = a_vectors()`, `NB =
+    //!   b_vectors()`: 2 and 2, 2 and 4): before the k loop one `LDG.E.128` per A vector and per B
+    //!   vector of tile 0, four `STS` per A vector (Aᵀ, `at_offset`) and one `STS.128` per B vector
+    //!   (`b_offset`) into stage 0. Per k tile (none branched around): the same loads of the next
+    //!   tile (the last tile loads itself again, `next_kt`) and the same stores into the other stage,
+    //!   and `bk` = 16 steps of `tm / 4 + tn / 4` = 4 `LDS.128` fragments (`a_frag`, `b_frag`).
+    //!   LLVM rotates the loop so each trip starts with its own step-0 fragments, and drops the last
+    //!   trip's load of the next stage's, whose result is dead: 64 `LDS.128` a tile, none outside.
+    //!   Then `tm · tn / 4` = 16 `STG.E.128` (`out_row`, `out_col`). The lane bits alternate
+    //!   between lane row and column (`WarpTile::lane_coords`), so an A fragment's lanes pair up on
+    //!   `l ^ 2` (same lane row) and a B fragment's on `l ^ 1` (same lane column): 2 wavefronts each.
+    //! - `matmul_warptile_edge`: `matmul_warptile`'s shared accesses, with 4-byte loads: four
+    //!   `LDG.E` per A vector (`a_index` + 0..4, rows clamped by `a_src_row`) and per B vector
+    //!   (`b_row_start` + `b_src_col` of columns 0..4, clamped); on the partial last k tile only the
+    //!   A floats with column `< k_left` and the B vectors with row `< k_left` load (predicated). The
+    //!   outputs are 64 `STG.E` (4 a vector) under `r < m && col + j < n`.
+    //! - `matmul_warptile_edge_sm90`: `matmul_warptile_edge`'s global accesses with
+    //!   `matmul_warptile`'s lanes (interleaved, so its fragment loads pair up as that kernel's do).
+
     use crate::error::Result;
     use crate::model::matmul::{Blocks, Launched, Replay, own_tile};
     use crate::model::{Counts, Model, Warp, lanes_where};

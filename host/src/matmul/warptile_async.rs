@@ -51,14 +51,15 @@ pub(super) const fn ring_launch(m: u32, n: u32, stages: u32) -> Launch {
     }
 }
 
-/// The model's replay of the stage's launches (what the replays share:
-/// `crate::model::matmul`).
-///
-/// SASS (sm_90, the Hopper module):
-/// - `matmul_warptile_async` (and `matmul_warptile_streamk_waves`, the same kernel over stream-K's
-///   whole waves): its `async_k_loop` replayed copy by copy and fragment by fragment, then
-///   `matmul_warptile`'s 16-byte stores of C.
 pub(super) mod replay {
+    //! The model's replay of the stage's launches (what the replays share:
+    //! `crate::model::matmul`).
+    //!
+    //! SASS (sm_90, the Hopper module):
+    //! - `matmul_warptile_async` (and `matmul_warptile_streamk_waves`, the same kernel over stream-K's
+    //!   whole waves): its `async_k_loop` replayed copy by copy and fragment by fragment, then
+    //!   `matmul_warptile`'s 16-byte stores of C.
+
     use crate::error::Result;
     use crate::launch::Launch;
     use crate::matmul::warptile::replay::{fragments, store_c_vectors};

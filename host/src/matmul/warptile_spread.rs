@@ -40,14 +40,15 @@ pub(super) const fn launch(m: u32, n: u32) -> Launch {
     super::warptile_async::ring_launch(m, n, WTS_STAGES)
 }
 
-/// The model's replay of the stage's launches (what the replays share:
-/// `crate::model::matmul`).
-///
-/// SASS (sm_90, the Hopper module):
-/// - `matmul_warptile_spread` (and `matmul_spread_streamk_waves`, the same kernel over
-///   stream-K's whole waves): its `spread_k_loop` replayed copy by copy at the k steps
-///   [`spread_copies`] names, fragment by fragment, then `matmul_warptile`'s stores of C.
 pub(super) mod replay {
+    //! The model's replay of the stage's launches (what the replays share:
+    //! `crate::model::matmul`).
+    //!
+    //! SASS (sm_90, the Hopper module):
+    //! - `matmul_warptile_spread` (and `matmul_spread_streamk_waves`, the same kernel over
+    //!   stream-K's whole waves): its `spread_k_loop` replayed copy by copy at the k steps
+    //!   [`spread_copies`] names, fragment by fragment, then `matmul_warptile`'s stores of C.
+
     use crate::error::Result;
     use crate::matmul::warptile::replay::{fragments, store_c_vectors};
     use crate::matmul::warptile_async::replay::{async_origin, copy_warp};

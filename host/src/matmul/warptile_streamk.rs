@@ -101,13 +101,14 @@ pub(super) fn launches_of(
     [(sk.waves > 0).then_some(waves), (sk.sk_tiles() > 0).then_some((row, row_launch))]
 }
 
-/// The model's replay of the stage's launches (what the replays share:
-/// `crate::model::matmul`).
-///
-/// SASS (sm_90, the Hopper module):
-/// - `matmul_warptile_streamk`: `warptile_async`'s k loop for each segment of a block's range, the
-///   flag handshake of thread 0, and 16-byte loads of C before a cut tile's stores.
 pub(super) mod replay {
+    //! The model's replay of the stage's launches (what the replays share:
+    //! `crate::model::matmul`).
+    //!
+    //! SASS (sm_90, the Hopper module):
+    //! - `matmul_warptile_streamk`: `warptile_async`'s k loop for each segment of a block's range, the
+    //!   flag handshake of thread 0, and 16-byte loads of C before a cut tile's stores.
+
     use crate::error::Result;
     use crate::launch::Launch;
     use crate::matmul::warptile::replay::store_c_vectors;
