@@ -108,7 +108,7 @@ impl Family for Method {
     fn model(self, value: u32, sms: u32) -> Result<Option<Counts>> {
         // One band: every benchmark shape fits one launch.
         let shape = self.stage().lesson.bench.shape(value)?;
-        coalesce::model::matmul::run(self, shape, sms).map(Some)
+        coalesce::matmul::model(self, shape, sms).map(Some)
     }
 }
 

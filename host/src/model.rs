@@ -46,8 +46,10 @@
 //! nor stores for them; they reach the L2 model), and arbitration with other traffic in the L1
 //! data banks, which the hardware bank-conflict counters also include.
 //!
-//! The replays are in this module's children, one per family. Where the launch is uniform they
-//! replay a representative and multiply (each says so and why the result is exact).
+//! The replays are in this module's children, one per family, but the matmul stages': each
+//! replays its kernels in its own stage file (`host/src/matmul/<id>.rs`), over what they share
+//! in `model::matmul`. Where the launch is uniform they replay a representative and multiply
+//! (each says so and why the result is exact).
 use crate::buffer::DeviceViewMut;
 use std::collections::BTreeMap;
 
@@ -64,7 +66,7 @@ pub mod distance;
 pub mod histogram;
 pub mod l2;
 pub mod layouts;
-pub mod matmul;
+pub(crate) mod matmul;
 pub mod reduce;
 pub mod shape;
 pub mod transpose;

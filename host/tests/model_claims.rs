@@ -308,21 +308,21 @@ fn gathers_aos_one_sector_a_point_soa_three() {
 #[test]
 fn matmul_global_traffic() {
     let s = 256;
-    let naive = model::matmul::run(coalesce::matmul::Method::Naive, (s, s, s), 132).unwrap();
+    let naive = coalesce::matmul::model(coalesce::matmul::Method::Naive, (s, s, s), 132).unwrap();
     // A warp is 32 columns of one row: per k step one broadcast load of A (1 sector) and one
     // 128-byte load of B (4 sectors).
     let warps = (s * s / 32) as u64;
     assert_eq!((naive.ld_requests, naive.ld_sectors), (2 * warps * s as u64, 5 * warps * s as u64));
-    let tiled = model::matmul::run(coalesce::matmul::Method::Tiled, (s, s, s), 132).unwrap();
+    let tiled = coalesce::matmul::model(coalesce::matmul::Method::Tiled, (s, s, s), 132).unwrap();
     // One load of A and one of B per thread and tile: 128-byte rows of both.
     assert_eq!((tiled.ld_requests, tiled.ld_sectors_per_request()), (2 * warps * (s / 32) as u64, 4.0));
     // The inner product: 8 LDS.128 broadcasts (2 wavefronts each: every lane pairs up, so the
     // phases are half-warps) and 32 conflict-free LDS per warp and tile; no conflicts.
     assert_eq!(tiled.shared_ld_wavefronts, warps * (s / 32) as u64 * (8 * 2 + 32));
     assert_eq!(tiled.shared_ld_bank_conflicts, 0);
-    let prefetch = model::matmul::run(coalesce::matmul::Method::Prefetch, (s, s, s), 132).unwrap();
+    let prefetch = coalesce::matmul::model(coalesce::matmul::Method::Prefetch, (s, s, s), 132).unwrap();
     assert_eq!(prefetch, tiled);
-    let rb = model::matmul::run(coalesce::matmul::Method::Regblock, (s, s, s), 132).unwrap();
+    let rb = coalesce::matmul::model(coalesce::matmul::Method::Regblock, (s, s, s), 132).unwrap();
     // 16-byte loads and stores: A 16 rows x 32 bytes, B 512 contiguous bytes, C two 256-byte runs.
     assert_eq!((rb.ld_sectors_per_request(), rb.st_sectors_per_request()), (16.0, 16.0));
     // Aᵀ's scalar stores: lanes 2i and 2i+1 share a bank 128 words apart, a 2-way conflict.
@@ -331,7 +331,7 @@ fn matmul_global_traffic() {
         assert_eq!((c.dram_read_bytes, c.dram_write_bytes), (2 * 4 * (s * s) as u64, 0));
     }
     // Partial tiles: the classes of edge blocks, exactly as a full replay would count them.
-    let odd = model::matmul::run(coalesce::matmul::Method::Tiled, (33, 65, 7), 132).unwrap();
+    let odd = coalesce::matmul::model(coalesce::matmul::Method::Tiled, (33, 65, 7), 132).unwrap();
     assert_eq!(odd.st_requests, 33 * 3, "a request per row per 32 columns (3 blocks across)");
     // Whole 64-byte pairs of A and B (each starts on a 2 MiB boundary); C stays in L2.
     let pairs = |floats: u64| (4 * floats).div_ceil(64) * 64;
@@ -419,7 +419,7 @@ fn histogram_loads_16_sectors_a_request_and_only_the_bins_depend_on_the_data() {
 fn warp_tiled_and_cp_async_matmuls_count_what_their_sass_does() {
     use coalesce::matmul::Method;
     let s = 256u64;
-    let run = |method, shape| model::matmul::run(method, shape, 132).unwrap();
+    let run = |method, shape| coalesce::matmul::model(method, shape, 132).unwrap();
     let dram = |c: &Counts| (c.dram_read_bytes, c.dram_write_bytes);
     let whole = (2 * 4 * s * s, 0);
     // matmul_warptile at 256³: 2 × 2 blocks of 8 warps, 16 k tiles; matmul_warptile_small:
@@ -487,7 +487,7 @@ fn warp_tiled_and_cp_async_matmuls_count_what_their_sass_does() {
     let pairs = |floats: u64| (4 * floats).div_ceil(64) * 64;
     assert_eq!(dram(&odd), (2 * pairs(129 * 17), 0));
     // Whole-tile kernels refuse what they cannot run.
-    assert!(model::matmul::run(Method::Warptile, (129, 129, 17), 132).is_err());
+    assert!(coalesce::matmul::model(Method::Warptile, (129, 129, 17), 132).is_err());
 
     // matmul_cp_async at 256³ (16-byte path): 8 × 8 blocks of 32 warps, 8 tiles. Per tile
     // warps 0-15 issue one LDGSTS.E.BYPASS.128 (4 rows × 128 bytes: 16 sectors), counted as a

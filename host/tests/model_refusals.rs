@@ -30,7 +30,7 @@ fn sizes_whose_buffers_pass_usize_are_refused() {
     assert!(out_of_range(model::access_order::walk_2d(Lanes::AlongX, 1 << 40, 1 << 40)));
     assert!(out_of_range(model::transpose::run(Transpose::Naive, 1 << 40, 1 << 40)));
     assert!(out_of_range(warp::transpose_naive(Op::Load, 1 << 40, 1 << 40)));
-    assert!(out_of_range(model::matmul::run(Matmul::Naive, (1 << 40, 1 << 40, 1 << 40), 132)));
+    assert!(out_of_range(coalesce::matmul::model(Matmul::Naive, (1 << 40, 1 << 40, 1 << 40), 132)));
     assert!(out_of_range(model::coalescing::any_offset_copy(usize::MAX, 0, 0)));
     assert!(out_of_range(model::coalescing::any_offset_copy(8, usize::MAX, 0)));
     assert!(out_of_range(model::reduce::shuffle_at(usize::MAX, 0, 132)));

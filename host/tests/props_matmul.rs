@@ -3,14 +3,16 @@
 //! other shape, and stream-K's launches, stage 11's over any shape included): over random
 //! accepted shapes, m up to 10M rows and past (several row bands) included, every A, B and C
 //! index a thread of each planned band can compute (with the kernels' own index functions and
-//! guards) lies inside the band's sub-slices and those inside the buffers; the bands tile C
-//! exactly once; stream-K's segments compute each (tile, k tile) once; rejected inputs return
+//! guards, as each stage's footprint walks them: `Stage::footprint`, so that every stage of the
+//! table is proved and none is named here) lies inside the band's sub-slices and those inside
+//! the buffers; the bands tile C exactly once; stream-K's segments compute each (tile, k tile) once; rejected inputs return
 //! their documented error, before any band is planned.
 use std::ops::Range;
 
 use coalesce::Error;
 
 use coalesce::DeviceViewMut;
+use coalesce::matmul::footprint::{Matrix, Probe};
 use coalesce::matmul::*;
 use coalesce_kernels::matmul::*;
 use proptest::prelude::*;
@@ -59,17 +61,6 @@ fn whole_tiles() -> impl Strategy<Value = Method> + Clone {
 /// Stream-K's stages, whole tiles only (`guarded` false) or any shape.
 fn stream_k_stages(guarded: Option<bool>) -> impl Strategy<Value = Method> + Clone {
     stages(move |s| s.waves.is_some() && guarded.is_none_or(|g| g == (s.bounds == Bounds::Guarded)))
-}
-
-/// The split-K tile of a split-K stage's kernel.
-fn split_k_tile(method: Method) -> SplitKTile {
-    let tile = match method {
-        Method::SplitKWide => SPLIT_K_WIDE,
-        Method::SplitKTall => SPLIT_K_TALL,
-        _ => SPLIT_K,
-    };
-    assert_eq!(method.warp_tile(), Some(tile.cfg), "{method:?} is a split-K stage");
-    tile
 }
 
 /// `(m, n, k)` rounded up to whole tiles of `method` (unchanged for the guarded kernels).
@@ -136,19 +127,30 @@ fn blocks((gx, gy): (u32, u32), probe: u64) -> [(u32, u32); 5] {
 
 /// Checks that elements `offset + index .. offset + index + width` lie inside the band's part
 /// (`part` elements) and the band's part inside the whole buffer (`whole` elements).
-fn inside(what: &str, index: u64, width: u64, offset: u64, part: u64, whole: u64) -> Result<(), TestCaseError> {
-    prop_assert!(index + width <= part, "{what}: index {index} + {width} past the band's {part}");
-    prop_assert!(offset + part <= whole, "{what}: band part {offset} + {part} past the buffer's {whole}");
+fn inside(what: &str, index: u64, width: u64, offset: u64, part: u64, whole: u64) -> Result<(), String> {
+    if index + width > part {
+        return Err(format!("{what}: index {index} + {width} past the band's {part}"));
+    }
+    if offset + part > whole {
+        return Err(format!("{what}: band part {offset} + {part} past the buffer's {whole}"));
+    }
     Ok(())
 }
 
-/// The tile of block `(bx, by)` of a warp-tiled launch of `grid` over `n` columns, as the
-/// kernel computes it: stream-K's whole waves (`linear`) from the block's linear id (the guarded
-/// ring counting partial tiles), the others from its coordinates.
-fn warp_tile_origin(method: Method, grid: (u32, u32), n: u32, (bx, by): (u32, u32), linear: bool) -> (u32, u32) {
-    let cfg = method.warp_tile().unwrap();
-    let tiles_n = if method.whole_tiles_only() { n / cfg.bn } else { n.div_ceil(cfg.bn) };
-    if linear { cfg.tile_origin(by * grid.0 + bx, tiles_n) } else { cfg.block_origin(bx, by) }
+/// `band`, a launch of `stage`'s kernels, as the stage's footprint walks it (`linear`:
+/// stream-K's whole waves).
+fn probe_of(stage: &Stage, band: &Band, linear: bool) -> Probe {
+    Probe {
+        grid: band.grid,
+        block: band.block,
+        shared_bytes: band.shared,
+        dims: band.dims,
+        addresses: band.addresses,
+        sms: 132,
+        linear,
+        warp_tile: stage.warp_tile,
+        guarded: stage.bounds == Bounds::Guarded,
+    }
 }
 
 /// The stream-K schedule of `method` over an `m × n × k` band on the 132 SMs `plan_all` plans
@@ -166,7 +168,8 @@ fn stream_k_kernels(method: Method) -> Option<[&'static str; 2]> {
 }
 
 /// Every index the threads of the probed blocks of one launch of `method`'s plan compute,
-/// following each kernel's guards.
+/// following each kernel's guards: its stage's footprint ([`Stage::footprint`]), which walks the
+/// kernel's own index functions, held against the band's sub-slices and the buffers.
 fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: u64) -> Result<(), TestCaseError> {
     let (m, n, k) = band.dims;
     let (m64, n64, k64) = (m as u64, n as u64, k as u64);
@@ -174,7 +177,6 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
     let (wa, wb, wc) = (whole.0 as u64, whole.1 as u64, whole.2 as u64);
     prop_assert_eq!(m as usize, band.rows.len());
     prop_assert_eq!(band.block, method.launch(m, n, 132).block);
-    let rng = |salt: u64| (probe ^ salt).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 7;
     // Stream-K's whole waves are the async (spread) kernel by linear block id: checked as it, on
     // its grid (the table's `Waves::blocks_of`). The guarded ring's have no kernel of their own
     // to be checked as: checked with its row, which runs the same k loop and stores.
@@ -191,493 +193,19 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
         prop_assert_eq!(method, stream_k_method);
         prop_assert_eq!(band.grid, schedule(method, band.dims).whole_grid());
     }
-    match kernel {
-        Method::Naive => {
-            prop_assert!(band.grid.0 * NAIVE_BLOCK.0 >= n && band.grid.1 * NAIVE_BLOCK.1 >= m, "grid covers the band");
-            for (bx, by) in blocks(band.grid, probe) {
-                let r = rng(bx as u64 ^ (by as u64) << 20);
-                let threads =
-                    [(0, 0), (NAIVE_BLOCK.0 - 1, NAIVE_BLOCK.1 - 1), ((r % 32) as u32, ((r >> 8) % 8) as u32)];
-                for (tx, ty) in threads {
-                    let (row, col) = naive_coords(bx, by, tx, ty);
-                    if row < m && col < n {
-                        for i in [0, k64 - 1, (r >> 16) % k64] {
-                            inside("A", row_major(row as u64, i, k64), 1, oa, m64 * k64, wa)?;
-                            inside("B", row_major(i, col as u64, n64), 1, ob, k64 * n64, wb)?;
-                        }
-                        inside("C", row_major(row as u64, col as u64, n64), 1, oc, m64 * n64, wc)?;
-                    }
-                }
-            }
-        }
-        Method::Tiled | Method::Prefetch | Method::CpAsync => {
-            prop_assert!(band.grid.0 * TILE >= n && band.grid.1 * TILE >= m, "grid covers the band");
-            let tiles = k.div_ceil(TILE);
-            for (bx, by) in blocks(band.grid, probe) {
-                let r = rng(bx as u64 ^ (by as u64) << 20);
-                let threads = [(0, 0), (TILE - 1, TILE - 1), (TILE - 1, 0), ((r % 32) as u32, ((r >> 8) % 32) as u32)];
-                for (tx, ty) in threads {
-                    let (row, col) = tiled_coords(bx, by, tx, ty);
-                    prop_assert!(tile_offset(ty, tx) < TILED_SHARED_FLOATS / 2);
-                    // Every tile the loop (and the prefetch of tile t + 1 < tiles) stages.
-                    for t in [0, tiles - 1, ((r >> 16) % tiles as u64) as u32] {
-                        let (ac, br) = (tile_a_col(t, tx), tile_b_row(t, ty));
-                        if row < m && ac < k {
-                            inside("A", row_major(row as u64, ac as u64, k64), 1, oa, m64 * k64, wa)?;
-                        }
-                        if br < k && col < n {
-                            inside("B", row_major(br as u64, col as u64, n64), 1, ob, k64 * n64, wb)?;
-                        }
-                    }
-                    if row < m && col < n {
-                        inside("C", row_major(row as u64, col as u64, n64), 1, oc, m64 * n64, wc)?;
-                    }
-                }
-            }
-        }
-        Method::Regblock => {
-            // No guards: the grid is exactly the band's tiles and every vector is aligned.
-            prop_assert_eq!((band.grid.0 * BN, band.grid.1 * BM), (n, m));
-            for address in [band.addresses.0, band.addresses.1, band.addresses.2] {
-                prop_assert_eq!(address % 16, 0);
-            }
-            let tiles = k / BK;
-            for (bx, by) in blocks(band.grid, probe) {
-                let r = rng(bx as u64 ^ (by as u64) << 20);
-                let (row0, col0) = rb_block_origin(bx, by);
-                for t in [0, 1, 31, 32, RB_THREADS - 1, (r % RB_THREADS as u64) as u32] {
-                    for kt in [0, tiles - 1, ((r >> 16) % tiles as u64) as u32] {
-                        let ia = rb_a_index(row0, rb_a_load(t), kt, k);
-                        let ib = rb_b_index(col0, rb_b_load(t), kt, n);
-                        prop_assert!(ia.is_multiple_of(4) && ib.is_multiple_of(4), "16-byte vectors");
-                        inside("A", ia, 4, oa, m64 * k64, wa)?;
-                        inside("B", ib, 4, ob, k64 * n64, wb)?;
-                    }
-                    let (tx, ty) = rb_thread(t);
-                    for i in 0..TM {
-                        for half in 0..2 {
-                            let ic = row_major(rb_out_row(row0, ty, i) as u64, rb_out_col(col0, tx, half) as u64, n64);
-                            prop_assert!(ic.is_multiple_of(4));
-                            inside("C", ic, 4, oc, m64 * n64, wc)?;
-                        }
-                    }
-                }
-            }
-        }
-        Method::WarptileStreamk | Method::SpreadStreamk => {
-            // The row is the schedule's, and every tile it names is a whole tile of the band
-            // (the k loop and stores inside a tile are `WarptileAsync`'s or `WarptileSpread`'s,
-            // checked there).
-            let sk = stream_k(m, n, 132);
-            prop_assert_eq!(band.grid, sk.row_grid());
-            for address in [band.addresses.0, band.addresses.1, band.addresses.2] {
-                prop_assert_eq!(address % 16, 0);
-            }
-            let sk = StreamK { iters: k / WARPTILE_ASYNC.bk, ..sk };
-            let mut tiles = Vec::new();
-            for x in 0..sk.wave {
-                let mut u = 0;
-                while let Some((tile, k0, k1)) = sk.segment(x, u) {
-                    prop_assert!(k0 < k1 && k1 <= sk.iters);
-                    tiles.push(tile);
-                    u += 1;
-                }
-            }
-            for tile in tiles {
-                let (row0, col0) = sk.origin(tile).unwrap();
-                prop_assert!(row0 + WARPTILE_ASYNC.bm <= m && col0 + WARPTILE_ASYNC.bn <= n);
-                inside("C", row_major((row0 + 127) as u64, (col0 + 255) as u64, n64), 1, oc, m64 * n64, wc)?;
-                inside("A", row_major((row0 + 127) as u64, k64 - 1, k64), 1, oa, m64 * k64, wa)?;
-            }
-            inside("B", k64 * n64 - 1, 1, ob, k64 * n64, wb)?;
-        }
-        Method::SpreadEdge => {
-            let cfg = WARPTILE_ASYNC;
-            prop_assert_eq!(band.shared, cfg.ring_bytes(WTS_STAGES));
-            // The probed blocks' work, as the kernels find it: `(block, tile origin, k tiles
-            // kt0..kt1)`. A whole wave's block takes the tile of its linear id (of the partial
-            // ones counted too) and all of k, partial last k tile included.
-            let mut work = Vec::new();
-            if stream_k_waves {
-                for (bx, by) in blocks(band.grid, probe) {
-                    let origin = warp_tile_origin(method, band.grid, n, (bx, by), true);
-                    work.push(((bx, by), origin, (0, cfg.k_tiles(k, true))));
-                }
-            } else {
-                // The row reads its wave from its grid: the host's must be the schedule's.
-                prop_assert_eq!(band.grid, schedule(method, band.dims).row_grid());
-                prop_assert!(band.grid.0 <= SK_MAX_WAVE, "one flag a block");
-                let sk = StreamK::covering(m, n, k, band.grid.0);
-                let probed = blocks(band.grid, probe).map(|(x, _)| x);
-                for x in 0..sk.wave {
-                    let mut u = 0;
-                    while let Some((tile, k0, k1)) = sk.segment(x, u) {
-                        prop_assert!(tile < sk.tiles && k0 < k1 && k1 <= sk.iters);
-                        if probed.contains(&x) {
-                            work.push(((x, u), sk.origin(tile).unwrap(), (k0, k1)));
-                        }
-                        u += 1;
-                    }
-                }
-            }
-            let bk = cfg.bk;
-            let threads = cfg.threads();
-            let stage = cfg.stage_floats();
-            let whole = k / bk;
-            for ((bx, by), (row0, col0), (kt0, kt1)) in work {
-                // `edge_k_loop`'s safety contract.
-                prop_assert!(row0 < m && col0 < n, "tile at ({row0}, {col0}) starts past C");
-                prop_assert!(kt0 < kt1 && kt1 <= k.div_ceil(bk));
-                let r = rng(bx as u64 ^ (by as u64) << 20);
-                let tiles = kt1.min(whole).saturating_sub(kt0);
-                let walked = if tiles == 0 { vec![] } else { vec![0, tiles - 1, ((r >> 16) % tiles as u64) as u32] };
-                for t in [0, 1, 31, 32, threads - 1, (r % threads as u64) as u32] {
-                    // The ring's whole k tiles (the copies' sources as the kernel forms them:
-                    // A's from the range's start, B's per tile): rows of A and columns of B
-                    // clamped, and no check on k, so every column of A and row of B must be
-                    // below k.
-                    for kt in walked.iter().copied() {
-                        let st = (kt % WTS_STAGES) * stage;
-                        for e in 0..cfg.a_floats() {
-                            let at = cfg.a_copy(t, e);
-                            prop_assert!(at.0 < cfg.bm && at.1 < bk);
-                            prop_assert!(4 * (st + cfg.at_offset(at, 0)) < cfg.ring_bytes(WTS_STAGES));
-                            let row = cfg.a_src_row(row0, at, m, true) as u64;
-                            let ia = row_major(row, (kt0 * bk + at.1) as u64, k64) + (kt * bk) as u64;
-                            inside("A", ia, 1, oa, m64 * k64, wa)?;
-                        }
-                        for e in 0..cfg.b_floats() {
-                            let at = cfg.b_copy(t, e);
-                            prop_assert!(at.0 < bk && at.1 < cfg.bn);
-                            prop_assert!(4 * (st + cfg.b_offset(at)) < cfg.ring_bytes(WTS_STAGES));
-                            let col = cfg.b_wrap_col(col0, at, n) as u64;
-                            inside("B", row_major(((kt0 + kt) * bk + at.0) as u64, col, n64), 1, ob, k64 * n64, wb)?;
-                        }
-                    }
-                    // The partial last k tile, into stage 0: only the copies below k.
-                    if kt1 > whole {
-                        let left = cfg.k_left(whole, k);
-                        prop_assert!(0 < left && left < bk);
-                        for e in 0..cfg.a_floats() {
-                            let at = cfg.a_copy(t, e);
-                            if at.1 < left {
-                                let row = cfg.a_src_row(row0, at, m, true) as u64;
-                                let ia = row_major(row, (kt0 * bk + at.1) as u64, k64) + (tiles * bk) as u64;
-                                inside("A", ia, 1, oa, m64 * k64, wa)?;
-                            }
-                        }
-                        for e in 0..cfg.b_floats() {
-                            let at = cfg.b_copy(t, e);
-                            if at.0 < left {
-                                let col = cfg.b_wrap_col(col0, at, n) as u64;
-                                let ib = row_major(((kt0 + tiles) * bk + at.0) as u64, col, n64);
-                                inside("B", ib, 1, ob, k64 * n64, wb)?;
-                            }
-                        }
-                    }
-                    // Stores (and the row's reads of published sums) float by float inside C.
-                    for (row, col) in thread_cells(cfg, t, (row0, col0)) {
-                        if row < m && col < n {
-                            inside("C", row_major(row as u64, col as u64, n64), 1, oc, m64 * n64, wc)?;
-                        }
-                    }
-                }
-            }
-        }
-        Method::Thin => {
-            prop_assert_eq!(band.grid, thin_grid(m, n));
-            prop_assert_eq!(band.block, (THIN_THREADS, 1));
-            prop_assert!(band.shared >= THIN_SHARED_BYTES);
-            for (bx, by) in blocks(band.grid, probe) {
-                let r = rng(bx as u64 ^ (by as u64) << 20);
-                let col0 = bx * THIN_COLS;
-                for w in [0, THIN_WARPS - 1, (r % THIN_WARPS as u64) as u32] {
-                    for lane in [0, 31, ((r >> 8) % 32) as u32] {
-                        let t = w * 32 + lane;
-                        // The first chunk and the last (partial or whole).
-                        let last = (k64 - 1) / THIN_CHUNK as u64 * THIN_CHUNK as u64;
-                        for c0 in [0, last] {
-                            for row in 0..THIN_WARP_ROWS {
-                                let row = thin_row(by, w, row).min(m - 1) as u64;
-                                for s in 0..THIN_STEPS {
-                                    let kk = thin_k(c0, s, lane);
-                                    for q in 0..4 {
-                                        if kk + q < k64 {
-                                            inside("A", row_major(row, kk + q, k64), 1, oa, m64 * k64, wa)?;
-                                        }
-                                    }
-                                    prop_assert!(
-                                        thin_staged(THIN_COLS - 1, s * THIN_STEP + 4 * lane) + 4
-                                            <= THIN_SHARED_BYTES / 4
-                                    );
-                                }
-                            }
-                            for h in 0..THIN_STAGED_ROWS {
-                                let kk = c0 + (h * THIN_THREADS + t) as u64;
-                                for j in 0..THIN_COLS {
-                                    if kk < k64 && col0 + j < n {
-                                        inside("B", row_major(kk, (col0 + j) as u64, n64), 1, ob, k64 * n64, wb)?;
-                                    }
-                                    prop_assert!(thin_staged(j, h * THIN_THREADS + t) < THIN_SHARED_BYTES / 4);
-                                }
-                            }
-                        }
-                        for row in 0..THIN_WARP_ROWS {
-                            let row = thin_row(by, w, row);
-                            for j in 0..THIN_COLS {
-                                if lane == 0 && row < m && col0 + j < n {
-                                    inside("C", row_major(row as u64, (col0 + j) as u64, n64), 1, oc, m64 * n64, wc)?;
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        Method::SplitK | Method::SplitKWide | Method::SplitKTall => {
-            // The grid is the schedule's, which the kernel reads back from it; each block's k
-            // loop is the guarded warp tile's over its range, checked as that one below at the
-            // range's first and last k tiles; then its partial into the workspace, and C.
-            let tile = split_k_tile(method);
-            let cfg = tile.cfg;
-            let sk = SplitK::of(tile, m, n, 132);
-            prop_assert_eq!(band.grid, sk.grid());
-            prop_assert_eq!(SplitK::of_grid(cfg, n, band.grid), sk);
-            prop_assert!(sk.fits() || sk.splits == 1);
-            prop_assert_eq!(band.shared, cfg.shared_bytes());
-            for (bx, by) in blocks(band.grid, probe) {
-                let r = rng(bx as u64 ^ (by as u64) << 20);
-                let (tx, z) = sk.block(bx);
-                prop_assert!(tx < sk.tiles_x && z < sk.splits);
-                let (first, end) = sk.walked(z, k);
-                let (row0, col0) = cfg.block_origin(tx, by);
-                prop_assert!(row0 < m && col0 < n);
-                if sk.fits() {
-                    prop_assert!(
-                        sk.partial(sk.tile(tx, by), z) + tile.tile_floats() as u64 <= SPLIT_K_WORKSPACE_FLOATS as u64
-                    );
-                    prop_assert!(sk.tile(tx, by) < SPLIT_K_TICKETS);
-                }
-                let threads = cfg.threads();
-                for t in [0, 1, 31, 32, threads - 1, (r % threads as u64) as u32] {
-                    for kt in [first, end.saturating_sub(1).max(first)] {
-                        let kt64 = kt as u64 * cfg.bk as u64;
-                        for v in 0..cfg.a_vectors() {
-                            let at = cfg.a_load(t, v);
-                            let row = cfg.a_src_row(row0, at, m, true) as u64;
-                            for j in 0..4u64 {
-                                if kt64 + at.1 as u64 + j < k64 {
-                                    inside("A", row_major(row, kt64 + at.1 as u64 + j, k64), 1, oa, m64 * k64, wa)?;
-                                }
-                            }
-                        }
-                        for v in 0..cfg.b_vectors() {
-                            let bt = cfg.b_load(t, v);
-                            let kr = kt64 + bt.0 as u64;
-                            if kr < k64 {
-                                for j in 0..4 {
-                                    let col = cfg.b_src_col(col0, bt, j, n, true) as u64;
-                                    inside("B", row_major(kr, col, n64), 1, ob, k64 * n64, wb)?;
-                                }
-                            }
-                        }
-                    }
-                    for i in 0..cfg.tm {
-                        for h in 0..cfg.tn / 4 {
-                            prop_assert!(split_k_slot(cfg, t, i, h) + 4 <= tile.tile_floats());
-                        }
-                    }
-                    for (row, col) in thread_cells(cfg, t, (row0, col0)) {
-                        if row < m && col < n {
-                            inside("C", row_major(row as u64, col as u64, n64), 1, oc, m64 * n64, wc)?;
-                        }
-                    }
-                }
-            }
-        }
-        Method::Skinny => {
-            let (width, thread_rows) = band.block;
-            prop_assert!(band.grid.0 * width >= n && band.grid.1 * SKINNY_ROWS >= m, "grid covers the band");
-            prop_assert!(band.shared >= SKINNY_THREADS * SKINNY_ROWS * 4);
-            let stride = skinny_step(thread_rows);
-            let vectors = skinny_vectors(k, band.addresses.0);
-            for (bx, by) in blocks(band.grid, probe) {
-                let r = rng(bx as u64 ^ (by as u64) << 20);
-                let row0 = by * SKINNY_ROWS;
-                let threads = [
-                    (0, 0),
-                    (width - 1, thread_rows - 1),
-                    ((r % width as u64) as u32, ((r >> 8) % thread_rows as u64) as u32),
-                ];
-                for (tx, ty) in threads {
-                    // Every lane reads at its column clamped to the last, and A's rows clamped.
-                    let col = (bx * width + tx).min(n - 1) as u64;
-                    // The first step, the last whole one and the partial one after it.
-                    let whole_steps = k64 / stride;
-                    for k0 in [0, whole_steps.saturating_sub(1) * stride, whole_steps * stride] {
-                        if k0 >= k64 {
-                            continue;
-                        }
-                        let whole = k0 + stride <= k64;
-                        let kk = skinny_k(k0, ty);
-                        for u in 0..SKINNY_UNROLL as u64 {
-                            if whole || kk + u < k64 {
-                                inside("B", row_major(kk + u, col, n64), 1, ob, k64 * n64, wb)?;
-                                for i in 0..SKINNY_ROWS {
-                                    let row = (row0 + i).min(m - 1) as u64;
-                                    inside("A", row_major(row, kk + u, k64), 1, oa, m64 * k64, wa)?;
-                                }
-                            }
-                        }
-                        if whole && vectors {
-                            // Two 16-byte vectors of each row: aligned where A is.
-                            prop_assert_eq!(row_major(m64 - 1, kk, k64) % 4, 0);
-                            prop_assert_eq!(band.addresses.0 % 16, 0);
-                        }
-                    }
-                    for i in 0..SKINNY_ROWS {
-                        prop_assert!(skinny_partial(tx, ty, i, width) < SKINNY_THREADS * SKINNY_ROWS);
-                    }
-                }
-                // The outputs: o = i * width + x, each stored where inside C.
-                for o in 0..skinny_rows(m, row0) * width {
-                    let (row, col) = (row0 + o / width, bx * width + o % width);
-                    prop_assert!(row < m);
-                    if col < n {
-                        inside("C", row_major(row as u64, col as u64, n64), 1, oc, m64 * n64, wc)?;
-                    }
-                }
-            }
-        }
-        Method::Warptile
-        | Method::WarptileSm90
-        | Method::WarptileAsync
-        | Method::WarptileSpread
-        | Method::WarptileSmall
-        | Method::WarptileEdge
-        | Method::WarptileEdgeSm90 => {
-            let method = kernel;
-            // The cp.async kernels copy A one float at a time into their ring.
-            let ring = match method {
-                Method::WarptileAsync => Some(WTA_STAGES),
-                Method::WarptileSpread => Some(WTS_STAGES),
-                _ => None,
-            };
-            let cfg = method.warp_tile().unwrap();
-            let edge = !method.whole_tiles_only();
-            if edge {
-                prop_assert_eq!(band.grid, (n.div_ceil(cfg.bn), m.div_ceil(cfg.bm)));
-            } else if stream_k_waves {
-                // The first `waves * wave` tiles, fewer than the band's (checked above).
-                prop_assert!(band.grid.0 * band.grid.1 <= (m / cfg.bm) * (n / cfg.bn));
-            } else {
-                // No guards: the grid is exactly the band's tiles and every vector is aligned.
-                prop_assert_eq!((band.grid.0 * cfg.bn, band.grid.1 * cfg.bm), (n, m));
-                for address in [band.addresses.0, band.addresses.1, band.addresses.2] {
-                    prop_assert_eq!(address % 16, 0);
-                }
-            }
-            let tiles = if edge { k.div_ceil(cfg.bk) } else { k / cfg.bk };
-            let threads = cfg.threads();
-            for (bx, by) in blocks(band.grid, probe) {
-                let r = rng(bx as u64 ^ (by as u64) << 20);
-                let (row0, col0) = warp_tile_origin(method, band.grid, n, (bx, by), stream_k_waves);
-                for t in [0, 1, 31, 32, threads - 1, (r % threads as u64) as u32] {
-                    for kt in [0, tiles - 1, ((r >> 16) % tiles as u64) as u32] {
-                        let kt64 = kt as u64 * cfg.bk as u64;
-                        // The cp.async kernel copies A one float at a time, each into its
-                        // transposed place in the ring.
-                        if let Some(stages) = ring {
-                            for e in 0..cfg.a_floats() {
-                                let (row, col) = cfg.a_copy(t, e);
-                                prop_assert!(row < cfg.bm && col < cfg.bk);
-                                let at = (stages - 1) * cfg.stage_floats() + cfg.at_offset((row, col), 0);
-                                prop_assert!(4 * at < cfg.ring_bytes(stages));
-                                inside(
-                                    "A",
-                                    row_major((row0 + row) as u64, kt64 + col as u64, k64),
-                                    1,
-                                    oa,
-                                    m64 * k64,
-                                    wa,
-                                )?;
-                            }
-                        }
-                        // A: vector v, elements j, read where the kernel reads them (the
-                        // guarded kernel skips k past the end).
-                        for v in 0..if ring.is_some() { 0 } else { cfg.a_vectors() } {
-                            let at = cfg.a_load(t, v);
-                            let row = cfg.a_src_row(row0, at, m, edge) as u64;
-                            for j in 0..4u64 {
-                                let kc = kt64 + at.1 as u64 + j;
-                                if !edge || kc < k64 {
-                                    inside("A", row_major(row, kc, k64), 1, oa, m64 * k64, wa)?;
-                                }
-                            }
-                            if !edge {
-                                prop_assert!(
-                                    row_major(row, kt64 + at.1 as u64, k64).is_multiple_of(4),
-                                    "16-byte A vectors"
-                                );
-                            }
-                        }
-                        for v in 0..cfg.b_vectors() {
-                            let bt = cfg.b_load(t, v);
-                            let kr = kt64 + bt.0 as u64;
-                            if edge && kr >= k64 {
-                                continue;
-                            }
-                            for j in 0..4 {
-                                let col = cfg.b_src_col(col0, bt, j, n, edge) as u64;
-                                inside("B", row_major(kr, col, n64), 1, ob, k64 * n64, wb)?;
-                            }
-                            if !edge {
-                                prop_assert!(row_major(kr, col0 as u64 + bt.1 as u64, n64).is_multiple_of(4));
-                            }
-                        }
-                    }
-                    for i in 0..cfg.tm {
-                        for h in 0..cfg.tn / 4 {
-                            let (row, col) = (row0 + cfg.out_row(t, i), col0 + cfg.out_col(t, h));
-                            for j in 0..4 {
-                                if !edge || (row < m && col + j < n) {
-                                    inside("C", row_major(row as u64, (col + j) as u64, n64), 1, oc, m64 * n64, wc)?;
-                                }
-                            }
-                            if !edge {
-                                prop_assert!(row_major(row as u64, col as u64, n64).is_multiple_of(4));
-                            }
-                        }
-                    }
-                }
-            }
-        }
+    let stage = kernel.stage();
+    let walked = probe_of(stage, band, stream_k_waves);
+    let mut touch = |matrix: Matrix, index: u64, width: u64| match matrix {
+        Matrix::A => inside("A", index, width, oa, m64 * k64, wa),
+        Matrix::B => inside("B", index, width, ob, k64 * n64, wb),
+        Matrix::C => inside("C", index, width, oc, m64 * n64, wc),
+    };
+    let failed = |why: String| TestCaseError::fail(format!("{kernel:?} over {:?}: {why}", band.dims));
+    (stage.footprint.launch)(&walked, &mut touch).map_err(failed)?;
+    for block in blocks(band.grid, probe) {
+        (stage.footprint.block)(&walked, block, probe, &mut touch).map_err(failed)?;
     }
     Ok(())
-}
-
-/// The elements of C thread `t` of a warp-tiled block at `(row0, col0)` stores, inside C or not:
-/// row `i`, then vector `h`, then float `j` of it (`WarpTile::out_row`, `out_col`).
-fn thread_cells(cfg: WarpTile, t: u32, (row0, col0): (u32, u32)) -> impl Iterator<Item = (u32, u32)> {
-    (0..cfg.tm)
-        .flat_map(move |i| (0..cfg.tn).map(move |q| (row0 + cfg.out_row(t, i), col0 + cfg.out_col(t, q / 4) + q % 4)))
-}
-
-/// [`thread_cells`] of every thread of the block.
-fn tile_cells(cfg: WarpTile, origin: (u32, u32)) -> impl Iterator<Item = (u32, u32)> {
-    (0..cfg.threads()).flat_map(move |t| thread_cells(cfg, t, origin))
-}
-
-/// The (bx, by, t, i, h, j) that store element `(r, c)` of a band's C in a warp-tiled launch
-/// (the guarded kernel skips stores past m and n).
-fn warp_tile_owners(method: Method, grid: (u32, u32), (m, n): (u32, u32), (r, c): (u32, u32)) -> usize {
-    let cfg = method.warp_tile().unwrap();
-    let (bx, by) = (c / cfg.bn, r / cfg.bm);
-    if bx >= grid.0 || by >= grid.1 {
-        return 0;
-    }
-    let (row0, col0) = warp_tile_origin(method, grid, n, (bx, by), false);
-    tile_cells(cfg, (row0, col0)).filter(|&(row, col)| (row, col) == (r, c) && row < m && col < n).count()
 }
 
 /// The bands start at row 0, follow each other, end at m, each within one launch's limit, and
@@ -852,80 +380,25 @@ proptest! {
         }
         prop_assert!(hits.iter().all(|&h| h == 1));
         // The planned bands: a random element (r, c) of C lies in exactly one band, and there is
-        // written by exactly the block and thread the kernel's coordinates say.
+        // stored exactly once by the blocks of its row of the grid (`Stage::block_rows` rows a
+        // block), as the kernel's own coordinates and guards say (its stage's footprint).
         let (m, n, k) = round_up(method, (m, n, 8));
         let planned = plan_all(method, (m, n, k)).unwrap();
         check_tiling(method, &planned, (m, n, k))?;
         let (r, c) = ((row % m as u64) as usize, (col % n as u64) as u32);
         let owners: Vec<&Band> = planned.iter().filter(|b| b.rows.contains(&r)).collect();
         prop_assert_eq!(owners.len(), 1);
-        let local = (r - owners[0].rows.start) as u32;
-        match method {
-            Method::Naive => {
-                let (bx, tx) = (c / NAIVE_BLOCK.0, c % NAIVE_BLOCK.0);
-                let (by, ty) = (local / NAIVE_BLOCK.1, local % NAIVE_BLOCK.1);
-                prop_assert!(bx < owners[0].grid.0 && by < owners[0].grid.1);
-                prop_assert_eq!(naive_coords(bx, by, tx, ty), (local, c));
-            }
-            Method::Tiled | Method::Prefetch | Method::CpAsync => {
-                let (bx, by) = (c / TILE, local / TILE);
-                prop_assert!(bx < owners[0].grid.0 && by < owners[0].grid.1);
-                prop_assert_eq!(tiled_coords(bx, by, c % TILE, local % TILE), (local, c));
-            }
-            // Two launches a band: checked by `check_stream_k_plan` and
-            // `stream_k_stores_every_element_once` below.
-            Method::WarptileStreamk | Method::SpreadStreamk | Method::SpreadEdge => {
-                unreachable!("stream-K is not among the generated methods")
-            }
-            Method::Warptile
-            | Method::WarptileSm90
-            | Method::WarptileAsync
-            | Method::WarptileSpread
-            | Method::WarptileSmall
-            | Method::WarptileEdge
-            | Method::WarptileEdgeSm90 => {
-                let band = owners[0];
-                prop_assert_eq!(warp_tile_owners(method, band.grid, (band.dims.0, band.dims.1), (local, c)), 1);
-            }
-            Method::SplitK | Method::SplitKWide | Method::SplitKTall => {
-                // The tile's last block stores it: a thread of the tile at (c / bn, local / bm).
-                let band = owners[0];
-                let cfg = split_k_tile(method).cfg;
-                let sk = SplitK::of_grid(cfg, band.dims.1, band.grid);
-                let (tx, ty) = (c / cfg.bn, local / cfg.bm);
-                prop_assert!(tx < sk.tiles_x && ty < sk.tiles_y);
-                let origin = cfg.block_origin(tx, ty);
-                prop_assert_eq!(tile_cells(cfg, origin).filter(|&cell| cell == (local, c)).count(), 1);
-            }
-            Method::Thin => {
-                let (bx, by) = (c / THIN_COLS, local / THIN_ROWS);
-                prop_assert!(bx < owners[0].grid.0 && by < owners[0].grid.1);
-                let (w, r) = ((local % THIN_ROWS) / THIN_WARP_ROWS, local % THIN_WARP_ROWS);
-                prop_assert_eq!((thin_row(by, w, r), bx * THIN_COLS + c % THIN_COLS), (local, c));
-            }
-            Method::Skinny => {
-                let width = owners[0].block.0;
-                let (bx, by) = (c / width, local / SKINNY_ROWS);
-                prop_assert!(bx < owners[0].grid.0 && by < owners[0].grid.1);
-                // Output o of the block is row o / width, column o % width.
-                let o = (local % SKINNY_ROWS) * width + c % width;
-                prop_assert!(o < skinny_rows(owners[0].dims.0, by * SKINNY_ROWS) * width);
-                prop_assert_eq!((by * SKINNY_ROWS + o / width, bx * width + o % width), (local, c));
-            }
-            Method::Regblock => {
-                let (bx, by) = (c / BN, local / BM);
-                prop_assert!(bx < owners[0].grid.0 && by < owners[0].grid.1);
-                let (row0, col0) = rb_block_origin(bx, by);
-                // Inside the block: rows ty*4 + i%4 (+ BM/2), columns tx*4 + j (+ BN/2).
-                let (lr, lc) = (local - row0, c - col0);
-                let (i, ty) = ((lr / (BM / 2)) * 4 + lr % 4, (lr % (BM / 2)) / 4);
-                let (half, tx, j) = (lc / (BN / 2), (lc % (BN / 2)) / 4, lc % 4);
-                let t = ty * (BN / TN) + tx;
-                prop_assert!(t < RB_THREADS);
-                prop_assert_eq!(rb_thread(t), (tx, ty));
-                prop_assert_eq!((rb_out_row(row0, ty, i), rb_out_col(col0, tx, half) + j), (local, c));
-            }
+        let band = owners[0];
+        let local = (r - band.rows.start) as u32;
+        let stage = method.stage();
+        let by = local / stage.block_rows;
+        prop_assert!(by < band.grid.1);
+        let walked = probe_of(stage, band, false);
+        let mut stores = 0;
+        for bx in 0..band.grid.0 {
+            (stage.footprint.stores)(&walked, (bx, by), &mut |row, col| stores += usize::from((row, col) == (local, c)));
         }
+        prop_assert_eq!(stores, 1, "element ({}, {}) of the band", local, c);
     }
 
     #[test]
@@ -936,99 +409,22 @@ proptest! {
         prop_assert_eq!(planned.len(), 1);
         let (gx, gy) = planned[0].grid;
         let (mm, nn) = (m as u32, n as u32);
-        let mut hits = vec![0u8; m * n];
+        let stage = method.stage();
+        let walked = probe_of(stage, &planned[0], false);
+        let (mut hits, mut outside) = (vec![0u8; m * n], Vec::new());
         for by in 0..gy {
             for bx in 0..gx {
-                match method {
-                    Method::Naive | Method::Tiled | Method::Prefetch | Method::CpAsync => {
-                        let (bw, bh) = planned[0].block;
-                        for ty in 0..bh {
-                            for tx in 0..bw {
-                                let (row, col) = if method == Method::Naive {
-                                    naive_coords(bx, by, tx, ty)
-                                } else {
-                                    tiled_coords(bx, by, tx, ty)
-                                };
-                                if row < mm && col < nn {
-                                    hits[row_major(row as u64, col as u64, n as u64) as usize] += 1;
-                                }
-                            }
-                        }
+                // The guarded kernels store only inside C; the others' grids are exactly C.
+                (stage.footprint.stores)(&walked, (bx, by), &mut |row, col| {
+                    if row < mm && col < nn {
+                        hits[row_major(row as u64, col as u64, n as u64) as usize] += 1;
+                    } else {
+                        outside.push((row, col));
                     }
-                    Method::WarptileStreamk | Method::SpreadStreamk | Method::SpreadEdge => {
-                        unreachable!("stream-K is not among the generated methods")
-                    }
-                    Method::Warptile
-                    | Method::WarptileSm90
-                    | Method::WarptileAsync
-                    | Method::WarptileSpread
-                    | Method::WarptileSmall
-                    | Method::WarptileEdge
-                    | Method::WarptileEdgeSm90 => {
-                        let cfg = method.warp_tile().unwrap();
-                        let (row0, col0) = warp_tile_origin(method, (gx, gy), nn, (bx, by), false);
-                        for (row, col) in tile_cells(cfg, (row0, col0)) {
-                            // The guarded kernel stores only inside C; the others' grids are
-                            // exactly C.
-                            if row < mm && col < nn {
-                                hits[row_major(row as u64, col as u64, n as u64) as usize] += 1;
-                            } else {
-                                prop_assert!(!method.whole_tiles_only());
-                            }
-                        }
-                    }
-                    Method::SplitK | Method::SplitKWide | Method::SplitKTall => {
-                        // Only a tile's last block stores, and every tile has one.
-                        let cfg = split_k_tile(method).cfg;
-                        let sk = SplitK::of_grid(cfg, nn, (gx, gy));
-                        let (tx, z) = sk.block(bx);
-                        if z + 1 == sk.splits {
-                            for (row, col) in tile_cells(cfg, cfg.block_origin(tx, by)) {
-                                if row < mm && col < nn {
-                                    hits[row_major(row as u64, col as u64, n as u64) as usize] += 1;
-                                }
-                            }
-                        }
-                    }
-                    Method::Thin => {
-                        for w in 0..THIN_WARPS {
-                            for r in 0..THIN_WARP_ROWS {
-                                for j in 0..THIN_COLS {
-                                    let (row, col) = (thin_row(by, w, r), bx * THIN_COLS + j);
-                                    if row < mm && col < nn {
-                                        hits[row_major(row as u64, col as u64, n as u64) as usize] += 1;
-                                    }
-                                }
-                            }
-                        }
-                    }
-                    Method::Skinny => {
-                        let width = planned[0].block.0;
-                        let row0 = by * SKINNY_ROWS;
-                        for o in 0..skinny_rows(mm, row0) * width {
-                            let (row, col) = (row0 + o / width, bx * width + o % width);
-                            if col < nn {
-                                hits[row_major(row as u64, col as u64, n as u64) as usize] += 1;
-                            }
-                        }
-                    }
-                    Method::Regblock => {
-                        let (row0, col0) = rb_block_origin(bx, by);
-                        for t in 0..RB_THREADS {
-                            let (tx, ty) = rb_thread(t);
-                            for i in 0..TM {
-                                for half in 0..2 {
-                                    let at = row_major(rb_out_row(row0, ty, i) as u64, rb_out_col(col0, tx, half) as u64, n as u64);
-                                    for j in 0..4 {
-                                        hits[at as usize + j] += 1;
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
+                });
             }
         }
+        prop_assert!(outside.is_empty(), "stores outside C: {:?}", &outside[..outside.len().min(4)]);
         prop_assert!(hits.iter().all(|&h| h == 1));
     }
 
@@ -1047,16 +443,16 @@ proptest! {
         let (tiles, iters) = (count(m32, cfg.bm) * count(n32, cfg.bn), count(k32, cfg.bk));
         let [waves, row] = stream_k_kernels(method).unwrap();
         let mut computed = vec![0u8; (tiles * iters) as usize];
-        let mut finals = Vec::new();
+        let (mut hits, mut outside) = (vec![0u8; m * n], Vec::new());
         for (kernel, launch) in method.launches(m32, n32, sms) {
-            if kernel.name() == waves {
+            let linear = kernel.name() == waves;
+            if linear {
                 for (bx, by) in (0..launch.grid.1).flat_map(|by| (0..launch.grid.0).map(move |bx| (bx, by))) {
                     let tile = by * launch.grid.0 + bx;
                     prop_assert!(tile < tiles);
                     for kt in 0..iters {
                         computed[(tile * iters + kt) as usize] += 1;
                     }
-                    finals.push(warp_tile_origin(method, launch.grid, n32, (bx, by), true));
                 }
             } else {
                 prop_assert_eq!(kernel.name(), row);
@@ -1070,26 +466,36 @@ proptest! {
                         for kt in k0..k1 {
                             computed[(tile * iters + kt) as usize] += 1;
                         }
-                        if k1 == sk.iters {
-                            finals.push(sk.origin(tile).unwrap());
-                        }
                         u += 1;
                     }
                 }
             }
-        }
-        prop_assert!(computed.iter().all(|&h| h == 1));
-        let mut hits = vec![0u8; m * n];
-        for (row0, col0) in finals {
-            for (row, col) in tile_cells(cfg, (row0, col0)) {
-                // The guarded ring stores only inside C; the others' tiles are whole.
-                if row < m32 && col < n32 {
-                    hits[row_major(row as u64, col as u64, n as u64) as usize] += 1;
-                } else {
-                    prop_assert!(edge);
-                }
+            // What each block stores as final sums (its stage's footprint; the whole waves' are
+            // their `Waves::blocks_of`'s): the guarded ring only inside C, the others whole tiles.
+            let stage = if linear { method.stage().waves.unwrap().blocks_of.stage() } else { method.stage() };
+            let walked = Probe {
+                grid: launch.grid,
+                block: launch.block,
+                shared_bytes: launch.shared_bytes,
+                dims: (m32, n32, k32),
+                addresses: BASE,
+                sms,
+                linear,
+                warp_tile: stage.warp_tile,
+                guarded: stage.bounds == Bounds::Guarded,
+            };
+            for (bx, by) in (0..launch.grid.1).flat_map(|by| (0..launch.grid.0).map(move |bx| (bx, by))) {
+                (stage.footprint.stores)(&walked, (bx, by), &mut |row, col| {
+                    if row < m32 && col < n32 {
+                        hits[row_major(row as u64, col as u64, n as u64) as usize] += 1;
+                    } else {
+                        outside.push((row, col));
+                    }
+                });
             }
         }
+        prop_assert!(computed.iter().all(|&h| h == 1));
+        prop_assert!(outside.is_empty(), "stores outside C: {:?}", &outside[..outside.len().min(4)]);
         prop_assert!(hits.iter().all(|&h| h == 1));
     }
 

@@ -15,52 +15,56 @@
 //! `spread_streamk`, `spread_edge`, `skinny`, `thin` and `split_k` (with its 32-row and 32-column
 //! tiles), each with its stage's
 //! descriptor ([`Stage`]: kernels, tile, [`Bounds`], launch geometry, model replay, [`lesson`]
-//! shapes), its kernels' launch geometry and the tests of their plans; this module the one table of descriptors
-//! ([`Method::stage`]), the checks and plans every kernel shares, the library's choice and the
-//! CPU reference. [`Method`], [`choose`], the model, the lesson harness's registry, checks and
-//! benches and the property tests all read the table. The kernels' constants and index math are
-//! public once, at `coalesce_kernels::matmul`; this module re-exports only the kernel-crate types
-//! its own signatures use ([`WarpTile`], [`StreamK`]).
+//! shapes, [`footprint`]), its kernels' launch geometry, their replay in the transaction model
+//! (`replay`, over what the replays share in `crate::model::matmul`), their footprint for the
+//! index proofs (`footprint`) and the tests of their plans; this module the one table of
+//! descriptors ([`Method::stage`]), the checks and plans every kernel shares, the library's
+//! choice and the CPU reference. [`Method`], [`choose`], the model, the lesson harness's
+//! registry, checks and benches and the property tests all read the table. The kernels'
+//! constants and index math are public once, at `coalesce_kernels::matmul`; this module
+//! re-exports only the kernel-crate types its own signatures use ([`WarpTile`], [`StreamK`]).
 //!
 //! # Adding a stage
 //!
-//! A new stage `<id>` (its run id: its kernel `matmul_<id>` less the prefix) touches seven
-//! files: its own three, and a line or a few arms in four more, each of which the compiler or a
-//! test asks for.
+//! A new stage `<id>` (its run id: its kernel `matmul_<id>` less the prefix) touches four files:
+//! its own two, and a line or a few in two more, each of which the compiler or a test asks for.
 //! 1. `kernels-gpu/src/matmul/<id>.rs`, new: its kernels, declared with `kernel!` (built into
 //!    `host/ptx/` by `cargo xtask build-ptx --refresh`), their device code and index math;
 //! 2. `kernels-gpu/src/matmul/mod.rs`: `mod <id>; pub use <id>::*;`, which the host's imports of
 //!    its kernel handles need;
-//! 3. `host/src/model/matmul/<id>.rs`, new: the replay of its warps, the `REPLAY` its descriptor
-//!    names;
-//! 4. `host/src/model/matmul/mod.rs`: `pub(crate) mod <id>;`, which that import needs;
-//! 5. `host/src/matmul/<id>.rs`, new: its launch geometry and its descriptor, a [`Stage`] with
-//!    every field given, its [`lesson`] shapes among them ([`Bounds`] has no default: an
-//!    unguarded kernel is [`Bounds::WholeTiles`] of its tile, which [`validate`] then enforces);
-//! 6. this module: `mod <id>;`, a variant of [`Method`] (the id in CamelCase) and the line
+//! 3. `host/src/matmul/<id>.rs`, new: its launch geometry, its replay (a `Replay` of its warps
+//!    for the model), its footprint (a [`footprint::Footprint`] that walks its kernels' own index
+//!    functions and guards for the index proofs) and its descriptor, a [`Stage`] with every field
+//!    given: those two, its [`lesson`] shapes and its [`Bounds`] among them ([`Bounds`] has no
+//!    default: an unguarded kernel is [`Bounds::WholeTiles`] of its tile, which [`validate`] then
+//!    enforces); an earlier stage's launch, replay or footprint it shares is imported from that
+//!    stage's file;
+//! 4. this module: `mod <id>;`, a variant of [`Method`] (the id in CamelCase) and the line
 //!    `<id>::STAGE` in the table (`STAGES`), both in teaching order (`Method::ALL` does not
-//!    compile while the two orders differ);
-//! 7. `host/tests/props_matmul.rs`: the new kernel's arms in the exhaustive matches of the index
-//!    proofs (`check_band`, `bands_tile_c_exactly_once`, `small_launches_write_every_element_once`),
-//!    which do not compile until it has them.
+//!    compile while the two orders differ).
 //!
 //! The registry row, the checks, the benches (a [`Bench::Shapes`] list labels its own runs), the
-//! model's lookup and the property tests' strategies follow from the table. A test
+//! model's lookup and the property tests (their strategies, and the index proofs through each
+//! stage's footprint) follow from the table: nothing else names a stage. A test
 //! (`every_matmul_kernel_has_a_descriptor`) fails while a `matmul_*` kernel of the PTX has no
 //! descriptor, and a descriptor left out of the table is dead code, which clippy refuses.
 use std::ops::Range;
 
-use crate::buffer::{DeviceRead, DeviceWrite};
-use crate::error::{Error, Result, aligned16, dim32, exactly, in_range};
+use crate::buffer::{DeviceRead, DeviceViewMut, DeviceWrite};
+use crate::error::{Error, Result, aligned16, dim32, exactly, in_range, product};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Kernel, Launch, Out};
-use crate::model::matmul::Replay;
+use crate::model::matmul::{Replay, Replayed, counts};
+use crate::model::{Counts, fake_slice, no_replay};
 use coalesce_kernels::matmul::{SKINNY_ROWS, THIN_COLS, WARPTILE, WARPTILE_ASYNC, band_rows, matmul_warptile_sm90};
 pub use coalesce_kernels::matmul::{StreamK, WarpTile};
 
 // One file a stage (teaching order in the module docs), each with its descriptor.
 mod cp_async;
 mod warptile_async;
+// What the index proofs walk: data for `host/tests/props_matmul.rs`, not the library's API.
+#[doc(hidden)]
+pub mod footprint;
 // The lesson harness's shapes and summaries: data for `coalesce-benches`, not the library's API.
 #[doc(hidden)]
 pub mod lesson;
@@ -77,6 +81,7 @@ mod warptile;
 mod warptile_spread;
 mod warptile_streamk;
 
+use footprint::Footprint;
 pub use lesson::{Bench, Lesson};
 pub use split_k::{SPLIT_K_FROM, split_k_pays, split_k_stage};
 pub use warptile_streamk::{stream_k, stream_k_pays};
@@ -218,6 +223,9 @@ pub struct Stage {
     launch: fn(&Stage, u32, u32, u32) -> Launch,
     /// How the model replays its launches.
     pub(crate) replay: Replay,
+    /// What its kernels' threads touch, for the index proofs.
+    #[doc(hidden)]
+    pub footprint: Footprint,
     /// What the lesson harness runs it at.
     #[doc(hidden)]
     pub lesson: Lesson,
@@ -602,6 +610,41 @@ pub fn matmul(
     run(gpu, choose(a, b, c, shape, gpu.multiprocessors(), sm90), a, b, c, shape)
 }
 
+/// What Nsight Compute counts for the `m × n × k` multiply with `method`, one band (at most
+/// [`Method::band_rows`] rows), its launches together (stream-K's two summed): the transaction
+/// model ([`crate::model`]) replays each launch's kernel from its SASS, with its stage's replay.
+/// Errors as [`plan`] (a whole-tiles-only method refuses other shapes).
+pub fn model(method: Method, (m, n, k): (usize, usize, usize), sms: u32) -> Result<Counts> {
+    let a: DeviceViewMut<'static, f32> = fake_slice(0, product("matmul m * k", m, k)?);
+    let b: DeviceViewMut<'static, f32> = fake_slice(1, product("matmul k * n", k, n)?);
+    let mut c: DeviceViewMut<'static, f32> = fake_slice(2, product("matmul m * n", m, n)?);
+    let mut total = Counts::default();
+    plan(method, &a, &b, &mut c, (m, n, k), sms, |call| {
+        total = total.plus(&replay(&call)?)?;
+        Ok(())
+    })?;
+    Ok(total)
+}
+
+/// Counts of a planned launch: its kernel's stage found in the table (stream-K's whole waves: the
+/// blocks of the stage they run, each taking the tile of its linear id), replayed by the model.
+fn replay(call: &Call<'_, MatmulSig>) -> Result<Counts> {
+    let kernel = call.kernel();
+    let (stage, linear) = Method::ALL
+        .iter()
+        .map(|method| method.stage())
+        .find_map(|stage| match stage.waves {
+            _ if stage.kernel == kernel => Some((stage, false)),
+            Some(waves) if waves.kernel == kernel => Some((waves.blocks_of.stage(), true)),
+            _ => None,
+        })
+        .ok_or_else(|| no_replay(kernel.name()))?;
+    let &(a, b, ref c, m, n, k) = call.args();
+    let guarded = matches!(stage.bounds, Bounds::Guarded);
+    let replayed = Replayed { replay: &stage.replay, warp_tile: stage.warp_tile, guarded, linear };
+    counts(kernel, call.launch(), (a.address(), b.address(), c.address()), (m, n, k), replayed)
+}
+
 /// Float64 CPU reference (row-major, i-k-j order so the inner loop streams rows of B). Errors:
 /// [`Error::OutOfRange`] if `m * k`, `k * n` or `m * n` passes `usize`,
 /// [`Error::LengthMismatch`] unless `a` holds exactly `m * k` floats and `b` `k * n`,
@@ -720,7 +763,10 @@ mod tests {
         let entries = crate::gpu::ptx_entries(crate::PTX).chain(crate::gpu::ptx_entries(crate::PTX_SM90));
         let mut seen = 0;
         for entry in entries.filter(|e| e.starts_with("matmul_")) {
-            assert!(described.contains(&entry), "{entry} has no stage descriptor (host/src/matmul/mod.rs: STAGES)");
+            assert!(
+                described.contains(&entry),
+                "{entry} has no stage descriptor: host/src/matmul/<id>.rs and its line in STAGES (host/src/matmul/mod.rs, \"Adding a stage\")"
+            );
             seen += 1;
         }
         assert!(seen >= described.len(), "every described kernel is built");

@@ -2,11 +2,12 @@
 //! The same transactions; their latency overlaps the FMAs, for two more registers a thread.
 //!
 //! The host side: `tiled`'s launch, unchanged.
+//!
+//! Below the launch: the model's replay of its kernel (`replay`); its footprint is `tiled`'s.
 
 use super::lesson::{Bench, CHECK_SHAPES, Lesson};
 use super::{Bounds, Method, Stage};
 use crate::launch::Launch;
-use crate::model::matmul::prefetch::REPLAY;
 use coalesce_kernels::matmul::{TILE, matmul_prefetch};
 
 /// Stage 3's descriptor.
@@ -18,7 +19,8 @@ pub(super) const STAGE: Stage = Stage {
     bounds: Bounds::Guarded,
     block_rows: TILE,
     launch: |_, m, n, _| launch(m, n),
-    replay: REPLAY,
+    replay: replay::REPLAY,
+    footprint: super::tiled::footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "tiles with the next one loaded into registers during compute",
         bench: Bench::Fixed,
@@ -29,6 +31,37 @@ pub(super) const STAGE: Stage = Stage {
 /// [`super::tiled::launch`]: the prefetch changes the order of the loads, not the blocks.
 pub(super) const fn launch(m: u32, n: u32) -> Launch {
     super::tiled::launch(m, n)
+}
+
+mod replay {
+    //! The model's replay of the stage's launches (what the replays share:
+    //! `crate::model::matmul`).
+    //!
+    //! SASS (sm_90):
+    //! - `matmul_prefetch`: `matmul_tiled`'s (see `tiled`): the prefetching kernel issues the same
+    //!   loads in another order, which none of these counters sees.
+
+    use crate::error::Result;
+    use crate::matmul::tiled::replay::tiled_warp;
+    use crate::model::matmul::{Blocks, Launched, Replay};
+    use crate::model::{Model, Warp};
+    use coalesce_kernels::matmul::{TILE, tiled_coords};
+
+    /// One warp of `matmul_prefetch`: counted as `matmul_tiled`'s (module docs).
+    fn prefetch_warp(model: &mut Model, l: &Launched, w: &Warp) -> Result<()> {
+        tiled_warp(model, l, w)?;
+        Ok(())
+    }
+
+    /// Stage 3's replay: `tiled`'s blocks.
+    pub(crate) const REPLAY: Replay = Replay {
+        blocks: Some(Blocks {
+            tile: |_| (TILE, TILE, TILE),
+            origin: |_, (bx, by)| Ok(tiled_coords(bx, by, 0, 0)),
+            warp: |model, l, _, w| prefetch_warp(model, l, w),
+        }),
+        row: None,
+    };
 }
 
 #[cfg(test)]

@@ -5,11 +5,13 @@
 //!
 //! The host side: the launches, and when [`matmul`](super::matmul) takes which
 //! ([`split_k_pays`]).
+//!
+//! Below the launches: the model's replay of their kernels (`replay`) and their footprint for the
+//! index proofs (`footprint`).
 
 use super::lesson::{Bench, CHECK_SHAPES, EDGE_EXTRA_SHAPES, Lesson};
 use super::{Bounds, Method, Stage};
 use crate::launch::Launch;
-use crate::model::matmul::split_k::{REPLAY, TALL_REPLAY, WIDE_REPLAY};
 use coalesce_kernels::matmul::{
     SPLIT_K, SPLIT_K_TALL, SPLIT_K_WIDE, SplitK, SplitKTile, matmul_split_k, matmul_split_k_tall, matmul_split_k_wide,
 };
@@ -37,7 +39,8 @@ pub(super) const STAGE: Stage = Stage {
     bounds: Bounds::Guarded,
     block_rows: SPLIT_K.cfg.bm,
     launch: |_, m, n, sms| launch(SPLIT_K, m, n, sms),
-    replay: REPLAY,
+    replay: replay::REPLAY,
+    footprint: footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "warptile_small's guarded tiles, each tile's k cut into up to 8 ranges a block each; the last block adds the partials in order (sm_90)",
         // The squares whose 64 × 128 grids leave most of an H100 idle, 1024³ (cut two ways), and
@@ -68,7 +71,8 @@ pub(super) const WIDE_STAGE: Stage = Stage {
     bounds: Bounds::Guarded,
     block_rows: SPLIT_K_WIDE.cfg.bm,
     launch: |_, m, n, sms| launch(SPLIT_K_WIDE, m, n, sms),
-    replay: WIDE_REPLAY,
+    replay: replay::WIDE_REPLAY,
+    footprint: footprint::WIDE_FOOTPRINT,
     lesson: Lesson {
         summary: "split_k on 32 x 128 tiles, 4 x 8 sums a thread, 4 blocks a multiprocessor, k cut up to 16 ways: no rows past m = 32 multiplied (sm_90)",
         bench: Bench::Shapes {
@@ -88,7 +92,8 @@ pub(super) const TALL_STAGE: Stage = Stage {
     bounds: Bounds::Guarded,
     block_rows: SPLIT_K_TALL.cfg.bm,
     launch: |_, m, n, sms| launch(SPLIT_K_TALL, m, n, sms),
-    replay: TALL_REPLAY,
+    replay: replay::TALL_REPLAY,
+    footprint: footprint::TALL_FOOTPRINT,
     lesson: Lesson {
         summary: "split_k on 128 x 32 tiles, 8 x 4 sums a thread, 4 blocks a multiprocessor, k cut up to 16 ways: no columns past n = 32 multiplied (sm_90)",
         bench: Bench::Shapes {
@@ -136,6 +141,217 @@ pub const fn split_k_pays(m: u32, n: u32, k: u32, sms: u32) -> Option<Method> {
         Some(method)
     } else {
         None
+    }
+}
+
+mod replay {
+    //! The model's replay of the stage's launches (what the replays share:
+    //! `crate::model::matmul`).
+    //!
+    //! SASS (sm_90, the Hopper module):
+    //! - `matmul_split_k`: `matmul_warptile_edge`'s k loop over the block's k range of the 64 × 128
+    //!   tile, its whole k tiles read as `LDG.E.128` where rows start on 16-byte boundaries
+    //!   (`mm_vectors`; B's only by the lanes whose 4 columns are inside n); then 16 `STG.E.128` of
+    //!   its sums into the workspace (`split_k_slot`: a warp's 32 lanes 512 contiguous bytes), one
+    //!   `ATOMG.ADD` of thread 0, and on the tile's last block 16 `LDG.E.128` (`ld.global.cg`) for
+    //!   each other split's partial, then C's floats as `matmul_warptile_edge` stores them (64
+    //!   `STG.E`, guarded). Which block of a tile arrives last depends on timing; the replay takes
+    //!   the last split's, the same counts as any other's. With one split (tiles that fill the GPU)
+    //!   a block stores its tile as `matmul_warptile_edge` does.
+    //! - `matmul_split_k_wide` and `matmul_split_k_tall` (stages 15 and 16): the same on 32 × 128
+    //!   and 128 × 32 tiles, 8 `STG.E.128` of sums a thread, and the last block loads the partials
+    //!   two splits at a time (`split_k_group`), its own read back too.
+
+    use crate::error::Result;
+    use crate::launch::Launch;
+    use crate::matmul::warptile::replay::{store_c_vectors, warptile_k_loop};
+    use crate::model::matmul::{Launched, Replay};
+    use crate::model::{Model, block_warps};
+    use coalesce_kernels::matmul::{
+        SPLIT_K, SPLIT_K_TALL, SPLIT_K_WIDE, SplitK, SplitKTile, split_k_group, split_k_slot,
+    };
+
+    /// A made-up address for the split-K kernel's workspace and tickets (module globals, no buffers
+    /// of the call).
+    const WORKSPACE_ADDRESS: u64 = 0x7100_0000_0000;
+    const TICKETS_ADDRESS: u64 = 0x7200_0000_0000;
+
+    /// Counts of a split-K launch of `tile` (the schedule its grid gives): every block's warps
+    /// replayed.
+    fn split_k_counts(model: &mut Model, l: &Launched, launch: &Launch, tile: SplitKTile) -> Result<()> {
+        let (workspace, tickets) = (model.buffer(WORKSPACE_ADDRESS), model.buffer(TICKETS_ADDRESS));
+        let cfg = tile.cfg;
+        let sk = SplitK::of_grid(cfg, l.n, launch.grid);
+        // Whether the last block reads its own partial back too (it loads splits in groups).
+        let own = u32::from(split_k_group(cfg) > 1);
+        let (gx, gy) = sk.grid();
+        for by in 0..gy {
+            for bx in 0..gx {
+                let (tx, z) = sk.block(bx);
+                let tile = sk.tile(tx, by);
+                let origin = cfg.block_origin(tx, by);
+                let (first, end) = sk.walked(z, l.k);
+                for w in block_warps(launch, (bx, by)) {
+                    let t = |lane| w.thread(lane).0;
+                    warptile_k_loop(model, l, &w, (cfg, true, l.vectors), origin, first..end)?;
+                    // One split: the tile stored as the guarded warp tile stores it.
+                    if sk.splits == 1 {
+                        store_c_vectors(model, l, &w, cfg, origin, true)?;
+                        continue;
+                    }
+                    let slots = |model: &mut Model, split: u32, store: bool| -> Result<()> {
+                        for i in 0..cfg.tm {
+                            for h in 0..cfg.tn / 4 {
+                                let at =
+                                    |lane| 4 * (sk.partial(tile, split) + u64::from(split_k_slot(cfg, t(lane), i, h)));
+                                if store {
+                                    model.store(workspace, 16, w.lanes, at)?;
+                                } else {
+                                    model.load(workspace, 16, w.lanes, at)?;
+                                }
+                            }
+                        }
+                        Ok(())
+                    };
+                    slots(model, z, true)?;
+                    if w.thread(0).0 == 0 {
+                        model.atomic(tickets, 4 * u64::from(tile))?;
+                    }
+                    if z + 1 == sk.splits {
+                        for split in 0..z + own {
+                            slots(model, split, false)?;
+                        }
+                        if w.thread(0).0 == 0 {
+                            model.store(tickets, 4, 1, |_| 4 * u64::from(tile))?;
+                        }
+                        store_c_vectors(model, l, &w, cfg, origin, true)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Stage 14's replay: its whole launch, block by block.
+    pub(crate) const REPLAY: Replay =
+        Replay { blocks: None, row: Some(|model, l, launch| split_k_counts(model, l, launch, SPLIT_K)) };
+
+    /// Stage 15's replay (32 × 128 tiles).
+    pub(crate) const WIDE_REPLAY: Replay =
+        Replay { blocks: None, row: Some(|model, l, launch| split_k_counts(model, l, launch, SPLIT_K_WIDE)) };
+
+    /// Stage 16's replay (128 × 32 tiles).
+    pub(crate) const TALL_REPLAY: Replay =
+        Replay { blocks: None, row: Some(|model, l, launch| split_k_counts(model, l, launch, SPLIT_K_TALL)) };
+}
+
+/// What split-K's threads touch: the guarded warp tile's k loop over the block's k range, its
+/// partial into the workspace, and on a tile's last block C, inside only.
+mod footprint {
+    use crate::matmul::footprint::{
+        Footprint, Matrix, Probe, Store, Touch, Walked, ensure, ensure_eq, salt, thread_cells, tile_cells,
+    };
+    use coalesce_kernels::matmul::{
+        SPLIT_K, SPLIT_K_TALL, SPLIT_K_TICKETS, SPLIT_K_WIDE, SPLIT_K_WORKSPACE_FLOATS, SplitK, SplitKTile, row_major,
+        split_k_slot,
+    };
+
+    pub(crate) const FOOTPRINT: Footprint = Footprint {
+        launch: |p, _| launch(SPLIT_K, p),
+        block: |p, b, probe, touch| block(SPLIT_K, p, b, probe, touch),
+        stores: |p, b, store| stores(SPLIT_K, p, b, store),
+    };
+    pub(crate) const WIDE_FOOTPRINT: Footprint = Footprint {
+        launch: |p, _| launch(SPLIT_K_WIDE, p),
+        block: |p, b, probe, touch| block(SPLIT_K_WIDE, p, b, probe, touch),
+        stores: |p, b, store| stores(SPLIT_K_WIDE, p, b, store),
+    };
+    pub(crate) const TALL_FOOTPRINT: Footprint = Footprint {
+        launch: |p, _| launch(SPLIT_K_TALL, p),
+        block: |p, b, probe, touch| block(SPLIT_K_TALL, p, b, probe, touch),
+        stores: |p, b, store| stores(SPLIT_K_TALL, p, b, store),
+    };
+
+    /// The grid is the schedule's of `tile`, which the kernel reads back from it.
+    fn launch(tile: SplitKTile, p: &Probe) -> Walked {
+        let (m, n, _) = p.dims;
+        let sk = SplitK::of(tile, m, n, p.sms);
+        ensure_eq!(p.grid, sk.grid());
+        ensure_eq!(SplitK::of_grid(tile.cfg, n, p.grid), sk);
+        ensure!(sk.fits() || sk.splits == 1);
+        ensure_eq!(p.shared_bytes, tile.cfg.shared_bytes());
+        Ok(())
+    }
+
+    /// Only a tile's last block stores, and every tile has one.
+    fn stores(tile: SplitKTile, p: &Probe, (bx, by): (u32, u32), store: Store<'_>) {
+        let (cfg, (m, n, _)) = (tile.cfg, p.dims);
+        let sk = SplitK::of_grid(cfg, n, p.grid);
+        let (tx, z) = sk.block(bx);
+        if z + 1 == sk.splits {
+            for (row, col) in tile_cells(cfg, cfg.block_origin(tx, by)) {
+                if row < m && col < n {
+                    store(row, col);
+                }
+            }
+        }
+    }
+
+    /// Threads at the warps' edges and one more, at the range's first and last k tiles (the
+    /// guarded warp tile's loads), then the thread's slots of the workspace and its outputs.
+    fn block(tile: SplitKTile, p: &Probe, (bx, by): (u32, u32), probe: u64, touch: Touch<'_>) -> Walked {
+        let cfg = tile.cfg;
+        let (m, n, k) = p.dims;
+        let (n64, k64) = (u64::from(n), u64::from(k));
+        let sk = SplitK::of(tile, m, n, p.sms);
+        let r = salt(probe, (bx, by));
+        let (tx, z) = sk.block(bx);
+        ensure!(tx < sk.tiles_x && z < sk.splits);
+        let (first, end) = sk.walked(z, k);
+        let (row0, col0) = cfg.block_origin(tx, by);
+        ensure!(row0 < m && col0 < n);
+        if sk.fits() {
+            ensure!(
+                sk.partial(sk.tile(tx, by), z) + u64::from(tile.tile_floats()) <= u64::from(SPLIT_K_WORKSPACE_FLOATS)
+            );
+            ensure!(sk.tile(tx, by) < SPLIT_K_TICKETS);
+        }
+        let threads = cfg.threads();
+        for t in [0, 1, 31, 32, threads - 1, (r % u64::from(threads)) as u32] {
+            for kt in [first, end.saturating_sub(1).max(first)] {
+                let kt64 = u64::from(kt) * u64::from(cfg.bk);
+                for v in 0..cfg.a_vectors() {
+                    let at = cfg.a_load(t, v);
+                    let row = u64::from(cfg.a_src_row(row0, at, m, true));
+                    for j in 0..4u64 {
+                        if kt64 + u64::from(at.1) + j < k64 {
+                            touch(Matrix::A, row_major(row, kt64 + u64::from(at.1) + j, k64), 1)?;
+                        }
+                    }
+                }
+                for v in 0..cfg.b_vectors() {
+                    let bt = cfg.b_load(t, v);
+                    let kr = kt64 + u64::from(bt.0);
+                    if kr < k64 {
+                        for j in 0..4 {
+                            let col = u64::from(cfg.b_src_col(col0, bt, j, n, true));
+                            touch(Matrix::B, row_major(kr, col, n64), 1)?;
+                        }
+                    }
+                }
+            }
+            for i in 0..cfg.tm {
+                for h in 0..cfg.tn / 4 {
+                    ensure!(split_k_slot(cfg, t, i, h) + 4 <= tile.tile_floats());
+                }
+            }
+            for (row, col) in thread_cells(cfg, t, (row0, col0)) {
+                if row < m && col < n {
+                    touch(Matrix::C, row_major(row.into(), col.into(), n64), 1)?;
+                }
+            }
+        }
+        Ok(())
     }
 }
 

@@ -3,12 +3,14 @@
 //!
 //! The host side: stream-K's two launches ([`super::warptile_streamk`]'s schedule) with the spread
 //! ring's kernels and blocks.
+//!
+//! Below the launch: the model's replay of its row (`replay`); its footprint is
+//! `warptile_streamk`'s.
 
 use super::lesson::{Bench, Lesson, STREAMK_SHAPES};
 use super::warptile_streamk::row_launch;
 use super::{Bounds, Method, Stage, Waves};
 use crate::launch::Launch;
-use crate::model::matmul::warptile_streamk::SPREAD_REPLAY;
 use coalesce_kernels::matmul::{WARPTILE_ASYNC, matmul_spread_streamk, matmul_spread_streamk_waves};
 
 /// Sizes the spread ring's stream-K is swept over: stream-K's, and 2048³ (128 tiles, one wave
@@ -26,7 +28,8 @@ pub(super) const STAGE: Stage = Stage {
     bounds: Bounds::tiles_of(WARPTILE_ASYNC),
     block_rows: WARPTILE_ASYNC.bm,
     launch: |_, m, n, sms| launch(m, n, sms),
-    replay: SPREAD_REPLAY,
+    replay: replay::REPLAY,
+    footprint: super::warptile_streamk::footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "stream-K over warptile_spread's k loop: whole waves, then one row shares the rest (sm_90)",
         bench: SPREAD_STREAMK_SIZES,
@@ -37,6 +40,28 @@ pub(super) const STAGE: Stage = Stage {
 /// The shared row's launch: `warptile_spread`'s blocks on the row grid.
 pub(super) const fn launch(m: u32, n: u32, sms: u32) -> Launch {
     row_launch(m, n, sms, super::warptile_spread::launch(m, n))
+}
+
+mod replay {
+    //! The model's replay of the stage's launches: stage 8's row (`warptile_streamk`'s
+    //! `stream_k_counts`) over the spread ring's k loop; its whole waves are `warptile_spread`'s
+    //! blocks.
+
+    use crate::matmul::warptile_spread::replay::spread_k_loop_warp;
+    use crate::matmul::warptile_streamk::replay::stream_k_counts;
+    use crate::model::matmul::Replay;
+    use coalesce_kernels::matmul::{StreamK, WARPTILE_ASYNC, WTS_STAGES};
+
+    /// Stage 10's replay: its row, segment by segment through the spread ring.
+    pub(crate) const REPLAY: Replay = Replay {
+        blocks: None,
+        row: Some(|model, l, launch| {
+            let sk = StreamK::of(l.m, l.n, l.k, launch.grid.0, false);
+            stream_k_counts(model, l, launch, sk, |model, l, w, origin, ks| {
+                spread_k_loop_warp(model, l, w, (WARPTILE_ASYNC, WTS_STAGES), origin, ks)
+            })
+        }),
+    };
 }
 
 #[cfg(test)]

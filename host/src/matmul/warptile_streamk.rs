@@ -2,11 +2,13 @@
 //! 4096² on 132 SMs: the last wave takes 0.88 of a tile time, not 1; a C tile read + write a cut.
 //!
 //! The host side: the schedule on a GPU of a given size, when it pays, and its two launches.
+//!
+//! Below the launch: the model's replay of its kernels (`replay`) and their footprint for the
+//! index proofs (`footprint`).
 
 use super::lesson::{Bench, Lesson, STREAMK_SHAPES};
 use super::{Bounds, MatmulSig, Method, Stage, Waves};
 use crate::launch::{Kernel, Launch};
-use crate::model::matmul::warptile_streamk::REPLAY;
 use coalesce_kernels::launch::MAX_GRID_Y;
 use coalesce_kernels::matmul::{
     SK_MAX_WAVE, StreamK, WARPTILE_ASYNC, matmul_warptile_streamk, matmul_warptile_streamk_waves,
@@ -26,7 +28,8 @@ pub(super) const STAGE: Stage = Stage {
     bounds: Bounds::tiles_of(WARPTILE_ASYNC),
     block_rows: WARPTILE_ASYNC.bm,
     launch: |_, m, n, sms| launch(m, n, sms),
-    replay: REPLAY,
+    replay: replay::REPLAY,
+    footprint: footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "warptile_async over the whole waves by linear block id, then one row shares the rest by k iteration (sm_90)",
         bench: STREAMK_SIZES,
@@ -96,6 +99,166 @@ pub(super) fn launches_of(
     let sk = schedule(m, n, sms, edge);
     let waves = (whole, Launch { grid: sk.whole_grid(), ..row_launch });
     [(sk.waves > 0).then_some(waves), (sk.sk_tiles() > 0).then_some((row, row_launch))]
+}
+
+pub(super) mod replay {
+    //! The model's replay of the stage's launches (what the replays share:
+    //! `crate::model::matmul`).
+    //!
+    //! SASS (sm_90, the Hopper module):
+    //! - `matmul_warptile_streamk`: `warptile_async`'s k loop for each segment of a block's range, the
+    //!   flag handshake of thread 0, and 16-byte loads of C before a cut tile's stores.
+
+    use crate::error::Result;
+    use crate::launch::Launch;
+    use crate::matmul::warptile::replay::store_c_vectors;
+    use crate::matmul::warptile_async::replay::async_k_loop_warp;
+    use crate::model::matmul::{Launched, Replay, tile_origin};
+    use crate::model::{Model, Warp, block_warps};
+    use coalesce_kernels::matmul::{StreamK, WARPTILE_ASYNC, WTA_STAGES, WarpTile, row_major};
+
+    /// One warp's k loop over k tiles `(kt0, kt1)` of the block tile at `origin`: what a stream-K
+    /// row runs for each segment.
+    pub(crate) type KLoop = fn(&mut Model, &Launched, &Warp, (u32, u32), (u32, u32)) -> Result<()>;
+
+    /// Counts of a stream-K row on schedule `sk` (its grid's, [`StreamK`]): each block is
+    /// replayed segment by segment, as the kernel's `warptile_streamk` runs them: the k loop, the
+    /// wait for the previous block (one `ld.acquire` of thread 0: a spin past the first read is not
+    /// counted, it depends on timing) and its flag cleared (a store), the partial sums read back
+    /// from C (`ld.global.cg`, 16 bytes a 4 accumulators), C stored, and the flag set for the next
+    /// block (a store). The whole waves before it are a launch of their own
+    /// (`matmul_warptile_streamk_waves`, counted as the async kernel). The k loop is `k_loop`:
+    /// the async ring's here, the spread ring's in stage 10 (`matmul_spread_streamk`).
+    pub(crate) fn stream_k_counts(
+        model: &mut Model,
+        l: &Launched,
+        launch: &Launch,
+        sk: StreamK,
+        k_loop: KLoop,
+    ) -> Result<()> {
+        let cfg = WARPTILE_ASYNC;
+        let flags = model.buffer(FLAGS_ADDRESS);
+        for x in 0..sk.wave {
+            let mut u = 0;
+            while let Some((tile, k0, k1)) = sk.segment(x, u) {
+                let origin = tile_origin(sk, tile)?;
+                for w in block_warps(launch, (x, 0)) {
+                    k_loop(model, l, &w, origin, (k0, k1))?;
+                    let first = w.thread(0).0 == 0;
+                    if k0 > 0 {
+                        if first {
+                            model.load(flags, 4, 1, |_| 0)?;
+                            model.store(flags, 4, 1, |_| 0)?;
+                        }
+                        load_c_vectors(model, l, &w, cfg, origin)?;
+                    }
+                    store_c_vectors(model, l, &w, cfg, origin, false)?;
+                    if k1 < sk.iters && first {
+                        model.store(flags, 4, 1, |_| 0)?;
+                    }
+                }
+                u += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// A made-up address for the stream-K kernel's flags (a module global, no buffer of the call).
+    pub(crate) const FLAGS_ADDRESS: u64 = 0x7000_0000_0000;
+
+    /// The 16-byte reads of C before a partial tile is added to it (`store_tile` with `add`).
+    fn load_c_vectors(
+        model: &mut Model,
+        l: &Launched,
+        w: &Warp,
+        cfg: WarpTile,
+        (row0, col0): (u32, u32),
+    ) -> Result<()> {
+        let t = |lane| w.thread(lane).0;
+        for i in 0..cfg.tm {
+            for h in 0..cfg.tn / 4 {
+                model.load(l.c, 16, w.lanes, |lane| {
+                    4 * row_major(
+                        (row0 + cfg.out_row(t(lane), i)).into(),
+                        (col0 + cfg.out_col(t(lane), h)).into(),
+                        l.n.into(),
+                    )
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Stage 8's replay: the shared row (its whole waves are `warptile_async`'s blocks, replayed as
+    /// that stage's).
+    pub(crate) const REPLAY: Replay = Replay {
+        blocks: None,
+        row: Some(|model, l, launch| {
+            let sk = StreamK::of(l.m, l.n, l.k, launch.grid.0, false);
+            stream_k_counts(model, l, launch, sk, |model, l, w, origin, ks| {
+                async_k_loop_warp(model, l, w, (WARPTILE_ASYNC, WTA_STAGES), origin, ks)
+            })
+        }),
+    };
+}
+
+/// What stream-K's shared row touches (`spread_streamk`'s too): the tiles its schedule hands
+/// out. The k loop and the stores inside a tile are its whole waves' kernel's, walked as that
+/// stage's ([`Waves::blocks_of`]).
+pub(super) mod footprint {
+    use super::stream_k;
+    use crate::matmul::footprint::{Footprint, Matrix, Probe, Touch, Walked, ensure, ensure_eq, tile_cells};
+    use coalesce_kernels::matmul::{StreamK, WARPTILE_ASYNC, row_major};
+
+    pub(crate) const FOOTPRINT: Footprint = Footprint {
+        launch,
+        block: |_, _, _, _| Ok(()),
+        stores: |p, (x, _), store| {
+            // The row's schedule from its grid, as the kernel forms it: a tile's last segment
+            // stores it.
+            let (m, n, k) = p.dims;
+            let sk = StreamK::of(m, n, k, p.grid.0, false);
+            let mut u = 0;
+            while let Some((tile, _, k1)) = sk.segment(x, u) {
+                if k1 == sk.iters {
+                    let origin = sk.origin(tile).expect("a tile of the schedule");
+                    tile_cells(WARPTILE_ASYNC, origin).for_each(|(row, col)| store(row, col));
+                }
+                u += 1;
+            }
+        },
+    };
+
+    /// The row is the host's schedule, and every tile it names is a whole tile of the band.
+    fn launch(p: &Probe, touch: Touch<'_>) -> Walked {
+        let (m, n, k) = p.dims;
+        let (n64, k64) = (u64::from(n), u64::from(k));
+        let cfg = WARPTILE_ASYNC;
+        let sk = stream_k(m, n, p.sms);
+        ensure_eq!(p.grid, sk.row_grid());
+        for address in [p.addresses.0, p.addresses.1, p.addresses.2] {
+            ensure_eq!(address % 16, 0);
+        }
+        let sk = StreamK { iters: k / cfg.bk, ..sk };
+        let mut tiles = Vec::new();
+        for x in 0..sk.wave {
+            let mut u = 0;
+            while let Some((tile, k0, k1)) = sk.segment(x, u) {
+                ensure!(k0 < k1 && k1 <= sk.iters);
+                tiles.push(tile);
+                u += 1;
+            }
+        }
+        for tile in tiles {
+            let (row0, col0) = sk.origin(tile).ok_or("a tile past the schedule's")?;
+            ensure!(row0 + cfg.bm <= m && col0 + cfg.bn <= n);
+            let (last_row, last_col) = (u64::from(row0 + cfg.bm - 1), u64::from(col0 + cfg.bn - 1));
+            touch(Matrix::C, row_major(last_row, last_col, n64), 1)?;
+            touch(Matrix::A, row_major(last_row, k64 - 1, k64), 1)?;
+        }
+        touch(Matrix::B, k64 * n64 - 1, 1)?;
+        Ok(())
+    }
 }
 
 #[cfg(test)]

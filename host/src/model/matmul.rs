@@ -1,12 +1,12 @@
 //! Replays of the matrix multiplies in `kernels-gpu/src/matmul/`.
 //!
-//! One file a stage, named as the host's (teaching order: `naive`, `tiled`, `prefetch`,
-//! `cp_async`, `regblock`, `warptile`, `warptile_async`, `warptile_streamk`, `warptile_spread`,
-//! `spread_edge`, `skinny`, `thin`, `split_k` (stages 14 to 16); stage 10, `spread_streamk`, is
-//! `warptile_streamk`'s replay over `warptile_spread`'s loop), each replaying its
-//! kernels from their SASS (sm_90; the Hopper kernels from the Hopper module, the rest from the
-//! main one), saying what that SASS is, and giving the stage's descriptor its `Replay`; this
-//! module finds a launch's stage in the table of descriptors and holds what they share.
+//! Each stage's replay lives beside its launch, in its stage file (`host/src/matmul/<id>.rs`,
+//! its `replay` module: the descriptor's `Replay`), replaying its kernels from their SASS (sm_90;
+//! the Hopper kernels from the Hopper module, the rest from the main one) and saying what that
+//! SASS is; a stage replays with earlier stages' warps and loops where its kernels share them.
+//! This module finds a launch's stage in the table of descriptors and holds what the replays
+//! share: a launch's buffers (`Launched`), the shape of a replay (`Replay`, `Blocks`, `Cx`), the
+//! classes of uniform blocks and the tile stream below.
 //!
 //! Uniformity: a 4096³ multiply is 10^11 lane accesses, so each launch is replayed one block
 //! per *class* and the class's count multiplied by its number of blocks. A block's global
@@ -34,126 +34,119 @@
 //! an SM) reads 607 MB from DRAM, `warptile_async` (1 block of 128 × 256, the same 8.25 rows of
 //! tiles a wave if both blocks of an SM progressed) 342 MB; one block an SM at a time gives
 //! 624 and 347, both blocks at once 347 and 347.
-use crate::buffer::DeviceViewMut;
 use std::collections::BTreeMap;
 
-use super::{Buffer, Counts, Model, Op, Warp, block_warps, blocks, blocks_per_sm, fake_slice, lanes_where, no_replay};
-use crate::error::{Error, Result, product};
-use crate::launch::{Call, Launch};
-use crate::matmul::{MatmulSig, Method, Stage, plan};
+use super::{Buffer, Counts, Model, Op, Warp, block_warps, blocks, blocks_per_sm, lanes_where, no_replay};
+use crate::error::{Error, Result};
+use crate::launch::{Kernel, Launch};
 use coalesce_kernels::matmul::{StreamK, WarpTile, mm_vectors, row_major};
 
-// One file a stage (teaching order in the module docs), each with its `Replay`.
-pub(crate) mod cp_async;
-pub(crate) mod naive;
-pub(crate) mod prefetch;
-pub(crate) mod regblock;
-pub(crate) mod skinny;
-pub(crate) mod split_k;
-pub(crate) mod spread_edge;
-pub(crate) mod thin;
-pub(crate) mod tiled;
-pub(crate) mod warptile;
-pub(crate) mod warptile_async;
-pub(crate) mod warptile_spread;
-pub(crate) mod warptile_streamk;
-
 /// Floats in a sector.
-const SECTOR_FLOATS: u64 = super::SECTOR_BYTES / 4;
+pub(crate) const SECTOR_FLOATS: u64 = super::SECTOR_BYTES / 4;
 /// Bytes in a sector, for the tile streams.
 const SECTOR: u64 = super::SECTOR_BYTES;
 
 /// The buffers and sizes of one launch.
-struct Launched {
-    a: Buffer,
-    b: Buffer,
-    c: Buffer,
-    m: u32,
-    n: u32,
-    k: u32,
+pub(crate) struct Launched {
+    pub(crate) a: Buffer,
+    pub(crate) b: Buffer,
+    pub(crate) c: Buffer,
+    pub(crate) m: u32,
+    pub(crate) n: u32,
+    pub(crate) k: u32,
     /// Whether A's and B's rows start on 16-byte boundaries (`mm_vectors`): split-K's guarded
     /// loads are vectors then.
-    vectors: bool,
+    pub(crate) vectors: bool,
 }
 
-/// How the model replays a stage's launches: the `replay` of its descriptor ([`Stage`]), defined
-/// in its model file.
+/// How the model replays a stage's launches: the `replay` of its descriptor
+/// (`crate::matmul::Stage`), defined in its stage file.
 pub(crate) struct Replay {
     /// Its blocks, class by class (`None` for a stream-K stage whose whole waves are another
-    /// stage's blocks: [`crate::matmul::Waves::blocks_of`]).
-    blocks: Option<Blocks>,
+    /// stage's blocks: `crate::matmul::Waves::blocks_of`).
+    pub(crate) blocks: Option<Blocks>,
     /// Stream-K's shared row, replayed whole: its own loads and stores are its trace.
-    row: Option<RowReplay>,
+    pub(crate) row: Option<RowReplay>,
 }
 
 /// Stream-K's shared row on its launch.
-type RowReplay = fn(&mut Model, &Launched, &Launch) -> Result<()>;
+pub(crate) type RowReplay = fn(&mut Model, &Launched, &Launch) -> Result<()>;
 /// The origin `(row, col)` of a block's tile.
-type Origin = fn(&Cx<'_>, (u32, u32)) -> Result<(u32, u32)>;
+pub(crate) type Origin = fn(&Cx<'_>, (u32, u32)) -> Result<(u32, u32)>;
 
 /// The replay of a launch's blocks (module docs: one block a class, then the tile stream).
-struct Blocks {
+pub(crate) struct Blocks {
     /// Rows and columns of C a block covers, and the columns of A (rows of B) a step of the tile
     /// stream reads.
-    tile: fn(&Cx<'_>) -> (u32, u32, u32),
+    pub(crate) tile: fn(&Cx<'_>) -> (u32, u32, u32),
     /// The origin `(row, col)` of block `(bx, by)`'s tile.
-    origin: Origin,
+    pub(crate) origin: Origin,
     /// One warp of a block.
-    warp: fn(&mut Model, &Launched, &Cx<'_>, &Warp) -> Result<()>,
+    pub(crate) warp: fn(&mut Model, &Launched, &Cx<'_>, &Warp) -> Result<()>,
 }
 
 /// What a block's replay knows of its launch.
-struct Cx<'a> {
-    /// The stage whose blocks these are.
-    stage: &'static Stage,
-    launch: &'a Launch,
-    m: u32,
-    n: u32,
-    k: u32,
+pub(crate) struct Cx<'a> {
+    /// The shape of the stage whose blocks these are, if warp-tiled.
+    pub(crate) warp_tile: Option<WarpTile>,
+    /// Whether the stage's kernels guard every access (its descriptor's bounds).
+    pub(crate) guarded: bool,
+    pub(crate) launch: &'a Launch,
+    pub(crate) m: u32,
+    pub(crate) n: u32,
+    pub(crate) k: u32,
     /// Stream-K's whole waves: each block takes the tile of its linear id.
-    linear: bool,
+    pub(crate) linear: bool,
     /// The `cp.async` tiled kernel's copy width: the same for every block.
-    vectors: bool,
+    pub(crate) vectors: bool,
 }
 
 impl Cx<'_> {
     /// The shape of a warp-tiled stage.
-    fn tile(&self) -> WarpTile {
-        self.stage.warp_tile.expect("a warp-tiled stage")
+    pub(crate) fn tile(&self) -> WarpTile {
+        self.warp_tile.expect("a warp-tiled stage")
     }
 }
 
 /// A warp-tiled stage's block: its shape's tile, k a tile at a time.
-fn own_tile(cx: &Cx<'_>) -> (u32, u32, u32) {
+pub(crate) fn own_tile(cx: &Cx<'_>) -> (u32, u32, u32) {
     let cfg = cx.tile();
     (cfg.bm, cfg.bn, cfg.bk)
 }
 
-/// Counts of a planned matmul launch.
-pub fn matmul(call: &Call<'_, MatmulSig>) -> Result<Counts> {
-    let launch = call.launch();
-    let &(a, b, ref c, m, n, k) = call.args();
-    let kernel = call.kernel();
-    // A stage's own kernel, or stream-K's whole waves: the blocks of the stage they run, found
-    // by linear block id.
-    let (stage, linear) = Method::ALL
-        .iter()
-        .map(|method| method.stage())
-        .find_map(|stage| match stage.waves {
-            _ if stage.kernel == kernel => Some((stage, false)),
-            Some(waves) if waves.kernel == kernel => Some((waves.blocks_of.stage(), true)),
-            _ => None,
-        })
-        .ok_or_else(|| no_replay(kernel.name()))?;
+/// What one launch's replay takes of its stage's descriptor (the stage that `crate::matmul`
+/// finds for the launch's kernel in its table).
+#[derive(Clone, Copy)]
+pub(crate) struct Replayed {
+    /// The stage's replay.
+    pub(crate) replay: &'static Replay,
+    /// Its warp tile, if warp-tiled.
+    pub(crate) warp_tile: Option<WarpTile>,
+    /// Whether its kernels guard every access.
+    pub(crate) guarded: bool,
+    /// Stream-K's whole waves: the stage's blocks, each taking the tile of its linear id.
+    pub(crate) linear: bool,
+}
+
+/// Counts of a planned launch of a matmul kernel of `stage` (A, B and C at `addresses`, an
+/// `m × n × k` multiply).
+pub(crate) fn counts<S>(
+    kernel: Kernel<S>,
+    launch: Launch,
+    (a, b, c): (u64, u64, u64),
+    (m, n, k): (u32, u32, u32),
+    stage: Replayed,
+) -> Result<Counts> {
+    let linear = stage.linear;
     let mut model = Model::new();
     let l = Launched {
-        a: model.buffer(a.address()),
-        b: model.buffer(b.address()),
-        c: model.buffer(c.address()),
+        a: model.buffer(a),
+        b: model.buffer(b),
+        c: model.buffer(c),
         m,
         n,
         k,
-        vectors: mm_vectors(n, k, a.address(), b.address()),
+        vectors: mm_vectors(n, k, a, b),
     };
     if !linear && let Some(row) = stage.replay.row {
         row(&mut model, &l, &launch)?;
@@ -161,7 +154,16 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Result<Counts> {
         return Ok(model.counts());
     }
     let replay = stage.replay.blocks.as_ref().ok_or_else(|| no_replay(kernel.name()))?;
-    let cx = Cx { stage, launch: &launch, m, n, k, linear, vectors: mm_vectors(n, k, a.address(), b.address()) };
+    let cx = Cx {
+        warp_tile: stage.warp_tile,
+        guarded: stage.guarded,
+        launch: &launch,
+        m,
+        n,
+        k,
+        linear,
+        vectors: mm_vectors(n, k, a, b),
+    };
     // Origin `(row, col)` of a block and how many of its rows and columns are inside C.
     let (block_rows, block_cols, bk) = (replay.tile)(&cx);
     let origin = |block: (u32, u32)| (replay.origin)(&cx, block);
@@ -181,15 +183,7 @@ pub fn matmul(call: &Call<'_, MatmulSig>) -> Result<Counts> {
     let mut wavefronts = 0u64;
     for (block, count) in classes.into_values() {
         let mut one = Model::instructions_only();
-        let lb = Launched {
-            a: one.buffer(a.address()),
-            b: one.buffer(b.address()),
-            c: one.buffer(c.address()),
-            m,
-            n,
-            k,
-            vectors: cx.vectors,
-        };
+        let lb = Launched { a: one.buffer(a), b: one.buffer(b), c: one.buffer(c), m, n, k, vectors: cx.vectors };
         for w in block_warps(&launch, block) {
             (replay.warp)(&mut one, &lb, &cx, &w)?;
         }
@@ -226,7 +220,7 @@ fn blocks_at_once(per_sm: u32, fmas: u64, wavefronts: u64) -> u32 {
 /// The corner of tile `tile` of schedule `sk`: a tile the replay finds in the schedule
 /// ([`StreamK::segment`], a block of the whole waves) is one of its tiles, so this is an error
 /// only for a launch made by hand whose grid the schedule does not have.
-fn tile_origin(sk: StreamK, tile: u32) -> Result<(u32, u32)> {
+pub(crate) fn tile_origin(sk: StreamK, tile: u32) -> Result<(u32, u32)> {
     sk.origin(tile).ok_or_else(|| Error::OutOfRange {
         what: "stream-K tile",
         value: tile.into(),
@@ -304,7 +298,7 @@ fn tile_stream(
 
 /// The one-output-a-thread kernels' 4-byte `STG.E` of C: the lanes whose `rc(lane)` (row, col)
 /// lies inside C store it.
-fn store_c(model: &mut Model, l: &Launched, w: &Warp, rc: impl Fn(u32) -> (u32, u32)) -> Result<()> {
+pub(crate) fn store_c(model: &mut Model, l: &Launched, w: &Warp, rc: impl Fn(u32) -> (u32, u32)) -> Result<()> {
     let inside = |lane| {
         let (r, c) = rc(lane);
         r < l.m && c < l.n
@@ -313,22 +307,6 @@ fn store_c(model: &mut Model, l: &Launched, w: &Warp, rc: impl Fn(u32) -> (u32, 
         let (r, c) = rc(lane);
         4 * row_major(r.into(), c.into(), l.n.into())
     })
-}
-
-/// The `m × n × k` multiply with `method`, one band (at most `method.band_rows()` rows): what
-/// Nsight Compute counts for its launches together (stream-K's two summed), every method
-/// replayed from its SASS (module docs). Errors as [`plan`] (a whole-tiles-only method refuses
-/// other shapes).
-pub fn run(method: Method, (m, n, k): (usize, usize, usize), sms: u32) -> Result<Counts> {
-    let a: DeviceViewMut<'static, f32> = fake_slice(0, product("matmul m * k", m, k)?);
-    let b: DeviceViewMut<'static, f32> = fake_slice(1, product("matmul k * n", k, n)?);
-    let mut c: DeviceViewMut<'static, f32> = fake_slice(2, product("matmul m * n", m, n)?);
-    let mut total = Counts::default();
-    plan(method, &a, &b, &mut c, (m, n, k), sms, |call| {
-        total = total.plus(&matmul(&call)?)?;
-        Ok(())
-    })?;
-    Ok(total)
 }
 
 #[cfg(test)]
