@@ -50,12 +50,18 @@
 //! descriptor, and a descriptor left out of the table is dead code, which clippy refuses.
 use std::ops::Range;
 
-use crate::buffer::{DeviceRead, DeviceViewMut, DeviceWrite};
-use crate::error::{Error, Result, aligned16, dim32, exactly, in_range, product};
+use crate::buffer::{DeviceRead, DeviceWrite};
+use crate::error::{Error, Result, aligned16, dim32, exactly, in_range};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Kernel, Launch, Out};
-use crate::model::matmul::{Replay, Replayed, counts};
-use crate::model::{Counts, fake_slice, no_replay};
+// The transaction model's side of the table: `Stage::replay`, `model` and its lookup.
+#[cfg(feature = "model")]
+use crate::{
+    buffer::DeviceViewMut,
+    error::product,
+    model::matmul::{Replay, Replayed, counts},
+    model::{Counts, fake_slice, no_replay},
+};
 use coalesce_kernels::matmul::{SKINNY_ROWS, THIN_COLS, WARPTILE, WARPTILE_ASYNC, band_rows, matmul_warptile_sm90};
 pub use coalesce_kernels::matmul::{StreamK, WarpTile};
 
@@ -222,6 +228,7 @@ pub struct Stage {
     /// columns on a GPU of `sms` multiprocessors ([`Method::launch`]).
     launch: fn(&Stage, u32, u32, u32) -> Launch,
     /// How the model replays its launches.
+    #[cfg(feature = "model")]
     pub(crate) replay: Replay,
     /// What its kernels' threads touch, for the index proofs.
     #[doc(hidden)]
@@ -614,6 +621,7 @@ pub fn matmul(
 /// [`Method::band_rows`] rows), its launches together (stream-K's two summed): the transaction
 /// model ([`crate::model`]) replays each launch's kernel from its SASS, with its stage's replay.
 /// Errors as [`plan`] (a whole-tiles-only method refuses other shapes).
+#[cfg(feature = "model")]
 pub fn model(method: Method, (m, n, k): (usize, usize, usize), sms: u32) -> Result<Counts> {
     let a: DeviceViewMut<'static, f32> = fake_slice(0, product("matmul m * k", m, k)?);
     let b: DeviceViewMut<'static, f32> = fake_slice(1, product("matmul k * n", k, n)?);
@@ -628,6 +636,7 @@ pub fn model(method: Method, (m, n, k): (usize, usize, usize), sms: u32) -> Resu
 
 /// Counts of a planned launch: its kernel's stage found in the table (stream-K's whole waves: the
 /// blocks of the stage they run, each taking the tile of its linear id), replayed by the model.
+#[cfg(feature = "model")]
 fn replay(call: &Call<'_, MatmulSig>) -> Result<Counts> {
     let kernel = call.kernel();
     let (stage, linear) = Method::ALL

@@ -20,6 +20,7 @@ pub(super) const STAGE: Stage = Stage {
     bounds: Bounds::Guarded,
     block_rows: NAIVE_BLOCK.1,
     launch: |_, m, n, _| launch(m, n),
+    #[cfg(feature = "model")]
     replay: replay::REPLAY,
     footprint: footprint::FOOTPRINT,
     lesson: Lesson {
@@ -35,6 +36,7 @@ pub(super) const fn launch(m: u32, n: u32) -> Launch {
     Launch { grid: naive_grid(m, n), block: NAIVE_BLOCK, shared_bytes: 0, cluster: 1 }
 }
 
+#[cfg(feature = "model")]
 mod replay {
     //! The model's replay of the stage's launches (what the replays share:
     //! `crate::model::matmul`).

@@ -19,6 +19,7 @@ pub(super) const STAGE: Stage = Stage {
     bounds: Bounds::Guarded,
     block_rows: TILE,
     launch: |_, m, n, _| launch(m, n),
+    #[cfg(feature = "model")]
     replay: replay::REPLAY,
     footprint: super::tiled::footprint::FOOTPRINT,
     lesson: Lesson {
@@ -33,6 +34,7 @@ pub(super) const fn launch(m: u32, n: u32) -> Launch {
     super::tiled::launch(m, n)
 }
 
+#[cfg(feature = "model")]
 mod replay {
     //! The model's replay of the stage's launches (what the replays share:
     //! `crate::model::matmul`).

@@ -24,6 +24,7 @@ pub(super) const STAGE: Stage = Stage {
     bounds: Bounds::WholeTiles { bm: BM, bn: BN, bk: BK },
     block_rows: BM,
     launch: |_, m, n, _| launch(m, n),
+    #[cfg(feature = "model")]
     replay: replay::REPLAY,
     footprint: footprint::FOOTPRINT,
     lesson: Lesson {
@@ -38,6 +39,7 @@ pub(super) const fn launch(m: u32, n: u32) -> Launch {
     Launch { grid: regblock_grid(m, n), block: (RB_THREADS, 1), shared_bytes: RB_SHARED_FLOATS * 4, cluster: 1 }
 }
 
+#[cfg(feature = "model")]
 mod replay {
     //! The model's replay of the stage's launches (what the replays share:
     //! `crate::model::matmul`).

@@ -30,6 +30,7 @@ pub(super) const STAGE: Stage = Stage {
     bounds: Bounds::Guarded,
     block_rows: SKINNY_ROWS,
     launch: |_, m, n, sms| launch(m, n, sms),
+    #[cfg(feature = "model")]
     replay: replay::REPLAY,
     footprint: footprint::FOOTPRINT,
     lesson: Lesson {
@@ -49,6 +50,7 @@ pub(super) const fn launch(m: u32, n: u32, sms: u32) -> Launch {
     Launch { grid: skinny_grid(m, n, width), block: skinny_block(width), shared_bytes: SKINNY_SHARED_BYTES, cluster: 1 }
 }
 
+#[cfg(feature = "model")]
 mod replay {
     //! The model's replay of the stage's launches (what the replays share:
     //! `crate::model::matmul`).

@@ -39,6 +39,7 @@ pub(super) const STAGE: Stage = Stage {
     bounds: Bounds::Guarded,
     block_rows: SPLIT_K.cfg.bm,
     launch: |_, m, n, sms| launch(SPLIT_K, m, n, sms),
+    #[cfg(feature = "model")]
     replay: replay::REPLAY,
     footprint: footprint::FOOTPRINT,
     lesson: Lesson {
@@ -71,6 +72,7 @@ pub(super) const WIDE_STAGE: Stage = Stage {
     bounds: Bounds::Guarded,
     block_rows: SPLIT_K_WIDE.cfg.bm,
     launch: |_, m, n, sms| launch(SPLIT_K_WIDE, m, n, sms),
+    #[cfg(feature = "model")]
     replay: replay::WIDE_REPLAY,
     footprint: footprint::WIDE_FOOTPRINT,
     lesson: Lesson {
@@ -92,6 +94,7 @@ pub(super) const TALL_STAGE: Stage = Stage {
     bounds: Bounds::Guarded,
     block_rows: SPLIT_K_TALL.cfg.bm,
     launch: |_, m, n, sms| launch(SPLIT_K_TALL, m, n, sms),
+    #[cfg(feature = "model")]
     replay: replay::TALL_REPLAY,
     footprint: footprint::TALL_FOOTPRINT,
     lesson: Lesson {
@@ -144,6 +147,7 @@ pub const fn split_k_pays(m: u32, n: u32, k: u32, sms: u32) -> Option<Method> {
     }
 }
 
+#[cfg(feature = "model")]
 mod replay {
     //! The model's replay of the stage's launches (what the replays share:
     //! `crate::model::matmul`).

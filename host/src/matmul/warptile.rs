@@ -34,6 +34,7 @@ const fn stage(method: Method, kernel: Kernel<MatmulSig>, cfg: WarpTile, guarded
         bounds: if guarded { Bounds::Guarded } else { Bounds::tiles_of(cfg) },
         block_rows: cfg.bm,
         launch: |stage, m, n, _| launch(stage.warp_tile.expect("built with a shape"), m, n),
+        #[cfg(feature = "model")]
         replay: replay::REPLAY,
         footprint: footprint::FOOTPRINT,
         lesson,
@@ -111,6 +112,7 @@ pub(super) const fn launch(cfg: WarpTile, m: u32, n: u32) -> Launch {
     Launch { grid: cfg.grid(m, n), block: (cfg.threads(), 1), shared_bytes: cfg.shared_bytes(), cluster: 1 }
 }
 
+#[cfg(feature = "model")]
 pub(super) mod replay {
     //! The model's replay of the stage's launches (what the replays share:
     //! `crate::model::matmul`).

@@ -22,6 +22,7 @@ pub(super) const STAGE: Stage = Stage {
     bounds: Bounds::tiles_of(WARPTILE_ASYNC),
     block_rows: WARPTILE_ASYNC.bm,
     launch: |_, m, n, _| launch(m, n),
+    #[cfg(feature = "model")]
     replay: replay::REPLAY,
     // The warp tile's, A copied through the ring.
     footprint: Footprint {
@@ -51,6 +52,7 @@ pub(super) const fn ring_launch(m: u32, n: u32, stages: u32) -> Launch {
     }
 }
 
+#[cfg(feature = "model")]
 pub(super) mod replay {
     //! The model's replay of the stage's launches (what the replays share:
     //! `crate::model::matmul`).

@@ -22,6 +22,7 @@ pub(super) const STAGE: Stage = Stage {
     bounds: Bounds::tiles_of(WARPTILE_ASYNC),
     block_rows: WARPTILE_ASYNC.bm,
     launch: |_, m, n, _| launch(m, n),
+    #[cfg(feature = "model")]
     replay: replay::REPLAY,
     // The warp tile's, A copied through the ring.
     footprint: Footprint {
@@ -40,6 +41,7 @@ pub(super) const fn launch(m: u32, n: u32) -> Launch {
     super::warptile_async::ring_launch(m, n, WTS_STAGES)
 }
 
+#[cfg(feature = "model")]
 pub(super) mod replay {
     //! The model's replay of the stage's launches (what the replays share:
     //! `crate::model::matmul`).

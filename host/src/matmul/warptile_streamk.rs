@@ -28,6 +28,7 @@ pub(super) const STAGE: Stage = Stage {
     bounds: Bounds::tiles_of(WARPTILE_ASYNC),
     block_rows: WARPTILE_ASYNC.bm,
     launch: |_, m, n, sms| launch(m, n, sms),
+    #[cfg(feature = "model")]
     replay: replay::REPLAY,
     footprint: footprint::FOOTPRINT,
     lesson: Lesson {
@@ -101,6 +102,7 @@ pub(super) fn launches_of(
     [(sk.waves > 0).then_some(waves), (sk.sk_tiles() > 0).then_some((row, row_launch))]
 }
 
+#[cfg(feature = "model")]
 pub(super) mod replay {
     //! The model's replay of the stage's launches (what the replays share:
     //! `crate::model::matmul`).
