@@ -47,10 +47,10 @@
 //! - [`model`]: replays a planned launch on the CPU and counts what Nsight Compute would, and
 //!   follows it through L2 to DRAM ([`matmul::model`] for a multiply).
 //!
-//! The last two are the lesson harness's tools, which no entry point uses, behind the feature
-//! `model` (on by default). A program that only calls the library leaves them out with
+//! The last two are the lesson harness's tools, which no entry point uses: they come with the
+//! feature `model`, on by default. A program that only calls the library leaves them out with
 //! `coalesce-cuda = { version = "0.1", default-features = false }`, and the library builds in
-//! a fraction of the time: about a sixth of it in release, half in debug.
+//! a fraction of the time: a tenth of it in release, a third in debug.
 //!
 //! A family's plans validate a launch and return a typed [`launch::Call`]; its safe launchers
 //! are built on them, beside the CPU references the kernels are checked against. A family

@@ -38,7 +38,8 @@
 //!    given: those two, its [`lesson`] shapes and its [`Bounds`] among them ([`Bounds`] has no
 //!    default: an unguarded kernel is [`Bounds::WholeTiles`] of its tile, which [`validate`] then
 //!    enforces); an earlier stage's launch, replay or footprint it shares is imported from that
-//!    stage's file;
+//!    stage's file. The replay and the footprint, and their two fields of the descriptor, are
+//!    compiled with the feature `model` only (`#[cfg(feature = "model")]`, as every stage has them);
 //! 4. this module: `mod <id>;`, a variant of [`Method`] (the id in CamelCase) and the line
 //!    `<id>::STAGE` in the table (`STAGES`), both in teaching order (`Method::ALL` does not
 //!    compile while the two orders differ).
@@ -69,6 +70,7 @@ pub use coalesce_kernels::matmul::{StreamK, WarpTile};
 mod cp_async;
 mod warptile_async;
 // What the index proofs walk: data for `host/tests/props_matmul.rs`, not the library's API.
+#[cfg(feature = "model")]
 #[doc(hidden)]
 pub mod footprint;
 // The lesson harness's shapes and summaries: data for `coalesce-benches`, not the library's API.
@@ -87,6 +89,7 @@ mod warptile;
 mod warptile_spread;
 mod warptile_streamk;
 
+#[cfg(feature = "model")]
 use footprint::Footprint;
 pub use lesson::{Bench, Lesson};
 pub use split_k::{SPLIT_K_FROM, split_k_pays, split_k_stage};
@@ -231,6 +234,7 @@ pub struct Stage {
     #[cfg(feature = "model")]
     pub(crate) replay: Replay,
     /// What its kernels' threads touch, for the index proofs.
+    #[cfg(feature = "model")]
     #[doc(hidden)]
     pub footprint: Footprint,
     /// What the lesson harness runs it at.

@@ -22,6 +22,7 @@ pub(super) const STAGE: Stage = Stage {
     launch: |_, m, n, _| launch(m, n),
     #[cfg(feature = "model")]
     replay: replay::REPLAY,
+    #[cfg(feature = "model")]
     footprint: footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "one output a thread, operands straight from global memory",
@@ -80,6 +81,7 @@ mod replay {
     };
 }
 
+#[cfg(feature = "model")]
 /// What the naive kernel's threads touch: one output each, under `row < m && col < n`.
 mod footprint {
     use crate::matmul::footprint::{Footprint, Matrix, Probe, Touch, Walked, ensure, salt};

@@ -21,6 +21,7 @@ pub(super) const STAGE: Stage = Stage {
     launch: |_, m, n, _| launch(m, n),
     #[cfg(feature = "model")]
     replay: replay::REPLAY,
+    #[cfg(feature = "model")]
     footprint: super::tiled::footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "tiles with the next one loaded into registers during compute",

@@ -26,6 +26,7 @@ pub(super) const STAGE: Stage = Stage {
     launch: |_, m, n, _| launch(m, n),
     #[cfg(feature = "model")]
     replay: replay::REPLAY,
+    #[cfg(feature = "model")]
     footprint: footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "128x128 block tile, 8x8 per thread, 16-byte shared loads, 2 stages",
@@ -127,6 +128,7 @@ mod replay {
     };
 }
 
+#[cfg(feature = "model")]
 /// What the register-blocked kernel's threads touch: no guards, so the grid must be exactly the
 /// band's tiles and every vector aligned.
 mod footprint {

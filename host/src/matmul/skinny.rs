@@ -32,6 +32,7 @@ pub(super) const STAGE: Stage = Stage {
     launch: |_, m, n, sms| launch(m, n, sms),
     #[cfg(feature = "model")]
     replay: replay::REPLAY,
+    #[cfg(feature = "model")]
     footprint: footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "m <= 8: a block a slab of B's columns for all of k, B read once in whole sectors, k split over threads",
@@ -143,6 +144,7 @@ mod replay {
     };
 }
 
+#[cfg(feature = "model")]
 /// What the skinny kernel's threads touch: B at columns clamped to the last, A's rows clamped,
 /// k checked on the partial last step, each output stored inside C.
 mod footprint {

@@ -41,6 +41,7 @@ pub(super) const STAGE: Stage = Stage {
     launch: |_, m, n, sms| launch(SPLIT_K, m, n, sms),
     #[cfg(feature = "model")]
     replay: replay::REPLAY,
+    #[cfg(feature = "model")]
     footprint: footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "warptile_small's guarded tiles, each tile's k cut into up to 8 ranges a block each; the last block adds the partials in order (sm_90)",
@@ -74,6 +75,7 @@ pub(super) const WIDE_STAGE: Stage = Stage {
     launch: |_, m, n, sms| launch(SPLIT_K_WIDE, m, n, sms),
     #[cfg(feature = "model")]
     replay: replay::WIDE_REPLAY,
+    #[cfg(feature = "model")]
     footprint: footprint::WIDE_FOOTPRINT,
     lesson: Lesson {
         summary: "split_k on 32 x 128 tiles, 4 x 8 sums a thread, 4 blocks a multiprocessor, k cut up to 16 ways: no rows past m = 32 multiplied (sm_90)",
@@ -96,6 +98,7 @@ pub(super) const TALL_STAGE: Stage = Stage {
     launch: |_, m, n, sms| launch(SPLIT_K_TALL, m, n, sms),
     #[cfg(feature = "model")]
     replay: replay::TALL_REPLAY,
+    #[cfg(feature = "model")]
     footprint: footprint::TALL_FOOTPRINT,
     lesson: Lesson {
         summary: "split_k on 128 x 32 tiles, 8 x 4 sums a thread, 4 blocks a multiprocessor, k cut up to 16 ways: no columns past n = 32 multiplied (sm_90)",
@@ -249,6 +252,7 @@ mod replay {
         Replay { blocks: None, row: Some(|model, l, launch| split_k_counts(model, l, launch, SPLIT_K_TALL)) };
 }
 
+#[cfg(feature = "model")]
 /// What split-K's threads touch: the guarded warp tile's k loop over the block's k range, its
 /// partial into the workspace, and on a tile's last block C, inside only.
 mod footprint {

@@ -32,6 +32,7 @@ pub(super) const STAGE: Stage = Stage {
     launch: |_, m, n, sms| launch(m, n, sms),
     #[cfg(feature = "model")]
     replay: replay::REPLAY,
+    #[cfg(feature = "model")]
     footprint: footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "stream-K over the spread ring for any shape: A rows clamped, B columns wrapped, B copied a float at a time, partial k tile last (sm_90)",
@@ -225,6 +226,7 @@ mod replay {
     }
 }
 
+#[cfg(feature = "model")]
 /// What the guarded ring's two kernels touch: every tile they take starts inside C, the ring's
 /// copies read rows of A clamped and columns of B wrapped at whole k tiles, the partial k tile's
 /// copies only below k, and C is read and stored only inside.

@@ -30,6 +30,7 @@ pub(super) const STAGE: Stage = Stage {
     launch: |_, m, n, sms| launch(m, n, sms),
     #[cfg(feature = "model")]
     replay: replay::REPLAY,
+    #[cfg(feature = "model")]
     footprint: super::warptile_streamk::footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "stream-K over warptile_spread's k loop: whole waves, then one row shares the rest (sm_90)",

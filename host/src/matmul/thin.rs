@@ -30,6 +30,7 @@ pub(super) const STAGE: Stage = Stage {
     launch: |_, m, n, _| launch(m, n),
     #[cfg(feature = "model")]
     replay: replay::REPLAY,
+    #[cfg(feature = "model")]
     footprint: footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "n <= 8: a warp streams two rows of A in 512-byte loads, B's chunk staged column-major in shared memory",
@@ -126,6 +127,7 @@ mod replay {
     };
 }
 
+#[cfg(feature = "model")]
 /// What the thin kernel's threads touch: rows of A clamped, k checked, B staged inside its
 /// columns, each output stored by lane 0 of its warp inside C.
 mod footprint {

@@ -22,6 +22,7 @@ pub(super) const STAGE: Stage = Stage {
     launch: |_, m, n, _| launch(m, n),
     #[cfg(feature = "model")]
     replay: replay::REPLAY,
+    #[cfg(feature = "model")]
     footprint: footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "32x32 shared-memory tiles, barriers after store and after use",
@@ -110,6 +111,7 @@ pub(super) mod replay {
     };
 }
 
+#[cfg(feature = "model")]
 /// What the tiled kernels' threads touch (`prefetch`'s and `cp_async`'s too): a tile of A and
 /// one of B staged by each thread's element of each, every global access guarded.
 pub(super) mod footprint {

@@ -36,6 +36,7 @@ const fn stage(method: Method, kernel: Kernel<MatmulSig>, cfg: WarpTile, guarded
         launch: |stage, m, n, _| launch(stage.warp_tile.expect("built with a shape"), m, n),
         #[cfg(feature = "model")]
         replay: replay::REPLAY,
+        #[cfg(feature = "model")]
         footprint: footprint::FOOTPRINT,
         lesson,
     }
@@ -331,6 +332,7 @@ pub(super) mod replay {
     };
 }
 
+#[cfg(feature = "model")]
 /// What the warp-tiled kernels' threads touch (`warptile_async`'s and `warptile_spread`'s too,
 /// through their rings): the unguarded ones exactly the band's tiles in aligned vectors, the
 /// guarded one its rows and columns clamped and k checked.

@@ -6,8 +6,10 @@
 //! Below the launch: the model's replay of its kernel (`replay`); its footprint is `warptile`'s,
 //! A copied through its ring.
 
+#[cfg(feature = "model")]
 use super::footprint::Footprint;
 use super::lesson::{Lesson, SIZES, WARPTILE_ASYNC_SHAPES};
+#[cfg(feature = "model")]
 use super::warptile::footprint::{FOOTPRINT, ring_block};
 use super::{Bounds, Method, Stage};
 use crate::launch::Launch;
@@ -25,6 +27,7 @@ pub(super) const STAGE: Stage = Stage {
     #[cfg(feature = "model")]
     replay: replay::REPLAY,
     // The warp tile's, A copied through the ring.
+    #[cfg(feature = "model")]
     footprint: Footprint {
         block: |p, block, probe, touch| ring_block(p, block, probe, touch, Some(WTS_STAGES)),
         ..FOOTPRINT

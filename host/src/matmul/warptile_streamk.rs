@@ -30,6 +30,7 @@ pub(super) const STAGE: Stage = Stage {
     launch: |_, m, n, sms| launch(m, n, sms),
     #[cfg(feature = "model")]
     replay: replay::REPLAY,
+    #[cfg(feature = "model")]
     footprint: footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "warptile_async over the whole waves by linear block id, then one row shares the rest by k iteration (sm_90)",
@@ -204,6 +205,7 @@ pub(super) mod replay {
     };
 }
 
+#[cfg(feature = "model")]
 /// What stream-K's shared row touches (`spread_streamk`'s too): the tiles its schedule hands
 /// out. The k loop and the stores inside a tile are its whole waves' kernel's, walked as that
 /// stage's ([`Waves::blocks_of`]).
