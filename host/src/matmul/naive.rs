@@ -81,8 +81,8 @@ mod replay {
     };
 }
 
-#[cfg(feature = "model")]
 /// What the naive kernel's threads touch: one output each, under `row < m && col < n`.
+#[cfg(feature = "model")]
 mod footprint {
     use crate::matmul::footprint::{Footprint, Matrix, Probe, Touch, Walked, ensure, salt};
     use coalesce_kernels::matmul::{NAIVE_BLOCK, naive_coords, row_major};

@@ -128,9 +128,9 @@ mod replay {
     };
 }
 
-#[cfg(feature = "model")]
 /// What the register-blocked kernel's threads touch: no guards, so the grid must be exactly the
 /// band's tiles and every vector aligned.
+#[cfg(feature = "model")]
 mod footprint {
     use crate::matmul::footprint::{Footprint, Matrix, Probe, Touch, Walked, ensure, ensure_eq, salt};
     use coalesce_kernels::matmul::{

@@ -144,9 +144,9 @@ mod replay {
     };
 }
 
-#[cfg(feature = "model")]
 /// What the skinny kernel's threads touch: B at columns clamped to the last, A's rows clamped,
 /// k checked on the partial last step, each output stored inside C.
+#[cfg(feature = "model")]
 mod footprint {
     use crate::matmul::footprint::{Footprint, Matrix, Probe, Touch, Walked, ensure, ensure_eq, salt};
     use coalesce_kernels::matmul::{

@@ -252,9 +252,9 @@ mod replay {
         Replay { blocks: None, row: Some(|model, l, launch| split_k_counts(model, l, launch, SPLIT_K_TALL)) };
 }
 
-#[cfg(feature = "model")]
 /// What split-K's threads touch: the guarded warp tile's k loop over the block's k range, its
 /// partial into the workspace, and on a tile's last block C, inside only.
+#[cfg(feature = "model")]
 mod footprint {
     use crate::matmul::footprint::{
         Footprint, Matrix, Probe, Store, Touch, Walked, ensure, ensure_eq, salt, thread_cells, tile_cells,

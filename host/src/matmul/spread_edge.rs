@@ -226,10 +226,10 @@ mod replay {
     }
 }
 
-#[cfg(feature = "model")]
 /// What the guarded ring's two kernels touch: every tile they take starts inside C, the ring's
 /// copies read rows of A clamped and columns of B wrapped at whole k tiles, the partial k tile's
 /// copies only below k, and C is read and stored only inside.
+#[cfg(feature = "model")]
 mod footprint {
     use crate::matmul::footprint::{
         Footprint, Matrix, Probe, Store, Touch, Walked, ensure, ensure_eq, salt, thread_cells, tile_cells,

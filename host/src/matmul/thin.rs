@@ -127,9 +127,9 @@ mod replay {
     };
 }
 
-#[cfg(feature = "model")]
 /// What the thin kernel's threads touch: rows of A clamped, k checked, B staged inside its
 /// columns, each output stored by lane 0 of its warp inside C.
+#[cfg(feature = "model")]
 mod footprint {
     use crate::matmul::footprint::{Footprint, Matrix, Probe, Touch, Walked, ensure, ensure_eq, salt};
     use coalesce_kernels::matmul::{

@@ -111,9 +111,9 @@ pub(super) mod replay {
     };
 }
 
-#[cfg(feature = "model")]
 /// What the tiled kernels' threads touch (`prefetch`'s and `cp_async`'s too): a tile of A and
 /// one of B staged by each thread's element of each, every global access guarded.
+#[cfg(feature = "model")]
 pub(super) mod footprint {
     use crate::matmul::footprint::{Footprint, Matrix, Probe, Touch, Walked, ensure, salt};
     use coalesce_kernels::matmul::{

@@ -332,10 +332,10 @@ pub(super) mod replay {
     };
 }
 
-#[cfg(feature = "model")]
 /// What the warp-tiled kernels' threads touch (`warptile_async`'s and `warptile_spread`'s too,
 /// through their rings): the unguarded ones exactly the band's tiles in aligned vectors, the
 /// guarded one its rows and columns clamped and k checked.
+#[cfg(feature = "model")]
 pub(super) mod footprint {
     use crate::matmul::footprint::{
         Footprint, Matrix, Probe, Touch, Walked, ensure, ensure_eq, salt, tile_cells, warp_tile_origin,

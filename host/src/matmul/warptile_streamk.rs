@@ -205,10 +205,10 @@ pub(super) mod replay {
     };
 }
 
-#[cfg(feature = "model")]
 /// What stream-K's shared row touches (`spread_streamk`'s too): the tiles its schedule hands
 /// out. The k loop and the stores inside a tile are its whole waves' kernel's, walked as that
 /// stage's ([`Waves::blocks_of`]).
+#[cfg(feature = "model")]
 pub(super) mod footprint {
     use super::stream_k;
     use crate::matmul::footprint::{Footprint, Matrix, Probe, Touch, Walked, ensure, ensure_eq, tile_cells};
