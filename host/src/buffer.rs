@@ -105,18 +105,22 @@
 //! # Ok(()) }
 //! ```
 //!
-//! No safe function makes a view from an address: the model's stand-ins are private (E0603)
-//! ```compile_fail,E0603
-//! let fake = coalesce::model::fake_slice::<f32>(0, 1 << 20);
-//! ```
-//! and [`DeviceViewMut::stand_in`] is `unsafe` (E0133), as is opening a handle on PTX that is
-//! not this crate's kernels:
+//! No safe function makes a view from an address: [`DeviceViewMut::stand_in`] is `unsafe`
+//! (E0133), as is opening a handle on PTX that is not this crate's kernels,
 //! ```compile_fail,E0133
 //! let fake = coalesce::DeviceViewMut::<f32>::stand_in(0x7000_0000, 1 << 20);
 //! ```
 //! ```compile_fail,E0133
 //! let gpu = coalesce::Gpu::open(0, ".version 8.0\n.target sm_75\n.address_size 64\n");
 //! ```
+// The model's stand-ins exist with its feature only (E0433 without it).
+#![cfg_attr(
+    feature = "model",
+    doc = "and the transaction model's stand-ins are private (E0603):
+```compile_fail,E0603
+let fake = coalesce::model::fake_slice::<f32>(0, 1 << 20);
+```"
+)]
 //! Views have no public fields or constructor (rustc: "cannot construct with struct literal
 //! syntax due to private fields", which has no error code), and the traits plans take are sealed
 //! (E0277: a type outside the crate cannot implement the private supertrait):

@@ -56,6 +56,7 @@ pub enum Error {
     HostMemory { what: &'static str, bytes: u128 },
     /// A [`model::Buffer`](crate::model::Buffer) passed to a
     /// [`Model`](crate::model::Model) other than the one that made it.
+    #[cfg(feature = "model")]
     #[error("the model buffer at {base:#x} was made by another model")]
     ForeignBuffer { base: u64 },
 }

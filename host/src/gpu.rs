@@ -670,6 +670,7 @@ impl Gpu {
 
     /// The device's stream, this handle's context made current (what [`crate::timing`] records
     /// its events on).
+    #[cfg(feature = "model")]
     pub(crate) fn bound_stream(&self) -> Result<&Stream> {
         bind(&self.context)?;
         Ok(&self.stream.stream)

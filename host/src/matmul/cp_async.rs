@@ -19,7 +19,9 @@ pub(super) const STAGE: Stage = Stage {
     bounds: Bounds::Guarded,
     block_rows: TILE,
     launch: |_, m, n, _| launch(m, n),
+    #[cfg(feature = "model")]
     replay: replay::REPLAY,
+    #[cfg(feature = "model")]
     footprint: super::tiled::footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "32x32 tiles through a 4-stage cp.async ring: 3 tiles in flight, 1 barrier a tile (sm_90)",
@@ -33,6 +35,7 @@ pub(super) const fn launch(m: u32, n: u32) -> Launch {
     Launch { shared_bytes: MM_SHARED_BYTES, ..super::tiled::launch(m, n) }
 }
 
+#[cfg(feature = "model")]
 mod replay {
     //! The model's replay of the stage's launches (what the replays share:
     //! `crate::model::matmul`).

@@ -38,7 +38,8 @@
 //!    given: those two, its [`lesson`] shapes and its [`Bounds`] among them ([`Bounds`] has no
 //!    default: an unguarded kernel is [`Bounds::WholeTiles`] of its tile, which [`validate`] then
 //!    enforces); an earlier stage's launch, replay or footprint it shares is imported from that
-//!    stage's file;
+//!    stage's file. The replay and the footprint, and their two fields of the descriptor, are
+//!    compiled with the feature `model` only (`#[cfg(feature = "model")]`, as every stage has them);
 //! 4. this module: `mod <id>;`, a variant of [`Method`] (the id in CamelCase) and the line
 //!    `<id>::STAGE` in the table (`STAGES`), both in teaching order (`Method::ALL` does not
 //!    compile while the two orders differ).
@@ -50,12 +51,18 @@
 //! descriptor, and a descriptor left out of the table is dead code, which clippy refuses.
 use std::ops::Range;
 
-use crate::buffer::{DeviceRead, DeviceViewMut, DeviceWrite};
-use crate::error::{Error, Result, aligned16, dim32, exactly, in_range, product};
+use crate::buffer::{DeviceRead, DeviceWrite};
+use crate::error::{Error, Result, aligned16, dim32, exactly, in_range};
 use crate::gpu::Gpu;
 use crate::launch::{Call, In, Kernel, Launch, Out};
-use crate::model::matmul::{Replay, Replayed, counts};
-use crate::model::{Counts, fake_slice, no_replay};
+// The transaction model's side of the table: `Stage::replay`, `model` and its lookup.
+#[cfg(feature = "model")]
+use crate::{
+    buffer::DeviceViewMut,
+    error::product,
+    model::matmul::{Replay, Replayed, counts},
+    model::{Counts, fake_slice, no_replay},
+};
 use coalesce_kernels::matmul::{SKINNY_ROWS, THIN_COLS, WARPTILE, WARPTILE_ASYNC, band_rows, matmul_warptile_sm90};
 pub use coalesce_kernels::matmul::{StreamK, WarpTile};
 
@@ -63,6 +70,7 @@ pub use coalesce_kernels::matmul::{StreamK, WarpTile};
 mod cp_async;
 mod warptile_async;
 // What the index proofs walk: data for `host/tests/props_matmul.rs`, not the library's API.
+#[cfg(feature = "model")]
 #[doc(hidden)]
 pub mod footprint;
 // The lesson harness's shapes and summaries: data for `coalesce-benches`, not the library's API.
@@ -81,6 +89,7 @@ mod warptile;
 mod warptile_spread;
 mod warptile_streamk;
 
+#[cfg(feature = "model")]
 use footprint::Footprint;
 pub use lesson::{Bench, Lesson};
 pub use split_k::{SPLIT_K_FROM, split_k_pays, split_k_stage};
@@ -222,8 +231,10 @@ pub struct Stage {
     /// columns on a GPU of `sms` multiprocessors ([`Method::launch`]).
     launch: fn(&Stage, u32, u32, u32) -> Launch,
     /// How the model replays its launches.
+    #[cfg(feature = "model")]
     pub(crate) replay: Replay,
     /// What its kernels' threads touch, for the index proofs.
+    #[cfg(feature = "model")]
     #[doc(hidden)]
     pub footprint: Footprint,
     /// What the lesson harness runs it at.
@@ -614,6 +625,7 @@ pub fn matmul(
 /// [`Method::band_rows`] rows), its launches together (stream-K's two summed): the transaction
 /// model ([`crate::model`]) replays each launch's kernel from its SASS, with its stage's replay.
 /// Errors as [`plan`] (a whole-tiles-only method refuses other shapes).
+#[cfg(feature = "model")]
 pub fn model(method: Method, (m, n, k): (usize, usize, usize), sms: u32) -> Result<Counts> {
     let a: DeviceViewMut<'static, f32> = fake_slice(0, product("matmul m * k", m, k)?);
     let b: DeviceViewMut<'static, f32> = fake_slice(1, product("matmul k * n", k, n)?);
@@ -628,6 +640,7 @@ pub fn model(method: Method, (m, n, k): (usize, usize, usize), sms: u32) -> Resu
 
 /// Counts of a planned launch: its kernel's stage found in the table (stream-K's whole waves: the
 /// blocks of the stage they run, each taking the tile of its linear id), replayed by the model.
+#[cfg(feature = "model")]
 fn replay(call: &Call<'_, MatmulSig>) -> Result<Counts> {
     let kernel = call.kernel();
     let (stage, linear) = Method::ALL

@@ -20,7 +20,9 @@ pub(super) const STAGE: Stage = Stage {
     bounds: Bounds::Guarded,
     block_rows: NAIVE_BLOCK.1,
     launch: |_, m, n, _| launch(m, n),
+    #[cfg(feature = "model")]
     replay: replay::REPLAY,
+    #[cfg(feature = "model")]
     footprint: footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "one output a thread, operands straight from global memory",
@@ -35,6 +37,7 @@ pub(super) const fn launch(m: u32, n: u32) -> Launch {
     Launch { grid: naive_grid(m, n), block: NAIVE_BLOCK, shared_bytes: 0, cluster: 1 }
 }
 
+#[cfg(feature = "model")]
 mod replay {
     //! The model's replay of the stage's launches (what the replays share:
     //! `crate::model::matmul`).
@@ -79,6 +82,7 @@ mod replay {
 }
 
 /// What the naive kernel's threads touch: one output each, under `row < m && col < n`.
+#[cfg(feature = "model")]
 mod footprint {
     use crate::matmul::footprint::{Footprint, Matrix, Probe, Touch, Walked, ensure, salt};
     use coalesce_kernels::matmul::{NAIVE_BLOCK, naive_coords, row_major};

@@ -24,7 +24,9 @@ pub(super) const STAGE: Stage = Stage {
     bounds: Bounds::WholeTiles { bm: BM, bn: BN, bk: BK },
     block_rows: BM,
     launch: |_, m, n, _| launch(m, n),
+    #[cfg(feature = "model")]
     replay: replay::REPLAY,
+    #[cfg(feature = "model")]
     footprint: footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "128x128 block tile, 8x8 per thread, 16-byte shared loads, 2 stages",
@@ -38,6 +40,7 @@ pub(super) const fn launch(m: u32, n: u32) -> Launch {
     Launch { grid: regblock_grid(m, n), block: (RB_THREADS, 1), shared_bytes: RB_SHARED_FLOATS * 4, cluster: 1 }
 }
 
+#[cfg(feature = "model")]
 mod replay {
     //! The model's replay of the stage's launches (what the replays share:
     //! `crate::model::matmul`).
@@ -127,6 +130,7 @@ mod replay {
 
 /// What the register-blocked kernel's threads touch: no guards, so the grid must be exactly the
 /// band's tiles and every vector aligned.
+#[cfg(feature = "model")]
 mod footprint {
     use crate::matmul::footprint::{Footprint, Matrix, Probe, Touch, Walked, ensure, ensure_eq, salt};
     use coalesce_kernels::matmul::{

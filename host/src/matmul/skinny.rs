@@ -30,7 +30,9 @@ pub(super) const STAGE: Stage = Stage {
     bounds: Bounds::Guarded,
     block_rows: SKINNY_ROWS,
     launch: |_, m, n, sms| launch(m, n, sms),
+    #[cfg(feature = "model")]
     replay: replay::REPLAY,
+    #[cfg(feature = "model")]
     footprint: footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "m <= 8: a block a slab of B's columns for all of k, B read once in whole sectors, k split over threads",
@@ -49,6 +51,7 @@ pub(super) const fn launch(m: u32, n: u32, sms: u32) -> Launch {
     Launch { grid: skinny_grid(m, n, width), block: skinny_block(width), shared_bytes: SKINNY_SHARED_BYTES, cluster: 1 }
 }
 
+#[cfg(feature = "model")]
 mod replay {
     //! The model's replay of the stage's launches (what the replays share:
     //! `crate::model::matmul`).
@@ -143,6 +146,7 @@ mod replay {
 
 /// What the skinny kernel's threads touch: B at columns clamped to the last, A's rows clamped,
 /// k checked on the partial last step, each output stored inside C.
+#[cfg(feature = "model")]
 mod footprint {
     use crate::matmul::footprint::{Footprint, Matrix, Probe, Touch, Walked, ensure, ensure_eq, salt};
     use coalesce_kernels::matmul::{

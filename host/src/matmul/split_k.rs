@@ -39,7 +39,9 @@ pub(super) const STAGE: Stage = Stage {
     bounds: Bounds::Guarded,
     block_rows: SPLIT_K.cfg.bm,
     launch: |_, m, n, sms| launch(SPLIT_K, m, n, sms),
+    #[cfg(feature = "model")]
     replay: replay::REPLAY,
+    #[cfg(feature = "model")]
     footprint: footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "warptile_small's guarded tiles, each tile's k cut into up to 8 ranges a block each; the last block adds the partials in order (sm_90)",
@@ -71,7 +73,9 @@ pub(super) const WIDE_STAGE: Stage = Stage {
     bounds: Bounds::Guarded,
     block_rows: SPLIT_K_WIDE.cfg.bm,
     launch: |_, m, n, sms| launch(SPLIT_K_WIDE, m, n, sms),
+    #[cfg(feature = "model")]
     replay: replay::WIDE_REPLAY,
+    #[cfg(feature = "model")]
     footprint: footprint::WIDE_FOOTPRINT,
     lesson: Lesson {
         summary: "split_k on 32 x 128 tiles, 4 x 8 sums a thread, 4 blocks a multiprocessor, k cut up to 16 ways: no rows past m = 32 multiplied (sm_90)",
@@ -92,7 +96,9 @@ pub(super) const TALL_STAGE: Stage = Stage {
     bounds: Bounds::Guarded,
     block_rows: SPLIT_K_TALL.cfg.bm,
     launch: |_, m, n, sms| launch(SPLIT_K_TALL, m, n, sms),
+    #[cfg(feature = "model")]
     replay: replay::TALL_REPLAY,
+    #[cfg(feature = "model")]
     footprint: footprint::TALL_FOOTPRINT,
     lesson: Lesson {
         summary: "split_k on 128 x 32 tiles, 8 x 4 sums a thread, 4 blocks a multiprocessor, k cut up to 16 ways: no columns past n = 32 multiplied (sm_90)",
@@ -144,6 +150,7 @@ pub const fn split_k_pays(m: u32, n: u32, k: u32, sms: u32) -> Option<Method> {
     }
 }
 
+#[cfg(feature = "model")]
 mod replay {
     //! The model's replay of the stage's launches (what the replays share:
     //! `crate::model::matmul`).
@@ -247,6 +254,7 @@ mod replay {
 
 /// What split-K's threads touch: the guarded warp tile's k loop over the block's k range, its
 /// partial into the workspace, and on a tile's last block C, inside only.
+#[cfg(feature = "model")]
 mod footprint {
     use crate::matmul::footprint::{
         Footprint, Matrix, Probe, Store, Touch, Walked, ensure, ensure_eq, salt, thread_cells, tile_cells,

@@ -30,7 +30,9 @@ pub(super) const STAGE: Stage = Stage {
     bounds: Bounds::Guarded,
     block_rows: WARPTILE_ASYNC.bm,
     launch: |_, m, n, sms| launch(m, n, sms),
+    #[cfg(feature = "model")]
     replay: replay::REPLAY,
+    #[cfg(feature = "model")]
     footprint: footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "stream-K over the spread ring for any shape: A rows clamped, B columns wrapped, B copied a float at a time, partial k tile last (sm_90)",
@@ -45,6 +47,7 @@ pub(super) const fn launch(m: u32, n: u32, sms: u32) -> Launch {
     super::spread_streamk::launch(m, n, sms)
 }
 
+#[cfg(feature = "model")]
 mod replay {
     //! The model's replay of the stage's launches (what the replays share:
     //! `crate::model::matmul`).
@@ -226,6 +229,7 @@ mod replay {
 /// What the guarded ring's two kernels touch: every tile they take starts inside C, the ring's
 /// copies read rows of A clamped and columns of B wrapped at whole k tiles, the partial k tile's
 /// copies only below k, and C is read and stored only inside.
+#[cfg(feature = "model")]
 mod footprint {
     use crate::matmul::footprint::{
         Footprint, Matrix, Probe, Store, Touch, Walked, ensure, ensure_eq, salt, thread_cells, tile_cells,

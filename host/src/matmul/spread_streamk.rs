@@ -28,7 +28,9 @@ pub(super) const STAGE: Stage = Stage {
     bounds: Bounds::tiles_of(WARPTILE_ASYNC),
     block_rows: WARPTILE_ASYNC.bm,
     launch: |_, m, n, sms| launch(m, n, sms),
+    #[cfg(feature = "model")]
     replay: replay::REPLAY,
+    #[cfg(feature = "model")]
     footprint: super::warptile_streamk::footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "stream-K over warptile_spread's k loop: whole waves, then one row shares the rest (sm_90)",
@@ -42,6 +44,7 @@ pub(super) const fn launch(m: u32, n: u32, sms: u32) -> Launch {
     row_launch(m, n, sms, super::warptile_spread::launch(m, n))
 }
 
+#[cfg(feature = "model")]
 mod replay {
     //! The model's replay of the stage's launches: stage 8's row (`warptile_streamk`'s
     //! `stream_k_counts`) over the spread ring's k loop; its whole waves are `warptile_spread`'s

@@ -28,7 +28,9 @@ pub(super) const STAGE: Stage = Stage {
     bounds: Bounds::Guarded,
     block_rows: THIN_ROWS,
     launch: |_, m, n, _| launch(m, n),
+    #[cfg(feature = "model")]
     replay: replay::REPLAY,
+    #[cfg(feature = "model")]
     footprint: footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "n <= 8: a warp streams two rows of A in 512-byte loads, B's chunk staged column-major in shared memory",
@@ -45,6 +47,7 @@ pub(super) const fn launch(m: u32, n: u32) -> Launch {
     Launch { grid: thin_grid(m, n), block: (THIN_THREADS, 1), shared_bytes: THIN_SHARED_BYTES, cluster: 1 }
 }
 
+#[cfg(feature = "model")]
 mod replay {
     //! The model's replay of the stage's launches (what the replays share:
     //! `crate::model::matmul`).
@@ -126,6 +129,7 @@ mod replay {
 
 /// What the thin kernel's threads touch: rows of A clamped, k checked, B staged inside its
 /// columns, each output stored by lane 0 of its warp inside C.
+#[cfg(feature = "model")]
 mod footprint {
     use crate::matmul::footprint::{Footprint, Matrix, Probe, Touch, Walked, ensure, ensure_eq, salt};
     use coalesce_kernels::matmul::{

@@ -20,7 +20,9 @@ pub(super) const STAGE: Stage = Stage {
     bounds: Bounds::Guarded,
     block_rows: TILE,
     launch: |_, m, n, _| launch(m, n),
+    #[cfg(feature = "model")]
     replay: replay::REPLAY,
+    #[cfg(feature = "model")]
     footprint: footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "32x32 shared-memory tiles, barriers after store and after use",
@@ -35,6 +37,7 @@ pub(super) const fn launch(m: u32, n: u32) -> Launch {
     Launch { grid: tiled_grid(m, n), block: (TILE, TILE), shared_bytes: TILED_SHARED_FLOATS * 4, cluster: 1 }
 }
 
+#[cfg(feature = "model")]
 pub(super) mod replay {
     //! The model's replay of the stage's launches (what the replays share:
     //! `crate::model::matmul`).
@@ -110,6 +113,7 @@ pub(super) mod replay {
 
 /// What the tiled kernels' threads touch (`prefetch`'s and `cp_async`'s too): a tile of A and
 /// one of B staged by each thread's element of each, every global access guarded.
+#[cfg(feature = "model")]
 pub(super) mod footprint {
     use crate::matmul::footprint::{Footprint, Matrix, Probe, Touch, Walked, ensure, salt};
     use coalesce_kernels::matmul::{

@@ -34,7 +34,9 @@ const fn stage(method: Method, kernel: Kernel<MatmulSig>, cfg: WarpTile, guarded
         bounds: if guarded { Bounds::Guarded } else { Bounds::tiles_of(cfg) },
         block_rows: cfg.bm,
         launch: |stage, m, n, _| launch(stage.warp_tile.expect("built with a shape"), m, n),
+        #[cfg(feature = "model")]
         replay: replay::REPLAY,
+        #[cfg(feature = "model")]
         footprint: footprint::FOOTPRINT,
         lesson,
     }
@@ -111,6 +113,7 @@ pub(super) const fn launch(cfg: WarpTile, m: u32, n: u32) -> Launch {
     Launch { grid: cfg.grid(m, n), block: (cfg.threads(), 1), shared_bytes: cfg.shared_bytes(), cluster: 1 }
 }
 
+#[cfg(feature = "model")]
 pub(super) mod replay {
     //! The model's replay of the stage's launches (what the replays share:
     //! `crate::model::matmul`).
@@ -332,6 +335,7 @@ pub(super) mod replay {
 /// What the warp-tiled kernels' threads touch (`warptile_async`'s and `warptile_spread`'s too,
 /// through their rings): the unguarded ones exactly the band's tiles in aligned vectors, the
 /// guarded one its rows and columns clamped and k checked.
+#[cfg(feature = "model")]
 pub(super) mod footprint {
     use crate::matmul::footprint::{
         Footprint, Matrix, Probe, Touch, Walked, ensure, ensure_eq, salt, tile_cells, warp_tile_origin,

@@ -6,8 +6,10 @@
 //! Below the launch: the model's replay of its kernel (`replay`); its footprint is `warptile`'s,
 //! A copied through its ring.
 
+#[cfg(feature = "model")]
 use super::footprint::Footprint;
 use super::lesson::{Lesson, SIZES, WARPTILE_ASYNC_SHAPES};
+#[cfg(feature = "model")]
 use super::warptile::footprint::{FOOTPRINT, ring_block};
 use super::{Bounds, Method, Stage};
 use crate::launch::Launch;
@@ -22,8 +24,10 @@ pub(super) const STAGE: Stage = Stage {
     bounds: Bounds::tiles_of(WARPTILE_ASYNC),
     block_rows: WARPTILE_ASYNC.bm,
     launch: |_, m, n, _| launch(m, n),
+    #[cfg(feature = "model")]
     replay: replay::REPLAY,
     // The warp tile's, A copied through the ring.
+    #[cfg(feature = "model")]
     footprint: Footprint {
         block: |p, block, probe, touch| ring_block(p, block, probe, touch, Some(WTS_STAGES)),
         ..FOOTPRINT
@@ -40,6 +44,7 @@ pub(super) const fn launch(m: u32, n: u32) -> Launch {
     super::warptile_async::ring_launch(m, n, WTS_STAGES)
 }
 
+#[cfg(feature = "model")]
 pub(super) mod replay {
     //! The model's replay of the stage's launches (what the replays share:
     //! `crate::model::matmul`).

@@ -28,7 +28,9 @@ pub(super) const STAGE: Stage = Stage {
     bounds: Bounds::tiles_of(WARPTILE_ASYNC),
     block_rows: WARPTILE_ASYNC.bm,
     launch: |_, m, n, sms| launch(m, n, sms),
+    #[cfg(feature = "model")]
     replay: replay::REPLAY,
+    #[cfg(feature = "model")]
     footprint: footprint::FOOTPRINT,
     lesson: Lesson {
         summary: "warptile_async over the whole waves by linear block id, then one row shares the rest by k iteration (sm_90)",
@@ -101,6 +103,7 @@ pub(super) fn launches_of(
     [(sk.waves > 0).then_some(waves), (sk.sk_tiles() > 0).then_some((row, row_launch))]
 }
 
+#[cfg(feature = "model")]
 pub(super) mod replay {
     //! The model's replay of the stage's launches (what the replays share:
     //! `crate::model::matmul`).
@@ -205,6 +208,7 @@ pub(super) mod replay {
 /// What stream-K's shared row touches (`spread_streamk`'s too): the tiles its schedule hands
 /// out. The k loop and the stores inside a tile are its whole waves' kernel's, walked as that
 /// stage's ([`Waves::blocks_of`]).
+#[cfg(feature = "model")]
 pub(super) mod footprint {
     use super::stream_k;
     use crate::matmul::footprint::{Footprint, Matrix, Probe, Touch, Walked, ensure, ensure_eq, tile_cells};
