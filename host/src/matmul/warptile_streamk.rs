@@ -60,8 +60,8 @@ pub(super) const fn schedule(m: u32, n: u32, sms: u32, edge: bool) -> StreamK {
 }
 
 /// Whether sharing the last wave out
-/// ([`Method::WarptileStreamk`](crate::matmul::Method::WarptileStreamk)) beats whole tiles
-/// ([`Method::WarptileAsync`](crate::matmul::Method::WarptileAsync)) for an `m × n × k`
+/// ([`Method::WarptileStreamk`]) beats whole tiles
+/// ([`Method::WarptileAsync`]) for an `m × n × k`
 /// multiply of whole 128 × 256 × 16 tiles on
 /// `sms` multiprocessors, as measured on the H100: more than one wave, the last at most 90%
 /// full (4096²: 512 tiles, 116 of 132 in the last wave; at 2048 × 4096, 124 of 132, it lost
