@@ -176,7 +176,7 @@ fn check_band(method: Method, band: &Band, whole: (usize, usize, usize), probe: 
     let (oa, ob, oc) = band.offsets;
     let (wa, wb, wc) = (whole.0 as u64, whole.1 as u64, whole.2 as u64);
     prop_assert_eq!(m as usize, band.rows.len());
-    prop_assert_eq!(band.block, method.launch(m, n, 132).block);
+    prop_assert_eq!(band.block, method.launch(m, n, k, 132).block);
     // Stream-K's whole waves are the async (spread) kernel by linear block id: checked as it, on
     // its grid (the table's `Waves::blocks_of`). The guarded ring's have no kernel of their own
     // to be checked as: checked with its row, which runs the same k loop and stores.
@@ -444,7 +444,7 @@ proptest! {
         let [waves, row] = stream_k_kernels(method).unwrap();
         let mut computed = vec![0u8; (tiles * iters) as usize];
         let (mut hits, mut outside) = (vec![0u8; m * n], Vec::new());
-        for (kernel, launch) in method.launches(m32, n32, sms) {
+        for (kernel, launch) in method.launches(m32, n32, k32, sms) {
             let linear = kernel.name() == waves;
             if linear {
                 for (bx, by) in (0..launch.grid.1).flat_map(|by| (0..launch.grid.0).map(move |bx| (bx, by))) {
@@ -576,7 +576,7 @@ proptest! {
         let expected = match (unguarded, blocks < sms as usize) {
             _ if m <= SKINNY_ROWS as usize => Method::Skinny,
             _ if n <= THIN_COLS as usize => Method::Thin,
-            _ if sm90 && split_k_pays(m as u32, n as u32, k as u32, sms).is_some() => split_k_stage(m as u32, n as u32).0,
+            _ if sm90 && split_k_pays(m as u32, n as u32, k as u32, sms).is_some() => split_k_stage(m as u32, n as u32, k as u32, sms).0,
             _ if shared => Method::SpreadStreamk,
             _ if wide => Method::WarptileSpread,
             (false, _) if covering => Method::SpreadEdge,
@@ -609,7 +609,7 @@ proptest! {
         prop_assert_eq!((sk.tiles_n, sk.tiles, sk.iters), (tiles_n, tiles_m * tiles_n, iters));
         prop_assert_eq!((sk.whole_grid(), sk.row_grid()), ((sms, sk.tiles / sms), (sms, 1)));
         // The host plans these grids.
-        let grids: Vec<(u32, u32)> = method.launches(m, n, sms).map(|(_, launch)| launch.grid).collect();
+        let grids: Vec<(u32, u32)> = method.launches(m, n, k, sms).map(|(_, launch)| launch.grid).collect();
         let expect: Vec<(u32, u32)> = [(sk.waves > 0, sk.whole_grid()), (sk.sk_tiles() > 0, sk.row_grid())]
             .into_iter()
             .filter_map(|(on, grid)| on.then_some(grid))

@@ -92,7 +92,7 @@ mod warptile_streamk;
 #[cfg(feature = "model")]
 use footprint::Footprint;
 pub use lesson::{Bench, Lesson};
-pub use split_k::{SPLIT_K_FROM, split_k_pays, split_k_stage};
+pub use split_k::{SPLIT_K_FROM, SPLIT_K_SHORT, split_k_pays, split_k_stage};
 pub use warptile_streamk::{stream_k, stream_k_pays};
 
 /// Parameter list of every matmul kernel: A, B, C, m, n, k.
@@ -227,9 +227,9 @@ pub struct Stage {
     pub bounds: Bounds,
     /// Rows of C one block computes.
     pub block_rows: u32,
-    /// Grid, block and shared memory of [`Stage::kernel`]'s launch over `m` rows and `n`
-    /// columns on a GPU of `sms` multiprocessors ([`Method::launch`]).
-    launch: fn(&Stage, u32, u32, u32) -> Launch,
+    /// Grid, block and shared memory of [`Stage::kernel`]'s launch over `m` rows, `n` columns
+    /// and depth `k` on a GPU of `sms` multiprocessors ([`Method::launch`]).
+    launch: fn(&Stage, u32, u32, u32, u32) -> Launch,
     /// How the model replays its launches.
     #[cfg(feature = "model")]
     pub(crate) replay: Replay,
@@ -321,22 +321,23 @@ impl Method {
     }
 
     /// Grid, block and shared memory of [`Method::kernel`]'s launch over `m` rows (at most
-    /// [`Method::band_rows`]) and `n` columns on a GPU of `sms` multiprocessors (only the
-    /// stream-K row's grid depends on it: [`stream_k`]). A multiply may take more than this one
-    /// launch: [`Method::launches`].
-    pub fn launch(self, m: u32, n: u32, sms: u32) -> Launch {
+    /// [`Method::band_rows`]), `n` columns and depth `k` on a GPU of `sms` multiprocessors (only
+    /// the stream-K row's and split-K's grids depend on `sms`: [`stream_k`], and only
+    /// split-K's on `k`, which caps its cut at two k tiles a range). A multiply may take more
+    /// than this one launch: [`Method::launches`].
+    pub fn launch(self, m: u32, n: u32, k: u32, sms: u32) -> Launch {
         let stage = self.stage();
-        (stage.launch)(stage, m, n, sms)
+        (stage.launch)(stage, m, n, k, sms)
     }
 
-    /// The launches of one `m × n` multiply (at most [`Method::band_rows`] rows), in the order
+    /// The launches of one `m × n × k` multiply (at most [`Method::band_rows`] rows), in the order
     /// they are queued: [`Method::kernel`] with [`Method::launch`] for every method but
     /// stream-K, whose whole waves (if any) go through [`Stage::waves`] on
     /// [`StreamK::whole_grid`] and its shared tiles (if any) through [`Method::kernel`] on
     /// [`StreamK::row_grid`] (a guarded stage's schedule counting partial tiles).
-    pub fn launches(self, m: u32, n: u32, sms: u32) -> impl Iterator<Item = (Kernel<MatmulSig>, Launch)> {
+    pub fn launches(self, m: u32, n: u32, k: u32, sms: u32) -> impl Iterator<Item = (Kernel<MatmulSig>, Launch)> {
         let stage = self.stage();
-        let launch = self.launch(m, n, sms);
+        let launch = self.launch(m, n, k, sms);
         let launches = match stage.waves {
             Some(waves) => {
                 let edge = matches!(stage.bounds, Bounds::Guarded);
@@ -412,7 +413,7 @@ pub fn plan(
 ) -> Result<()> {
     let Dims { m, n, k } = validate(method, a, b, c, shape)?;
     in_range("matmul rows of one launch", m.into(), 1, method.band_rows().into())?;
-    for (kernel, launch) in method.launches(m, n, sms) {
+    for (kernel, launch) in method.launches(m, n, k, sms) {
         // SAFETY: the buffers hold exactly m·k, k·n and m·n floats (checked above); the kernel
         // and launch are `method`'s descriptor's (`Method::launches`), whose required `bounds`
         // puts the kernel in one of the cases below (no guards: `Bounds::WholeTiles`); and every
@@ -454,7 +455,7 @@ pub fn plan(
         //   k tile's copies only below k (`k_left`), and their loads and stores of C only `r < m`,
         //   `col < n`; 4-byte copies and stores need no more than an f32 buffer's alignment;
         // - split-K (stages 14 to 16) runs the guarded warp tile's k loop (the guarded warp-tiled
-        //   case above) over one k range of a tile inside the grid (`SplitK::of(tile, m, n,
+        //   case above) over one k range of a tile inside the grid (`SplitK::of(tile, m, n, k,
         //   sms).grid()` of its kernel's tile, which its blocks read back with `SplitK::of_grid`;
         //   a range past k is empty), indexes its module's workspace and tickets below
         //   `SPLIT_K_WORKSPACE_FLOATS` and `SPLIT_K_TICKETS` (`SplitK::fits`; a grid past them

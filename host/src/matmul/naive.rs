@@ -19,7 +19,7 @@ pub(super) const STAGE: Stage = Stage {
     warp_tile: None,
     bounds: Bounds::Guarded,
     block_rows: NAIVE_BLOCK.1,
-    launch: |_, m, n, _| launch(m, n),
+    launch: |_, m, n, _, _| launch(m, n),
     #[cfg(feature = "model")]
     replay: replay::REPLAY,
     #[cfg(feature = "model")]

@@ -18,7 +18,7 @@ pub(super) const STAGE: Stage = Stage {
     warp_tile: None,
     bounds: Bounds::Guarded,
     block_rows: TILE,
-    launch: |_, m, n, _| launch(m, n),
+    launch: |_, m, n, _, _| launch(m, n),
     #[cfg(feature = "model")]
     replay: replay::REPLAY,
     #[cfg(feature = "model")]

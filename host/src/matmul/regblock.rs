@@ -23,7 +23,7 @@ pub(super) const STAGE: Stage = Stage {
     warp_tile: None,
     bounds: Bounds::WholeTiles { bm: BM, bn: BN, bk: BK },
     block_rows: BM,
-    launch: |_, m, n, _| launch(m, n),
+    launch: |_, m, n, _, _| launch(m, n),
     #[cfg(feature = "model")]
     replay: replay::REPLAY,
     #[cfg(feature = "model")]

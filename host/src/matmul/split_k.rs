@@ -38,7 +38,7 @@ pub(super) const STAGE: Stage = Stage {
     warp_tile: Some(SPLIT_K.cfg),
     bounds: Bounds::Guarded,
     block_rows: SPLIT_K.cfg.bm,
-    launch: |_, m, n, sms| launch(SPLIT_K, m, n, sms),
+    launch: |_, m, n, k, sms| launch(SPLIT_K, m, n, k, sms),
     #[cfg(feature = "model")]
     replay: replay::REPLAY,
     #[cfg(feature = "model")]
@@ -72,7 +72,7 @@ pub(super) const WIDE_STAGE: Stage = Stage {
     warp_tile: Some(SPLIT_K_WIDE.cfg),
     bounds: Bounds::Guarded,
     block_rows: SPLIT_K_WIDE.cfg.bm,
-    launch: |_, m, n, sms| launch(SPLIT_K_WIDE, m, n, sms),
+    launch: |_, m, n, k, sms| launch(SPLIT_K_WIDE, m, n, k, sms),
     #[cfg(feature = "model")]
     replay: replay::WIDE_REPLAY,
     #[cfg(feature = "model")]
@@ -95,7 +95,7 @@ pub(super) const TALL_STAGE: Stage = Stage {
     warp_tile: Some(SPLIT_K_TALL.cfg),
     bounds: Bounds::Guarded,
     block_rows: SPLIT_K_TALL.cfg.bm,
-    launch: |_, m, n, sms| launch(SPLIT_K_TALL, m, n, sms),
+    launch: |_, m, n, k, sms| launch(SPLIT_K_TALL, m, n, k, sms),
     #[cfg(feature = "model")]
     replay: replay::TALL_REPLAY,
     #[cfg(feature = "model")]
@@ -111,9 +111,9 @@ pub(super) const TALL_STAGE: Stage = Stage {
 };
 
 /// [`SplitK::grid`] of the shape on `sms` multiprocessors, blocks of `tile`.
-const fn launch(tile: SplitKTile, m: u32, n: u32, sms: u32) -> Launch {
+const fn launch(tile: SplitKTile, m: u32, n: u32, k: u32, sms: u32) -> Launch {
     Launch {
-        grid: SplitK::of(tile, m, n, sms).grid(),
+        grid: SplitK::of(tile, m, n, k, sms).grid(),
         block: (tile.cfg.threads(), 1),
         shared_bytes: tile.cfg.shared_bytes(),
         cluster: 1,
@@ -125,12 +125,22 @@ const fn launch(tile: SplitKTile, m: u32, n: u32, sms: u32) -> Launch {
 /// block a tile; 768³ (three ways) 34.9 against 41.6 (BENCHMARKS.md).
 pub const SPLIT_K_FROM: u32 = 3;
 
-/// The split-K stage and tile for an `m × n` C: 32 × 128 tiles where m ≤ 32 (stage 15), 128 ×
-/// 32 where n ≤ 32 (stage 16), else 64 × 128 (stage 14).
-pub const fn split_k_stage(m: u32, n: u32) -> (Method, SplitKTile) {
+/// Most k tiles a range of stage 14's 64 × 128 tiles may have for [`split_k_stage`] to take the
+/// 128 × 32 tile instead: with ranges this short a block is mostly its launch, its first loads
+/// and its partial, and twice the blocks of a quarter the sums do better. On the H100, 256³ (2 k
+/// tiles a range) and 512³ (4) took 8.2 and 17.7 µs on 128 × 32 tiles against 11.2–11.9 and
+/// 17.8–19.1 on 64 × 128; m or n = 128 against 4096² (64) 125.5–131.8 against 116.6–120.0
+/// (BENCHMARKS.md).
+pub const SPLIT_K_SHORT: u32 = 4;
+
+/// The split-K stage and tile for an `m × n × k` multiply on `sms` multiprocessors: 32 × 128
+/// tiles where m ≤ 32 (stage 15), 128 × 32 where n ≤ 32 (stage 16) or where stage 14's ranges
+/// would be at most [`SPLIT_K_SHORT`] k tiles, else 64 × 128 (stage 14).
+pub const fn split_k_stage(m: u32, n: u32, k: u32, sms: u32) -> (Method, SplitKTile) {
+    let short = SplitK::of(SPLIT_K, m, n, k, sms).per(k) <= SPLIT_K_SHORT;
     if m <= SPLIT_K_WIDE.cfg.bm {
         (Method::SplitKWide, SPLIT_K_WIDE)
-    } else if n <= SPLIT_K_TALL.cfg.bn {
+    } else if n <= SPLIT_K_TALL.cfg.bn || short {
         (Method::SplitKTall, SPLIT_K_TALL)
     } else {
         (Method::SplitK, SPLIT_K)
@@ -139,15 +149,12 @@ pub const fn split_k_stage(m: u32, n: u32) -> (Method, SplitKTile) {
 
 /// The split-K stage [`matmul`](super::matmul) takes for an `m × n × k` multiply on `sms`
 /// multiprocessors, if any ([`split_k_stage`]'s, where its tiles are cut at least
-/// [`SPLIT_K_FROM`] ways, each range at least two k tiles, the launch inside the workspace).
+/// [`SPLIT_K_FROM`] ways inside the workspace; a range has two k tiles or more by
+/// [`SplitK::of`]).
 pub const fn split_k_pays(m: u32, n: u32, k: u32, sms: u32) -> Option<Method> {
-    let (method, tile) = split_k_stage(m, n);
-    let sk = SplitK::of(tile, m, n, sms);
-    if sk.splits >= SPLIT_K_FROM && sk.fits() && tile.cfg.k_tiles(k, true) >= 2 * sk.splits {
-        Some(method)
-    } else {
-        None
-    }
+    let (method, tile) = split_k_stage(m, n, k, sms);
+    let sk = SplitK::of(tile, m, n, k, sms);
+    if sk.splits >= SPLIT_K_FROM && sk.fits() { Some(method) } else { None }
 }
 
 #[cfg(feature = "model")]
@@ -282,8 +289,8 @@ mod footprint {
 
     /// The grid is the schedule's of `tile`, which the kernel reads back from it.
     fn launch(tile: SplitKTile, p: &Probe) -> Walked {
-        let (m, n, _) = p.dims;
-        let sk = SplitK::of(tile, m, n, p.sms);
+        let (m, n, k) = p.dims;
+        let sk = SplitK::of(tile, m, n, k, p.sms);
         ensure_eq!(p.grid, sk.grid());
         ensure_eq!(SplitK::of_grid(tile.cfg, n, p.grid), sk);
         ensure!(sk.fits() || sk.splits == 1);
@@ -311,7 +318,7 @@ mod footprint {
         let cfg = tile.cfg;
         let (m, n, k) = p.dims;
         let (n64, k64) = (u64::from(n), u64::from(k));
-        let sk = SplitK::of(tile, m, n, p.sms);
+        let sk = SplitK::of(tile, m, n, k, p.sms);
         let r = salt(probe, (bx, by));
         let (tx, z) = sk.block(bx);
         ensure!(tx < sk.tiles_x && z < sk.splits);
@@ -375,7 +382,12 @@ mod tests {
         let (l, _) = plan_of(Method::SplitK, (512, 512, 512), (512 * 512, 512 * 512, 512 * 512)).unwrap();
         assert_eq!((l.grid, l.block, l.shared_bytes), ((32, 8), (128, 1), 2 * (16 * 68 + 16 * 128) * 4));
         // It pays where a few tiles have a long k, not where the tiles fill the GPU or k is short.
-        assert_eq!(split_k_pays(512, 512, 512, 132), Some(Method::SplitK));
+        // Short ranges (stage 14's 4 k tiles at 512³, 2 at 256³) take the 128 × 32 tile; long ones
+        // (768³: 16; m = 128 against 4096²: 64) stage 14's.
+        assert_eq!(split_k_pays(512, 512, 512, 132), Some(Method::SplitKTall));
+        assert_eq!(split_k_pays(256, 256, 256, 132), Some(Method::SplitKTall));
+        assert_eq!(split_k_pays(768, 768, 768, 132), Some(Method::SplitK));
+        assert_eq!(split_k_pays(128, 4096, 4096, 132), Some(Method::SplitK));
         assert_eq!(split_k_pays(32, 4096, 4096, 132), Some(Method::SplitKWide));
         assert_eq!(split_k_pays(4096, 32, 4096, 132), Some(Method::SplitKTall));
         assert_eq!((split_k_pays(4096, 4096, 4096, 132), split_k_pays(256, 384, 64, 132)), (None, None));

@@ -33,7 +33,7 @@ const fn stage(method: Method, kernel: Kernel<MatmulSig>, cfg: WarpTile, guarded
         warp_tile: Some(cfg),
         bounds: if guarded { Bounds::Guarded } else { Bounds::tiles_of(cfg) },
         block_rows: cfg.bm,
-        launch: |stage, m, n, _| launch(stage.warp_tile.expect("built with a shape"), m, n),
+        launch: |stage, m, n, _, _| launch(stage.warp_tile.expect("built with a shape"), m, n),
         #[cfg(feature = "model")]
         replay: replay::REPLAY,
         #[cfg(feature = "model")]

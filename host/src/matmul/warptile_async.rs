@@ -23,7 +23,7 @@ pub(super) const STAGE: Stage = Stage {
     warp_tile: Some(WARPTILE_ASYNC),
     bounds: Bounds::tiles_of(WARPTILE_ASYNC),
     block_rows: WARPTILE_ASYNC.bm,
-    launch: |_, m, n, _| launch(m, n),
+    launch: |_, m, n, _, _| launch(m, n),
     #[cfg(feature = "model")]
     replay: replay::REPLAY,
     // The warp tile's, A copied through the ring.

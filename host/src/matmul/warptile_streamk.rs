@@ -27,7 +27,7 @@ pub(super) const STAGE: Stage = Stage {
     warp_tile: Some(WARPTILE_ASYNC),
     bounds: Bounds::tiles_of(WARPTILE_ASYNC),
     block_rows: WARPTILE_ASYNC.bm,
-    launch: |_, m, n, sms| launch(m, n, sms),
+    launch: |_, m, n, _, sms| launch(m, n, sms),
     #[cfg(feature = "model")]
     replay: replay::REPLAY,
     #[cfg(feature = "model")]

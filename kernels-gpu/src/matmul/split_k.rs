@@ -101,11 +101,11 @@ pub const fn split_k_group(cfg: WarpTile) -> u32 {
 
 const _: () = assert!(SPLIT_K.is_consistent() && SPLIT_K_WIDE.is_consistent() && SPLIT_K_TALL.is_consistent());
 
-/// The split-K schedule of an `m × n` multiply on tile `cfg`: a grid of `tiles_x × tiles_y`
+/// The split-K schedule of an `m × n × k` multiply on tile `cfg`: a grid of `tiles_x × tiles_y`
 /// tiles, each tile's k tiles cut into `splits` ranges of equal length (`per`; the last ranges
 /// may be shorter or empty), block `x` of a grid row taking tile column `x % tiles_x` and range
-/// `x / tiles_x`. k plays no part in the grid (a launch's geometry is the same for every k); a
-/// range that starts past k is empty, and its block adds zeros.
+/// `x / tiles_x`. The kernel reads the schedule back from its grid and n ([`SplitK::of_grid`]);
+/// a range that starts past k is empty, and its block adds zeros.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SplitK {
     /// The block tile.
@@ -120,9 +120,10 @@ pub struct SplitK {
 
 impl SplitK {
     /// The schedule of `tile` on a GPU of `sms` multiprocessors: as many splits as fill its
-    /// blocks a multiprocessor, at most its `max_splits` and `max_blocks()` blocks in all; one
-    /// (no cut) where the tiles alone fill the GPU. `m` and `n` at least 1.
-    pub const fn of(tile: SplitKTile, m: u32, n: u32, sms: u32) -> SplitK {
+    /// blocks a multiprocessor, at most its `max_splits`, `max_blocks()` blocks in all, and half
+    /// k's tiles (two k tiles a range at least: a range of one spends as long on its partial as
+    /// on its FMAs); one (no cut) where the tiles alone fill the GPU. `m` and `n` at least 1.
+    pub const fn of(tile: SplitKTile, m: u32, n: u32, k: u32, sms: u32) -> SplitK {
         let (tiles_x, tiles_y) = tile.cfg.grid(m, n);
         let tiles = tiles_x as u64 * tiles_y as u64;
         let tiles = if tiles == 0 { 1 } else { tiles };
@@ -132,6 +133,10 @@ impl SplitK {
         }
         if splits > tile.max_blocks() as u64 / tiles {
             splits = tile.max_blocks() as u64 / tiles;
+        }
+        let halves = tile.cfg.k_tiles(k, true) as u64 / 2;
+        if splits > halves {
+            splits = halves;
         }
         SplitK { cfg: tile.cfg, tiles_x, tiles_y, splits: if splits == 0 { 1 } else { splits as u32 } }
     }
@@ -295,7 +300,7 @@ mod hopper_device {
     /// A split-K block's job: its tile's range of k, its sums to the workspace, and on the tile's
     /// last block the partials added in split order into C.
     ///
-    /// Safety (of the kernels, beside `warptile`'s): the launch is `SplitK::of(tile, m, n,
+    /// Safety (of the kernels, beside `warptile`'s): the launch is `SplitK::of(tile, m, n, k,
     /// _).grid()` of its kernel's tile, and no other split-K launch of the same module runs at
     /// the same time (the workspace and tickets are the module's).
     pub(super) struct SplitTile;
@@ -468,12 +473,14 @@ mod tests {
             for (m, n) in [(1, 1), (256, 256), (512, 512), (32, 4096), (4096, 32), (4096, 128), (100, 9), (4096, 4096)]
             {
                 for sms in [0, 1, 2, 66, 132, 144, 1000, u32::MAX] {
-                    let sk = SplitK::of(tile, m, n, sms);
-                    assert!(sk.splits >= 1 && sk.splits <= tile.max_splits, "{m}x{n} on {sms}: {sk:?}");
-                    assert!(sk.fits() || sk.splits == 1, "{m}x{n} on {sms}: {sk:?}");
-                    // The kernel reads the same schedule back from its grid.
-                    assert_eq!(SplitK::of_grid(tile.cfg, n, sk.grid()), sk);
-                    for k in [1, 15, 16, 17, 100, 512, 4096] {
+                    for k in [1, 15, 16, 17, 32, 100, 512, 4096] {
+                        let sk = SplitK::of(tile, m, n, k, sms);
+                        assert!(sk.splits >= 1 && sk.splits <= tile.max_splits, "{m}x{n}x{k} on {sms}: {sk:?}");
+                        assert!(sk.fits() || sk.splits == 1, "{m}x{n}x{k} on {sms}: {sk:?}");
+                        // Two k tiles a range at least, where k is cut at all.
+                        assert!(sk.splits == 1 || tile.cfg.k_tiles(k, true) >= 2 * sk.splits, "{m}x{n}x{k}: {sk:?}");
+                        // The kernel reads the same schedule back from its grid.
+                        assert_eq!(SplitK::of_grid(tile.cfg, n, sk.grid()), sk);
                         let mut next = 0;
                         for z in 0..sk.splits {
                             let (start, end) = sk.range(z, k);
@@ -489,15 +496,19 @@ mod tests {
             }
         }
         // 512³ on 132 SMs: 32 tiles cut 8 ways, 4 k tiles each; 256³ capped at 8 splits.
-        let sk = SplitK::of(SPLIT_K, 512, 512, 132);
+        let sk = SplitK::of(SPLIT_K, 512, 512, 512, 132);
         assert_eq!((sk.tiles(), sk.splits, sk.per(512), sk.grid()), (32, 8, 4, (32, 8)));
-        assert_eq!(SplitK::of(SPLIT_K, 256, 256, 132).splits, 8);
+        assert_eq!(SplitK::of(SPLIT_K, 256, 256, 256, 132).splits, 8);
+        // 256³ on 128 × 32 tiles: 16 tiles, cut 8 ways (k's 16 tiles, two a range), not 16.
+        assert_eq!(SplitK::of(SPLIT_K_TALL, 256, 256, 256, 132).splits, 8);
+        // k of one k tile: no cut.
+        assert_eq!(SplitK::of(SPLIT_K, 256, 256, 16, 132).splits, 1);
         // 4096² fills the GPU with tiles alone: no cut.
-        assert_eq!(SplitK::of(SPLIT_K, 4096, 4096, 132).splits, 1);
+        assert_eq!(SplitK::of(SPLIT_K, 4096, 4096, 4096, 132).splits, 1);
         // m = 32 against 4096²: 32 tiles of 32 × 128, cut 16 ways (4 blocks a multiprocessor).
-        let sk = SplitK::of(SPLIT_K_WIDE, 32, 4096, 132);
+        let sk = SplitK::of(SPLIT_K_WIDE, 32, 4096, 4096, 132);
         assert_eq!((sk.tiles(), sk.splits, sk.per(4096), sk.grid()), (32, 16, 16, (512, 1)));
-        let sk = SplitK::of(SPLIT_K_TALL, 4096, 32, 132);
+        let sk = SplitK::of(SPLIT_K_TALL, 4096, 32, 4096, 132);
         assert_eq!((sk.tiles(), sk.splits, sk.grid()), (32, 16, (16, 32)));
     }
 
