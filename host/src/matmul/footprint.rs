@@ -102,6 +102,20 @@ pub const fn salt(probe: u64, (bx, by): (u32, u32)) -> u64 {
     (probe ^ block).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 7
 }
 
+/// Stores of a launch whose thread `(tx, ty)` of block `(bx, by)` computes the one element
+/// `coords(bx, by, tx, ty)` of C, where that lies inside `m × n` (the naive and tiled kernels).
+pub fn one_a_thread(p: &Probe, (bx, by): (u32, u32), coords: fn(u32, u32, u32, u32) -> (u32, u32), store: Store<'_>) {
+    let (m, n, _) = p.dims;
+    for ty in 0..p.block.1 {
+        for tx in 0..p.block.0 {
+            let (row, col) = coords(bx, by, tx, ty);
+            if row < m && col < n {
+                store(row, col);
+            }
+        }
+    }
+}
+
 /// The elements of C thread `t` of a warp-tiled block at `(row0, col0)` stores, inside C or not:
 /// row `i`, then vector `h`, then float `j` of it (`WarpTile::out_row`, `out_col`).
 pub fn thread_cells(cfg: WarpTile, t: u32, (row0, col0): (u32, u32)) -> impl Iterator<Item = (u32, u32)> {

@@ -84,7 +84,7 @@ mod replay {
 /// What the naive kernel's threads touch: one output each, under `row < m && col < n`.
 #[cfg(feature = "model")]
 mod footprint {
-    use crate::matmul::footprint::{Footprint, Matrix, Probe, Touch, Walked, ensure, salt};
+    use crate::matmul::footprint::{Footprint, Matrix, Probe, Touch, Walked, ensure, one_a_thread, salt};
     use coalesce_kernels::matmul::{NAIVE_BLOCK, naive_coords, row_major};
 
     pub(crate) const FOOTPRINT: Footprint = Footprint {
@@ -94,17 +94,7 @@ mod footprint {
             Ok(())
         },
         block,
-        stores: |p, (bx, by), store| {
-            let (m, n, _) = p.dims;
-            for ty in 0..p.block.1 {
-                for tx in 0..p.block.0 {
-                    let (row, col) = naive_coords(bx, by, tx, ty);
-                    if row < m && col < n {
-                        store(row, col);
-                    }
-                }
-            }
-        },
+        stores: |p, block, store| one_a_thread(p, block, naive_coords, store),
     };
 
     /// The block's corner threads and one more, each at k = 0, k - 1 and one between.

@@ -137,10 +137,9 @@ pub const SPLIT_K_SHORT: u32 = 4;
 /// tiles where m ≤ 32 (stage 15), 128 × 32 where n ≤ 32 (stage 16) or where stage 14's ranges
 /// would be at most [`SPLIT_K_SHORT`] k tiles, else 64 × 128 (stage 14).
 pub const fn split_k_stage(m: u32, n: u32, k: u32, sms: u32) -> (Method, SplitKTile) {
-    let short = SplitK::of(SPLIT_K, m, n, k, sms).per(k) <= SPLIT_K_SHORT;
     if m <= SPLIT_K_WIDE.cfg.bm {
         (Method::SplitKWide, SPLIT_K_WIDE)
-    } else if n <= SPLIT_K_TALL.cfg.bn || short {
+    } else if n <= SPLIT_K_TALL.cfg.bn || SplitK::of(SPLIT_K, m, n, k, sms).per(k) <= SPLIT_K_SHORT {
         (Method::SplitKTall, SPLIT_K_TALL)
     } else {
         (Method::SplitK, SPLIT_K)

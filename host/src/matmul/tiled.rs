@@ -115,7 +115,7 @@ pub(super) mod replay {
 /// one of B staged by each thread's element of each, every global access guarded.
 #[cfg(feature = "model")]
 pub(super) mod footprint {
-    use crate::matmul::footprint::{Footprint, Matrix, Probe, Touch, Walked, ensure, salt};
+    use crate::matmul::footprint::{Footprint, Matrix, Probe, Touch, Walked, ensure, one_a_thread, salt};
     use coalesce_kernels::matmul::{
         TILE, TILED_SHARED_FLOATS, row_major, tile_a_col, tile_b_row, tile_offset, tiled_coords,
     };
@@ -127,17 +127,7 @@ pub(super) mod footprint {
             Ok(())
         },
         block,
-        stores: |p, (bx, by), store| {
-            let (m, n, _) = p.dims;
-            for ty in 0..p.block.1 {
-                for tx in 0..p.block.0 {
-                    let (row, col) = tiled_coords(bx, by, tx, ty);
-                    if row < m && col < n {
-                        store(row, col);
-                    }
-                }
-            }
-        },
+        stores: |p, block, store| one_a_thread(p, block, tiled_coords, store),
     };
 
     /// Three corner threads and one more, each at the first k tile, the last and one between
