@@ -92,7 +92,9 @@ mod warptile_streamk;
 #[cfg(feature = "model")]
 use footprint::Footprint;
 pub use lesson::{Bench, Lesson};
-pub use split_k::{SPLIT_K_FROM, SPLIT_K_SHORT, split_k_pays, split_k_stage};
+pub use split_k::{
+    SPLIT_K_FROM, SPLIT_K_SHORT, SPREAD_SPLIT_MIN_TILES, split_k_pays, split_k_spread_pays, split_k_stage,
+};
 pub use warptile_streamk::{stream_k, stream_k_pays};
 
 /// Parameter list of every matmul kernel: A, B, C, m, n, k.
@@ -164,6 +166,9 @@ pub enum Method {
     /// [`Method::SplitKWide`] turned over: 128 × 32 tiles, 8 × 4 sums a thread, for n ≤ 32
     /// (Hopper module; any shape, any alignment).
     SplitKTall,
+    /// [`Method::SplitK`] over [`Method::WarptileSpread`]'s 128 × 256 tiles and ring, k cut up to
+    /// 8 ways (Hopper module; whole tiles only, 16-byte aligned buffers).
+    SplitKSpread,
 }
 
 /// How a stage's kernel meets the edges of C. Every descriptor says which, with no default:
@@ -265,6 +270,7 @@ static STAGES: &[Stage] = &[
     split_k::STAGE,
     split_k::WIDE_STAGE,
     split_k::TALL_STAGE,
+    split_k::SPREAD_STAGE,
 ];
 
 impl Method {
@@ -521,6 +527,8 @@ pub fn run(
 ///   reads B once across the whole GPU, at any shape and alignment;
 /// - else n at most 8 (all of A against a column of B, or a few): the thin kernel (stage 13),
 ///   which reads A once, at any shape and alignment;
+/// - else on sm_90, whole 128 × 256 × 16 tiles and 16-byte aligned buffers whose tiles are few
+///   and k long ([`split_k_spread_pays`]): split-K over the spread ring (stage 17);
 /// - else on sm_90, where the split-K tiles are few and k long ([`split_k_pays`]: each tile's k
 ///   cut at least [`SPLIT_K_FROM`] ways, two k tiles or more a range): split-K, at any shape and
 ///   alignment, on 32 × 128 tiles for m ≤ 32 (stage 15), 128 × 32 for n ≤ 32 (stage 16), else
@@ -549,6 +557,12 @@ pub fn choose(
         let (gx, gy) = cfg.grid(m, n);
         u64::from(gx) * u64::from(gy)
     };
+    if sm90
+        && let Ok(Dims { m, n, k }) = validate(Method::SplitKSpread, a, b, c, shape)
+        && split_k_spread_pays(m, n, k, multiprocessors)
+    {
+        return Method::SplitKSpread;
+    }
     if let Ok(Dims { m, n, k }) = validate(Method::Skinny, a, b, c, shape) {
         if m <= SKINNY_ROWS {
             return Method::Skinny;
@@ -842,6 +856,11 @@ mod tests {
         // 1024^2 is 64 blocks, fewer than 132 SMs: the small tiles (128 blocks).
         assert_eq!(pick((1024, 1024, 1024), 132), Method::WarptileSmall);
         assert_eq!(pick_on((1024, 1024, 1024), 132, true), Method::WarptileSmall);
+        // m = 128 against 4096²: 16 whole 128 × 256 tiles, k cut 8 ways of 32 k tiles: split-K
+        // over the spread ring on sm_90 (its ranges at 1024³ are 16 k tiles: too short).
+        assert_eq!(pick_on((128, 4096, 4096), 132, true), Method::SplitKSpread);
+        assert_eq!(pick_on((256, 4096, 4096), 132, true), Method::SplitKSpread);
+        assert_eq!(pick_on((128, 4096, 4096), 132, false), Method::WarptileSmall);
         assert_eq!(pick((1024, 1024, 1024), 16), Method::Warptile);
         // Anything not whole tiles: the guarded kernel; on sm_90 the guarded spread ring where
         // its grid fills the GPU and k is 32 tiles or more, else the sm_90 guarded build.

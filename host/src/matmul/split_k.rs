@@ -9,11 +9,12 @@
 //! Below the launches: the model's replay of their kernels (`replay`) and their footprint for the
 //! index proofs (`footprint`).
 
-use super::lesson::{Bench, CHECK_SHAPES, EDGE_EXTRA_SHAPES, Lesson};
+use super::lesson::{Bench, CHECK_SHAPES, EDGE_EXTRA_SHAPES, Lesson, WARPTILE_ASYNC_SHAPES};
 use super::{Bounds, Method, Stage};
 use crate::launch::Launch;
 use coalesce_kernels::matmul::{
-    SPLIT_K, SPLIT_K_TALL, SPLIT_K_WIDE, SplitK, SplitKTile, matmul_split_k, matmul_split_k_tall, matmul_split_k_wide,
+    SPLIT_K, SPLIT_K_SPREAD, SPLIT_K_TALL, SPLIT_K_WIDE, SplitK, SplitKTile, WARPTILE_ASYNC, WTS_STAGES,
+    matmul_split_k, matmul_split_k_spread, matmul_split_k_tall, matmul_split_k_wide,
 };
 
 /// Shapes checked for split-K besides the general and guarded ones (on 132 SMs): 8 splits of 2
@@ -103,10 +104,52 @@ pub(super) const TALL_STAGE: Stage = Stage {
     lesson: Lesson {
         summary: "split_k on 128 x 32 tiles, 8 x 4 sums a thread, 4 blocks a multiprocessor, k cut up to 16 ways: no columns past n = 32 multiplied (sm_90)",
         bench: Bench::Shapes {
-            sweep: &[(256, 256, 256), (512, 512, 512), (4096, 32, 4096), (4096, 128, 4096)],
+            // 384³ and 768³ last, so that the earlier runs keep their ids: the small squares
+            // `matmul` takes this tile for, and the first it does not.
+            sweep: &[
+                (256, 256, 256),
+                (512, 512, 512),
+                (4096, 32, 4096),
+                (4096, 128, 4096),
+                (384, 384, 384),
+                (768, 768, 768),
+            ],
             check: &[2],
         },
         checks: &[&CHECK_SHAPES, &EDGE_EXTRA_SHAPES, &SPLIT_K_SHAPES],
+    },
+};
+
+/// Shapes checked for stage 17 besides the spread ring's (whole 128 × 256 × 16 tiles, on 132
+/// SMs): one tile of 4 k tiles cut 2 ways; 4 tiles of 63 k tiles cut 8 ways (a short last
+/// range); 9 tiles of 17 k tiles cut 8 ways of 3 (the last range empty); m = 128 against a long
+/// k; and 1024³ twice more, each launch finding the tickets the one before set back to 0.
+const SPREAD_SHAPES: [(usize, usize, usize); 6] =
+    [(128, 256, 64), (256, 512, 1008), (384, 768, 272), (128, 1024, 4096), (1024, 1024, 1024), (1024, 1024, 1024)];
+
+/// Stage 17's descriptor: no guards, so whole [`WARPTILE_ASYNC`] tiles only.
+pub(super) const SPREAD_STAGE: Stage = Stage {
+    method: Method::SplitKSpread,
+    kernel: matmul_split_k_spread,
+    waves: None,
+    warp_tile: Some(WARPTILE_ASYNC),
+    bounds: Bounds::tiles_of(WARPTILE_ASYNC),
+    block_rows: WARPTILE_ASYNC.bm,
+    launch: |_, m, n, k, sms| Launch {
+        shared_bytes: WARPTILE_ASYNC.ring_bytes(WTS_STAGES),
+        ..launch(SPLIT_K_SPREAD, m, n, k, sms)
+    },
+    #[cfg(feature = "model")]
+    replay: replay::SPREAD_REPLAY,
+    #[cfg(feature = "model")]
+    footprint: footprint::SPREAD_FOOTPRINT,
+    lesson: Lesson {
+        summary: "split_k on warptile_spread's 128 x 256 tiles and 4-stage ring, one block a multiprocessor, k cut up to 8 ways; the last block adds a row of every split's vectors at a time (sm_90)",
+        bench: Bench::Shapes {
+            sweep: &[(512, 512, 512), (768, 768, 768), (1024, 1024, 1024), (128, 4096, 4096)],
+            check: &[0],
+        },
+        checks: &[&WARPTILE_ASYNC_SHAPES, &SPREAD_SHAPES],
     },
 };
 
@@ -156,6 +199,21 @@ pub const fn split_k_pays(m: u32, n: u32, k: u32, sms: u32) -> Option<Method> {
     if sk.splits >= SPLIT_K_FROM && sk.fits() { Some(method) } else { None }
 }
 
+/// Fewest k tiles a range of stage 17 takes for [`matmul`](super::matmul) to choose it: a
+/// tile's last block adds every split's 128 KiB partial alone, at what one multiprocessor reads
+/// from L2, so the ranges must be long. On an H200, m = 128 against 4096² (32 k tiles a range)
+/// took 107.3 µs against stage 14's 121.3; 1024³ (16) 59.4 against `warptile_small`'s 55.5, and
+/// 768³ (7) 37.0 against stage 14's 36.3 (BENCHMARKS.md).
+pub const SPREAD_SPLIT_MIN_TILES: u32 = 32;
+
+/// Whether [`matmul`](super::matmul) takes stage 17 for an `m × n × k` multiply of whole
+/// 128 × 256 × 16 tiles on `sms` multiprocessors: its tiles cut at least two ways inside the
+/// workspace, each range at least [`SPREAD_SPLIT_MIN_TILES`] k tiles.
+pub const fn split_k_spread_pays(m: u32, n: u32, k: u32, sms: u32) -> bool {
+    let sk = SplitK::of(SPLIT_K_SPREAD, m, n, k, sms);
+    sk.splits >= 2 && sk.fits() && sk.per(k) >= SPREAD_SPLIT_MIN_TILES
+}
+
 #[cfg(feature = "model")]
 mod replay {
     //! The model's replay of the stage's launches (what the replays share:
@@ -178,10 +236,12 @@ mod replay {
     use crate::error::Result;
     use crate::launch::Launch;
     use crate::matmul::warptile::replay::{store_c_vectors, warptile_k_loop};
+    use crate::matmul::warptile_spread::replay::spread_k_loop_warp;
     use crate::model::matmul::{Launched, Replay};
     use crate::model::{Model, block_warps};
     use coalesce_kernels::matmul::{
-        SPLIT_K, SPLIT_K_TALL, SPLIT_K_WIDE, SplitK, SplitKTile, split_k_group, split_k_slot,
+        SPLIT_K, SPLIT_K_SPREAD, SPLIT_K_TALL, SPLIT_K_WIDE, SplitK, SplitKTile, WTS_STAGES, split_k_group,
+        split_k_slot,
     };
 
     /// A made-up address for the split-K kernel's workspace and tickets (module globals, no buffers
@@ -191,12 +251,21 @@ mod replay {
 
     /// Counts of a split-K launch of `tile` (the schedule its grid gives): every block's warps
     /// replayed.
-    fn split_k_counts(model: &mut Model, l: &Launched, launch: &Launch, tile: SplitKTile) -> Result<()> {
+    fn split_k_counts(
+        model: &mut Model,
+        l: &Launched,
+        launch: &Launch,
+        tile: SplitKTile,
+        ring: Option<u32>,
+    ) -> Result<()> {
         let (workspace, tickets) = (model.buffer(WORKSPACE_ADDRESS), model.buffer(TICKETS_ADDRESS));
         let cfg = tile.cfg;
         let sk = SplitK::of_grid(cfg, l.n, launch.grid);
-        // Whether the last block reads its own partial back too (it loads splits in groups).
-        let own = u32::from(split_k_group(cfg) > 1);
+        // The spread ring's tiles are whole; the others guard every access.
+        let guarded = ring.is_none();
+        // Whether the last block reads its own partial back too (it loads splits in groups, or
+        // with the spread ring a row of every split's vectors at a time).
+        let own = u32::from(ring.is_some() || split_k_group(cfg) > 1);
         let (gx, gy) = sk.grid();
         for by in 0..gy {
             for bx in 0..gx {
@@ -206,10 +275,13 @@ mod replay {
                 let (first, end) = sk.walked(z, l.k);
                 for w in block_warps(launch, (bx, by)) {
                     let t = |lane| w.thread(lane).0;
-                    warptile_k_loop(model, l, &w, (cfg, true, l.vectors), origin, first..end)?;
-                    // One split: the tile stored as the guarded warp tile stores it.
+                    match ring {
+                        None => warptile_k_loop(model, l, &w, (cfg, true, l.vectors), origin, first..end)?,
+                        Some(stages) => spread_k_loop_warp(model, l, &w, (cfg, stages), origin, (first, end))?,
+                    }
+                    // One split: the tile stored as the warp tile stores it.
                     if sk.splits == 1 {
-                        store_c_vectors(model, l, &w, cfg, origin, true)?;
+                        store_c_vectors(model, l, &w, cfg, origin, guarded)?;
                         continue;
                     }
                     let slots = |model: &mut Model, split: u32, store: bool| -> Result<()> {
@@ -237,7 +309,7 @@ mod replay {
                         if w.thread(0).0 == 0 {
                             model.store(tickets, 4, 1, |_| 4 * u64::from(tile))?;
                         }
-                        store_c_vectors(model, l, &w, cfg, origin, true)?;
+                        store_c_vectors(model, l, &w, cfg, origin, guarded)?;
                     }
                 }
             }
@@ -247,15 +319,21 @@ mod replay {
 
     /// Stage 14's replay: its whole launch, block by block.
     pub(crate) const REPLAY: Replay =
-        Replay { blocks: None, row: Some(|model, l, launch| split_k_counts(model, l, launch, SPLIT_K)) };
+        Replay { blocks: None, row: Some(|model, l, launch| split_k_counts(model, l, launch, SPLIT_K, None)) };
 
     /// Stage 15's replay (32 × 128 tiles).
     pub(crate) const WIDE_REPLAY: Replay =
-        Replay { blocks: None, row: Some(|model, l, launch| split_k_counts(model, l, launch, SPLIT_K_WIDE)) };
+        Replay { blocks: None, row: Some(|model, l, launch| split_k_counts(model, l, launch, SPLIT_K_WIDE, None)) };
+
+    /// Stage 17's replay (the spread ring's 128 × 256 tiles).
+    pub(crate) const SPREAD_REPLAY: Replay = Replay {
+        blocks: None,
+        row: Some(|model, l, launch| split_k_counts(model, l, launch, SPLIT_K_SPREAD, Some(WTS_STAGES))),
+    };
 
     /// Stage 16's replay (128 × 32 tiles).
     pub(crate) const TALL_REPLAY: Replay =
-        Replay { blocks: None, row: Some(|model, l, launch| split_k_counts(model, l, launch, SPLIT_K_TALL)) };
+        Replay { blocks: None, row: Some(|model, l, launch| split_k_counts(model, l, launch, SPLIT_K_TALL, None)) };
 }
 
 /// What split-K's threads touch: the guarded warp tile's k loop over the block's k range, its
@@ -265,9 +343,10 @@ mod footprint {
     use crate::matmul::footprint::{
         Footprint, Matrix, Probe, Store, Touch, Walked, ensure, ensure_eq, salt, thread_cells, tile_cells,
     };
+    use crate::matmul::warptile::footprint::thread_k_tile;
     use coalesce_kernels::matmul::{
-        SPLIT_K, SPLIT_K_TALL, SPLIT_K_TICKETS, SPLIT_K_WIDE, SPLIT_K_WORKSPACE_FLOATS, SplitK, SplitKTile, row_major,
-        split_k_slot,
+        SPLIT_K, SPLIT_K_SPREAD, SPLIT_K_TALL, SPLIT_K_TICKETS, SPLIT_K_WIDE, SPLIT_K_WORKSPACE_FLOATS, SplitK,
+        SplitKTile, WTS_STAGES, row_major, split_k_slot,
     };
 
     pub(crate) const FOOTPRINT: Footprint = Footprint {
@@ -285,6 +364,17 @@ mod footprint {
         block: |p, b, probe, touch| block(SPLIT_K_TALL, p, b, probe, touch),
         stores: |p, b, store| stores(SPLIT_K_TALL, p, b, store),
     };
+    pub(crate) const SPREAD_FOOTPRINT: Footprint = Footprint {
+        launch: |p, _| launch(SPLIT_K_SPREAD, p),
+        block: |p, b, probe, touch| block(SPLIT_K_SPREAD, p, b, probe, touch),
+        stores: |p, b, store| stores(SPLIT_K_SPREAD, p, b, store),
+    };
+
+    /// The spread ring (stage 17) copies A a float at a time through its stages, from whole
+    /// tiles; the other tiles load vectors, every access guarded.
+    fn ring(tile: SplitKTile) -> (bool, Option<u32>) {
+        if tile == SPLIT_K_SPREAD { (false, Some(WTS_STAGES)) } else { (true, None) }
+    }
 
     /// The grid is the schedule's of `tile`, which the kernel reads back from it.
     fn launch(tile: SplitKTile, p: &Probe) -> Walked {
@@ -293,7 +383,19 @@ mod footprint {
         ensure_eq!(p.grid, sk.grid());
         ensure_eq!(SplitK::of_grid(tile.cfg, n, p.grid), sk);
         ensure!(sk.fits() || sk.splits == 1);
-        ensure_eq!(p.shared_bytes, tile.cfg.shared_bytes());
+        match ring(tile) {
+            (_, Some(stages)) => {
+                ensure_eq!(p.shared_bytes, tile.cfg.ring_bytes(stages));
+                // No guards: whole tiles, aligned vectors.
+                ensure!(m % tile.cfg.bm == 0 && n % tile.cfg.bn == 0 && k % tile.cfg.bk == 0);
+                for address in [p.addresses.0, p.addresses.1, p.addresses.2] {
+                    ensure_eq!(address % 16, 0);
+                }
+            }
+            _ => {
+                ensure_eq!(p.shared_bytes, tile.cfg.shared_bytes());
+            }
+        }
         Ok(())
     }
 
@@ -312,11 +414,12 @@ mod footprint {
     }
 
     /// Threads at the warps' edges and one more, at the range's first and last k tiles (the
-    /// guarded warp tile's loads), then the thread's slots of the workspace and its outputs.
+    /// guarded warp tile's loads, or the spread ring's copies), then the thread's slots of the
+    /// workspace and its outputs.
     fn block(tile: SplitKTile, p: &Probe, (bx, by): (u32, u32), probe: u64, touch: Touch<'_>) -> Walked {
         let cfg = tile.cfg;
         let (m, n, k) = p.dims;
-        let (n64, k64) = (u64::from(n), u64::from(k));
+        let n64 = u64::from(n);
         let sk = SplitK::of(tile, m, n, k, p.sms);
         let r = salt(probe, (bx, by));
         let (tx, z) = sk.block(bx);
@@ -333,26 +436,7 @@ mod footprint {
         let threads = cfg.threads();
         for t in [0, 1, 31, 32, threads - 1, (r % u64::from(threads)) as u32] {
             for kt in [first, end.saturating_sub(1).max(first)] {
-                let kt64 = u64::from(kt) * u64::from(cfg.bk);
-                for v in 0..cfg.a_vectors() {
-                    let at = cfg.a_load(t, v);
-                    let row = u64::from(cfg.a_src_row(row0, at, m, true));
-                    for j in 0..4u64 {
-                        if kt64 + u64::from(at.1) + j < k64 {
-                            touch(Matrix::A, row_major(row, kt64 + u64::from(at.1) + j, k64), 1)?;
-                        }
-                    }
-                }
-                for v in 0..cfg.b_vectors() {
-                    let bt = cfg.b_load(t, v);
-                    let kr = kt64 + u64::from(bt.0);
-                    if kr < k64 {
-                        for j in 0..4 {
-                            let col = u64::from(cfg.b_src_col(col0, bt, j, n, true));
-                            touch(Matrix::B, row_major(kr, col, n64), 1)?;
-                        }
-                    }
-                }
+                thread_k_tile(cfg, ring(tile), p.dims, t, (row0, col0), kt, touch)?;
             }
             for i in 0..cfg.tm {
                 for h in 0..cfg.tn / 4 {

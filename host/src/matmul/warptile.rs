@@ -340,7 +340,7 @@ pub(super) mod footprint {
     use crate::matmul::footprint::{
         Footprint, Matrix, Probe, Touch, Walked, ensure, ensure_eq, salt, tile_cells, warp_tile_origin,
     };
-    use coalesce_kernels::matmul::row_major;
+    use coalesce_kernels::matmul::{WarpTile, row_major};
 
     pub(crate) const FOOTPRINT: Footprint = Footprint {
         launch,
@@ -389,54 +389,14 @@ pub(super) mod footprint {
         let cfg = p.warp_tile.expect("a warp-tiled stage");
         let edge = p.guarded;
         let (m, n, k) = p.dims;
-        let (n64, k64) = (u64::from(n), u64::from(k));
+        let n64 = u64::from(n);
         let tiles = cfg.k_tiles(k, edge);
         let threads = cfg.threads();
         let r = salt(probe, (bx, by));
         let (row0, col0) = warp_tile_origin(p, (bx, by));
         for t in [0, 1, 31, 32, threads - 1, (r % u64::from(threads)) as u32] {
             for kt in [0, tiles - 1, ((r >> 16) % u64::from(tiles)) as u32] {
-                let kt64 = u64::from(kt) * u64::from(cfg.bk);
-                // The cp.async kernels copy A one float at a time, each into its transposed
-                // place in the ring.
-                if let Some(stages) = ring {
-                    for e in 0..cfg.a_floats() {
-                        let (row, col) = cfg.a_copy(t, e);
-                        ensure!(row < cfg.bm && col < cfg.bk);
-                        let at = (stages - 1) * cfg.stage_floats() + cfg.at_offset((row, col), 0);
-                        ensure!(4 * at < cfg.ring_bytes(stages));
-                        touch(Matrix::A, row_major((row0 + row).into(), kt64 + u64::from(col), k64), 1)?;
-                    }
-                }
-                // A: vector v, elements j, read where the kernel reads them (the guarded kernel
-                // skips k past the end).
-                for v in 0..if ring.is_some() { 0 } else { cfg.a_vectors() } {
-                    let at = cfg.a_load(t, v);
-                    let row = u64::from(cfg.a_src_row(row0, at, m, edge));
-                    for j in 0..4u64 {
-                        let kc = kt64 + u64::from(at.1) + j;
-                        if !edge || kc < k64 {
-                            touch(Matrix::A, row_major(row, kc, k64), 1)?;
-                        }
-                    }
-                    if !edge {
-                        ensure!(row_major(row, kt64 + u64::from(at.1), k64).is_multiple_of(4), "16-byte A vectors");
-                    }
-                }
-                for v in 0..cfg.b_vectors() {
-                    let bt = cfg.b_load(t, v);
-                    let kr = kt64 + u64::from(bt.0);
-                    if edge && kr >= k64 {
-                        continue;
-                    }
-                    for j in 0..4 {
-                        let col = cfg.b_src_col(col0, bt, j, n, edge);
-                        touch(Matrix::B, row_major(kr, col.into(), n64), 1)?;
-                    }
-                    if !edge {
-                        ensure!(row_major(kr, u64::from(col0 + bt.1), n64).is_multiple_of(4));
-                    }
-                }
+                thread_k_tile(cfg, (edge, ring), p.dims, t, (row0, col0), kt, touch)?;
             }
             for i in 0..cfg.tm {
                 for h in 0..cfg.tn / 4 {
@@ -450,6 +410,64 @@ pub(super) mod footprint {
                         ensure!(row_major(row.into(), col.into(), n64).is_multiple_of(4));
                     }
                 }
+            }
+        }
+        Ok(())
+    }
+
+    /// What thread `t` of a warp-tiled block at `(row0, col0)` loads of k tile `kt` (guarded
+    /// with `edge`): A's vectors, or with a `cp.async` ring of `ring` stages A's floats into their
+    /// transposed places in it, then B's vectors. Shared by the stages that walk such tiles
+    /// (stage 14's split-K ranges among them).
+    pub(crate) fn thread_k_tile(
+        cfg: WarpTile,
+        (edge, ring): (bool, Option<u32>),
+        (m, n, k): (u32, u32, u32),
+        t: u32,
+        (row0, col0): (u32, u32),
+        kt: u32,
+        touch: Touch<'_>,
+    ) -> Walked {
+        let (n64, k64) = (u64::from(n), u64::from(k));
+        let kt64 = u64::from(kt) * u64::from(cfg.bk);
+        // The cp.async kernels copy A one float at a time, each into its transposed
+        // place in the ring.
+        if let Some(stages) = ring {
+            for e in 0..cfg.a_floats() {
+                let (row, col) = cfg.a_copy(t, e);
+                ensure!(row < cfg.bm && col < cfg.bk);
+                let at = (stages - 1) * cfg.stage_floats() + cfg.at_offset((row, col), 0);
+                ensure!(4 * at < cfg.ring_bytes(stages));
+                touch(Matrix::A, row_major((row0 + row).into(), kt64 + u64::from(col), k64), 1)?;
+            }
+        }
+        // A: vector v, elements j, read where the kernel reads them (the guarded kernel
+        // skips k past the end).
+        for v in 0..if ring.is_some() { 0 } else { cfg.a_vectors() } {
+            let at = cfg.a_load(t, v);
+            let row = u64::from(cfg.a_src_row(row0, at, m, edge));
+            for j in 0..4u64 {
+                let kc = kt64 + u64::from(at.1) + j;
+                if !edge || kc < k64 {
+                    touch(Matrix::A, row_major(row, kc, k64), 1)?;
+                }
+            }
+            if !edge {
+                ensure!(row_major(row, kt64 + u64::from(at.1), k64).is_multiple_of(4), "16-byte A vectors");
+            }
+        }
+        for v in 0..cfg.b_vectors() {
+            let bt = cfg.b_load(t, v);
+            let kr = kt64 + u64::from(bt.0);
+            if edge && kr >= k64 {
+                continue;
+            }
+            for j in 0..4 {
+                let col = cfg.b_src_col(col0, bt, j, n, edge);
+                touch(Matrix::B, row_major(kr, col.into(), n64), 1)?;
+            }
+            if !edge {
+                ensure!(row_major(kr, u64::from(col0 + bt.1), n64).is_multiple_of(4));
             }
         }
         Ok(())

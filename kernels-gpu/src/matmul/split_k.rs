@@ -16,6 +16,9 @@
 //! thread fit 4 blocks a multiprocessor, and k is cut up to 16 ways.
 
 use super::warptile::{WARPTILE_SMALL, WarpTile};
+use super::warptile_async::WARPTILE_ASYNC;
+use super::warptile_spread::WTS_STAGES;
+use crate::launch::MAX_SHARED_BYTES;
 
 /// A split-K kernel's block tile, how many of its blocks a multiprocessor runs at once (its
 /// kernel's launch bounds: the grid aims at filling them) and the most ranges a tile's k is cut
@@ -49,6 +52,10 @@ pub const SPLIT_K_TALL: SplitKTile = SplitKTile {
     blocks_per_sm: 4,
     max_splits: 16,
 };
+/// Stage 17's tile, for whole tiles of few blocks: the spread ring's 128 × 256 blocks of 8 warps
+/// ([`WARPTILE_ASYNC`]), 8 × 16 sums a thread, one block a multiprocessor, k cut up to 8 ways:
+/// the k loop that runs at 52 TFLOP/s on the H100 at 4096³, on grids of 8 to 32 tiles.
+pub const SPLIT_K_SPREAD: SplitKTile = SplitKTile { cfg: WARPTILE_ASYNC, blocks_per_sm: 1, max_splits: 8 };
 /// Floats of the split-K kernels' workspace: the partial tiles of the launch running (16 MiB of
 /// the Hopper module's global memory, shared by the three kernels, whose launches are ordered
 /// on one stream).
@@ -72,14 +79,19 @@ impl SplitKTile {
     /// thread at most, its blocks' tickets inside [`SPLIT_K_TICKETS`], and a partial tile the
     /// threads' slots exactly.
     pub const fn is_consistent(self) -> bool {
-        self.cfg.is_consistent()
+        self.cfg.tiles_consistent()
             && self.cfg.tm <= 8
-            && self.cfg.tn <= 8
             && self.blocks_per_sm > 0
             && self.max_splits > 0
             && self.max_blocks() <= SPLIT_K_TICKETS
             && self.tile_floats() == self.cfg.tm * self.cfg.tn * self.cfg.threads()
-            && split_k_group(self.cfg) * self.cfg.tm * self.cfg.tn / 4 == 16
+            && if self.cfg.tn <= 8 {
+                self.cfg.is_consistent() && split_k_group(self.cfg) * self.cfg.tm * self.cfg.tn / 4 == 16
+            } else {
+                // The spread ring's (its shared memory opted into), whose last block adds a row
+                // of 4 vectors at a time, all its splits' loaded together: 32 vectors at most.
+                self.cfg.async_consistent(WTS_STAGES, MAX_SHARED_BYTES) && self.cfg.tn == 16 && self.max_splits <= 8
+            }
     }
 }
 
@@ -99,7 +111,12 @@ pub const fn split_k_group(cfg: WarpTile) -> u32 {
     16 / (cfg.tm * cfg.tn / 4)
 }
 
-const _: () = assert!(SPLIT_K.is_consistent() && SPLIT_K_WIDE.is_consistent() && SPLIT_K_TALL.is_consistent());
+const _: () = assert!(
+    SPLIT_K.is_consistent()
+        && SPLIT_K_WIDE.is_consistent()
+        && SPLIT_K_TALL.is_consistent()
+        && SPLIT_K_SPREAD.is_consistent()
+);
 
 /// The split-K schedule of an `m × n × k` multiply on tile `cfg`: a grid of `tiles_x × tiles_y`
 /// tiles, each tile's k tiles cut into `splits` ranges of equal length (`per`; the last ranges
@@ -276,6 +293,19 @@ crate::hopper_kernel! {
     }
 }
 
+crate::hopper_kernel! {
+    #[launch_bounds(256, 1)]
+    /// Split-K over the spread ring ([`SPLIT_K_SPREAD`]): block `x` of grid row `y` walks k range
+    /// `x / tiles_x` of tile `(x % tiles_x, y)` through `matmul_warptile_spread`'s ring, writes its
+    /// 128 KiB partial to the workspace and takes a ticket; the tile's last block adds every
+    /// split's partial in split order, a row of 4 vectors a thread at a time, and stores C.
+    /// Assumes whole tiles and 16-byte aligned buffers (no bounds checks).
+    pub unsafe fn matmul_split_k_spread(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+        // SAFETY: forwarded plan guarantees (see `spread_device::spread_split_k`).
+        unsafe { spread_device::spread_split_k(a, b, c, m, n, k) }
+    }
+}
+
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
 mod hopper_device {
     use super::*;
@@ -291,10 +321,70 @@ mod hopper_device {
 
     /// The schedule of the launch running, from its grid, and this block's `(tile column, split)`.
     #[inline(always)]
-    fn this_block(cfg: WarpTile, n: u32) -> (SplitK, u32, u32) {
+    pub(super) fn this_block(cfg: WarpTile, n: u32) -> (SplitK, u32, u32) {
         let sk = SplitK::of_grid(cfg, n, (thread::grid_dim_x(), thread::grid_dim_y()));
         let (tx, z) = sk.block(thread::block_idx_x());
         (sk, tx, z)
+    }
+
+    /// A split's block publishes its partial: the thread's sums (`four(i, h)`, `TM × TN / 4`
+    /// vectors) into its slots of the workspace, then one ticket a block. `Some((workspace,
+    /// tile))` on the tile's last block, whose threads then see every split's partial (its
+    /// ticket's counter set back to 0 for the next launch); `None` on the others, and where the
+    /// schedule is one the workspace cannot hold (never planned: nothing is written past it).
+    ///
+    /// # Safety
+    /// The launch is `SplitK::of(tile, ..).grid()` of `cfg`'s blocks, alone among the module's
+    /// split-K launches; every read of the block's shared memory comes before this call.
+    #[inline(always)]
+    pub(super) unsafe fn publish<const TM: usize, const TN: usize>(
+        cfg: WarpTile,
+        (sk, tx, z): (SplitK, u32, u32),
+        four: &dyn Fn(u32, u32) -> [f32; 4],
+    ) -> Option<(*mut f32, u32)> {
+        if !sk.fits() || z >= sk.splits {
+            return None;
+        }
+        let t = thread::thread_idx_x();
+        let tile = sk.tile(tx, thread::block_idx_y());
+        let s = shared::dynamic::<u32>();
+        // SAFETY: workspace offsets are below `blocks() * tile_floats()` (`fits`, z < splits,
+        // tile < tiles, `split_k_slot` inside a tile), tickets below `tiles() <= SPLIT_K_TICKETS`;
+        // shared word 0 is inside the launch's shared memory, written after a barrier that
+        // follows every read of it (the caller's contract).
+        unsafe {
+            let workspace = (&raw mut SPLIT_K_WORKSPACE).cast::<f32>();
+            let tickets = (&raw mut SPLIT_K_TICKET_COUNTERS).cast::<u32>();
+            let mine = workspace.add(sk.partial(tile, z) as usize);
+            unroll_8!(i => {
+                if (i as usize) < TM {
+                    unroll_4!(h => {
+                        if (h as usize) < TN / 4 {
+                            mem::store_v4_f32(mine.add(split_k_slot(cfg, t, i, h) as usize) as *mut [f32; 4], four(i, h));
+                        }
+                    });
+                }
+            });
+            // Release: the barrier orders the block's partial before thread 0's fence, whose
+            // cumulativity makes all of it visible GPU-wide before the ticket (one fence a
+            // block, not every thread waiting for its own stores).
+            thread::sync_threads();
+            if t == 0 {
+                atomic::fence_gpu();
+                let ticket = atomic::add_u32(tickets.add(tile as usize), 1);
+                // Acquire: every partial whose ticket came before is visible to this thread,
+                // and through the barrier below to its block.
+                atomic::fence_gpu();
+                let last = ticket + 1 == sk.splits;
+                if last {
+                    *tickets.add(tile as usize) = 0;
+                }
+                *s = last as u32;
+            }
+            thread::sync_threads();
+            // Uniform: every thread reads the flag behind the same barrier.
+            if *s == 0 { None } else { Some((workspace, tile)) }
+        }
     }
 
     /// A split-K block's job: its tile's range of k, its sums to the workspace, and on the tile's
@@ -372,51 +462,15 @@ mod hopper_device {
                 store(&four);
                 return;
             }
-            // Never planned (several splits are capped to the workspace): store nothing rather
-            // than write past it.
-            if !sk.fits() || z >= sk.splits {
+            // SAFETY: the launch is the schedule's (the kernel's contract); shared word 0 is
+            // written behind a barrier that follows every read of the k loop's stages.
+            let Some((workspace, tile)) = (unsafe { publish::<TM, TN>(cfg, (sk, tx, z), &four) }) else {
                 return;
-            }
-            let tile = sk.tile(tx, thread::block_idx_y());
+            };
             let slot = |i: u32, h: u32| split_k_slot(cfg, t, i, h);
-            let s = shared::dynamic::<u32>();
             // SAFETY: workspace offsets are below `blocks() * tile_floats()` (`fits`, z < splits,
-            // tile < tiles, `split_k_slot` inside a tile), tickets below `tiles() <=
-            // SPLIT_K_TICKETS`; shared word 0 is inside the launch's shared memory, written after
-            // the barrier that follows every read of the k loop's stages; stores of C are checked
-            // against m and n.
+            // tile < tiles, `split_k_slot` inside a tile); stores of C are checked against m and n.
             unsafe {
-                let workspace = (&raw mut SPLIT_K_WORKSPACE).cast::<f32>();
-                let tickets = (&raw mut SPLIT_K_TICKET_COUNTERS).cast::<u32>();
-                let mine = workspace.add(sk.partial(tile, z) as usize);
-                unroll_8!(i => {
-                    if (i as usize) < TM {
-                        unroll_2!(h => {
-                            if (h as usize) < hs {
-                                mem::store_v4_f32(mine.add(slot(i, h) as usize) as *mut [f32; 4], four(i, h));
-                            }
-                        });
-                    }
-                });
-                // Release: this thread's partial is visible GPU-wide before the block's ticket.
-                atomic::fence_gpu();
-                thread::sync_threads();
-                if t == 0 {
-                    let ticket = atomic::add_u32(tickets.add(tile as usize), 1);
-                    // Acquire: every partial whose ticket came before is visible to this thread,
-                    // and through the barrier below to its block.
-                    atomic::fence_gpu();
-                    let last = ticket + 1 == sk.splits;
-                    if last {
-                        *tickets.add(tile as usize) = 0;
-                    }
-                    *s = last as u32;
-                }
-                thread::sync_threads();
-                // Uniform: every thread reads the flag behind the same barrier.
-                if *s == 0 {
-                    return;
-                }
                 // In split order, `split_k_group` splits at a time: their vectors are loaded
                 // together, so a group costs one L2 round trip, not one a vector (a load and its
                 // add a vector, rolled, kept one load in flight: 112 round trips for 8 splits of
@@ -461,11 +515,87 @@ mod hopper_device {
     }
 }
 
+#[cfg(all(target_arch = "nvptx64", target_feature = "sm_90", target_feature = "ptx83"))]
+mod spread_device {
+    use super::hopper_device::{publish, this_block};
+    use super::*;
+    use crate::matmul::index::row_major;
+    use crate::matmul::warptile_async::hopper_device::{KLoop, store_tile};
+    use crate::matmul::warptile_async::{WTA_NA, WTA_NB};
+    use crate::matmul::warptile_spread::hopper_device::SpreadRing;
+    use crate::prelude::{mem, thread};
+
+    /// Stage 17's block: its k range of its tile through the spread ring, its partial to the
+    /// workspace, and on the tile's last block the sum of every split's partial into C.
+    ///
+    /// # Safety
+    /// `SPLIT_K_SPREAD.cfg.supports(m, n, k)` (whole tiles), buffers of m·k, k·n and m·n floats
+    /// on 16-byte boundaries; the launch is `SplitK::of(SPLIT_K_SPREAD, m, n, k, _).grid()` of
+    /// `cfg.threads()` threads with `cfg.ring_bytes(WTS_STAGES)` of shared memory, and no other
+    /// split-K launch of the module runs at the same time.
+    #[inline(always)]
+    pub(super) unsafe fn spread_split_k(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+        let cfg = SPLIT_K_SPREAD.cfg;
+        let (sk, tx, z) = this_block(cfg, n);
+        let origin = cfg.block_origin(tx, thread::block_idx_y());
+        let mut acc = [[0.0f32; 16]; 8];
+        // SAFETY: the tile and its k range lie inside A and B (whole tiles, the schedule's
+        // range; an empty one starts on k's last tile and copies nothing).
+        unsafe { SpreadRing::run::<8, 16, WTA_NA, WTA_NB>(cfg, a, b, m, n, k, origin, sk.walked(z, k), &mut acc) };
+        if sk.splits == 1 {
+            // SAFETY: the block's whole tile of C (whole tiles, aligned: the caller's contract).
+            unsafe { store_tile::<8, 16>(cfg, c, n, origin, &acc, false) };
+            return;
+        }
+        let t = thread::thread_idx_x();
+        let four = |i: u32, h: u32| {
+            let (i, h) = (i as usize, 4 * h as usize);
+            [acc[i][h], acc[i][h + 1], acc[i][h + 2], acc[i][h + 3]]
+        };
+        // SAFETY: as `publish`'s (the schedule is the launch's, z < splits checked there).
+        let Some((workspace, tile)) = (unsafe { publish::<8, 16>(cfg, (sk, tx, z), &four) }) else { return };
+        let n64 = n as u64;
+        let (row0, col0) = origin;
+        // Row `i` of the thread's sums: its 4 vectors from every split, loaded together (32
+        // vectors at most: 4 × 8 splits), added in split order, stored to C.
+        unroll_8!(i => {
+            let mut part = [[[0.0f32; 4]; 8]; 4];
+            unroll_4!(h => {
+                unroll_8!(split => {
+                    if split < sk.splits {
+                        // SAFETY: split `split`'s partial of this tile, inside the workspace
+                        // (`fits`), published before its ticket (acquired in `publish`) or
+                        // stored by this thread.
+                        let at = unsafe {
+                            workspace.add((sk.partial(tile, split) + split_k_slot(cfg, t, i, h) as u64) as usize)
+                        };
+                        part[h as usize][split as usize] = unsafe { mem::load_v4_f32_cg(at as *const [f32; 4]) };
+                    }
+                });
+            });
+            unroll_4!(h => {
+                let p = &part[h as usize];
+                let mut sum = p[0];
+                unroll_8!(split => {
+                    if split > 0 && split < sk.splits {
+                        let v = p[split as usize];
+                        sum = [sum[0] + v[0], sum[1] + v[1], sum[2] + v[2], sum[3] + v[3]];
+                    }
+                });
+                let (r, col) = (row0 + cfg.out_row(t, i), col0 + cfg.out_col(t, h));
+                // SAFETY: inside the block's whole tile of C, 16-byte aligned (n and the tile's
+                // columns are multiples of 4).
+                unsafe { mem::store_v4_f32(c.add(row_major(r as u64, col as u64, n64) as usize) as *mut [f32; 4], sum) };
+            });
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const TILES: [SplitKTile; 3] = [SPLIT_K, SPLIT_K_WIDE, SPLIT_K_TALL];
+    const TILES: [SplitKTile; 4] = [SPLIT_K, SPLIT_K_WIDE, SPLIT_K_TALL, SPLIT_K_SPREAD];
 
     #[test]
     fn split_k_ranges_cover_every_k_tile_once() {
@@ -543,7 +673,11 @@ mod tests {
             (128, 4, 1)
         );
         assert_eq!((SPLIT_K.max_blocks(), SPLIT_K_WIDE.max_blocks(), SPLIT_K_TALL.max_blocks()), (512, 1024, 1024));
-        // Too many sums a thread for the slots, or a partial tile past the tickets: refused.
-        assert!(!SplitKTile { cfg: crate::matmul::WARPTILE_ASYNC, ..SPLIT_K }.is_consistent());
+        // The spread ring's 8 × 16 sums a thread: its last block loads a row of 4 vectors from
+        // every split together, 8 splits at most; and its ring's shared memory, not two stages.
+        assert_eq!((SPLIT_K_SPREAD.max_blocks(), SPLIT_K_SPREAD.is_consistent()), (128, true));
+        assert!(!SplitKTile { max_splits: 16, ..SPLIT_K_SPREAD }.is_consistent());
+        // 8 × 16 sums on the small tiles' loop (two stages of 128 × 256 pass 48 KiB): refused.
+        assert!(!SplitKTile { cfg: WarpTile { tn: 8, ..WARPTILE_ASYNC }, ..SPLIT_K }.is_consistent());
     }
 }
