@@ -403,8 +403,10 @@ proptest! {
 
     #[test]
     fn small_launches_write_every_element_once(method in prop_oneof![general(), whole_tiles()],
-                                               m in 1usize..200, n in 1usize..300) {
-        let (m, n, k) = round_up(method, (m, n, 8));
+                                               m in 1usize..200, n in 1usize..300, k in 1usize..130) {
+        // k up to 8 k tiles of 16: the split-K stages cut it (stage 17's reducers in grid rows
+        // of their own store C).
+        let (m, n, k) = round_up(method, (m, n, k));
         let planned = plan_all(method, (m, n, k)).unwrap();
         prop_assert_eq!(planned.len(), 1);
         let (gx, gy) = planned[0].grid;
@@ -573,7 +575,13 @@ proptest! {
             && 4 * m.div_ceil(bm) * n.div_ceil(bn) >= 3 * sms as usize
             && k.div_ceil(bk) >= 32;
         prop_assert_eq!(covering, sm90 && spread_edge_pays(m as u32, n as u32, k as u32, sms));
+        // Split-K over the spread ring: sm_90, its own whole tiles, long ranges.
+        let spread_split = sm90
+            && skew == 0
+            && WARPTILE_ASYNC.supports(m as u32, n as u32, k as u32)
+            && split_k_spread_pays(m as u32, n as u32, k as u32, sms);
         let expected = match (unguarded, blocks < sms as usize) {
+            _ if spread_split => Method::SplitKSpread,
             _ if m <= SKINNY_ROWS as usize => Method::Skinny,
             _ if n <= THIN_COLS as usize => Method::Thin,
             _ if sm90 && split_k_pays(m as u32, n as u32, k as u32, sms).is_some() => split_k_stage(m as u32, n as u32, k as u32, sms).0,

@@ -527,8 +527,9 @@ pub fn run(
 ///   reads B once across the whole GPU, at any shape and alignment;
 /// - else n at most 8 (all of A against a column of B, or a few): the thin kernel (stage 13),
 ///   which reads A once, at any shape and alignment;
-/// - else on sm_90, whole 128 × 256 × 16 tiles and 16-byte aligned buffers whose tiles are few
-///   and k long ([`split_k_spread_pays`]): split-K over the spread ring (stage 17);
+/// - else on sm_90, whole 128 × 256 × 16 tiles and 16-byte aligned buffers where split-K pays
+///   and the big tiles' ranges are long ([`split_k_spread_pays`]): split-K over the spread ring
+///   (stage 17);
 /// - else on sm_90, where the split-K tiles are few and k long ([`split_k_pays`]: each tile's k
 ///   cut at least [`SPLIT_K_FROM`] ways, two k tiles or more a range): split-K, at any shape and
 ///   alignment, on 32 × 128 tiles for m ≤ 32 (stage 15), 128 × 32 for n ≤ 32 (stage 16), else
@@ -856,10 +857,13 @@ mod tests {
         // 1024^2 is 64 blocks, fewer than 132 SMs: the small tiles (128 blocks).
         assert_eq!(pick((1024, 1024, 1024), 132), Method::WarptileSmall);
         assert_eq!(pick_on((1024, 1024, 1024), 132, true), Method::WarptileSmall);
-        // m = 128 against 4096²: 16 whole 128 × 256 tiles, k cut 8 ways of 32 k tiles: split-K
-        // over the spread ring on sm_90 (its ranges at 1024³ are 16 k tiles: too short).
+        // m = 128 against 4096²: 16 whole 128 × 256 tiles, k cut 8 ways of 32 k tiles, and 768³:
+        // 18 tiles cut 7 ways of 7: split-K over the spread ring on sm_90. Not 512³ (ranges of 4
+        // k tiles), nor where the 64 × 128 tiles fill the GPU uncut (1024³, m = 256).
         assert_eq!(pick_on((128, 4096, 4096), 132, true), Method::SplitKSpread);
-        assert_eq!(pick_on((256, 4096, 4096), 132, true), Method::SplitKSpread);
+        assert_eq!(pick_on((768, 768, 768), 132, true), Method::SplitKSpread);
+        assert_eq!(pick_on((512, 512, 512), 132, true), Method::SplitKTall);
+        assert_eq!(pick_on((256, 4096, 4096), 132, true), Method::WarptileSmall);
         assert_eq!(pick_on((128, 4096, 4096), 132, false), Method::WarptileSmall);
         assert_eq!(pick((1024, 1024, 1024), 16), Method::Warptile);
         // Anything not whole tiles: the guarded kernel; on sm_90 the guarded spread ring where
