@@ -308,6 +308,14 @@ impl Model {
         Some(trace)
     }
 
+    /// The warp the replay is walking waits for every access replayed before it (a flag other
+    /// blocks set): its accesses that follow reach L2 after theirs ([`Trace::after_all`]).
+    pub(crate) fn wait_for_earlier(&mut self) {
+        if let Some(trace) = self.trace() {
+            trace.after_all();
+        }
+    }
+
     /// A global load of `width` bytes (1, 2, 4, 8 or 16, else [`Error::Unsupported`]) by the
     /// lanes of `active` (bit `l` = lane `l`): `offset(l)` is lane `l`'s byte offset from
     /// `buf`'s start, a multiple of `width` ([`Error::Misaligned`]: every access the model

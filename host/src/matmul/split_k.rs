@@ -332,6 +332,8 @@ mod replay {
                         if first {
                             model.load(tickets, 4, 1, |_| 4 * u64::from(tile))?;
                         }
+                        // Past its wait: every split block replayed before it is done.
+                        model.wait_for_earlier();
                         for h in 0..cfg.tn / 4 {
                             for split in 0..sk.splits {
                                 model.load(workspace, 16, w.lanes, |lane| slot(tile, split, t(lane), i, h))?;

@@ -93,6 +93,9 @@ pub(crate) struct Trace {
     /// The warp whose accesses are being recorded, and its next step.
     warp: (u64, u32),
     step: u32,
+    /// One past the latest step any warp has recorded: where a warp that waits for every
+    /// access before it starts ([`Trace::after_all`]).
+    latest: u32,
     /// Steps of the warps left earlier, for a replay that comes back to one, by
     /// `block * 32 + warp` (a block has at most 32 warps); 0 for a warp not seen yet.
     left: Vec<u32>,
@@ -148,6 +151,7 @@ impl Trace {
             wave: 0,
             warp: (0, 0),
             step: 0,
+            latest: 0,
             left: Vec::new(),
         }
     }
@@ -202,6 +206,15 @@ impl Trace {
             self.keep(Event { key, sector, op });
         }
         self.step = self.step.saturating_add(1);
+        self.latest = self.latest.max(self.step);
+    }
+
+    /// The current warp's accesses from here on come after every access recorded so far: a
+    /// warp that waits (on a flag in global memory) for the blocks replayed before it to be
+    /// done, as split-K's reducers wait for a tile's split blocks. Without this its first loads
+    /// would be ordered beside theirs, before the stores they wait for.
+    pub fn after_all(&mut self) {
+        self.step = self.step.max(self.latest);
     }
 
     /// The sectors of bytes `start..end` in sets this trace records now, in address order, each
@@ -229,6 +242,7 @@ impl Trace {
     pub fn push(&mut self, (block, step, warp): (u64, u32, u32), sector: u64, op: Op) {
         let key = key(self.wave, block, step, warp);
         self.keep(Event { key, sector, op });
+        self.latest = self.latest.max(step.saturating_add(1));
     }
 
     /// Records accesses outside any warp's order (a footprint worked out apart from a replay):
@@ -469,5 +483,26 @@ mod tests {
         let mut accesses = [(2, 0, 0), (1, 1, 0), (0, 1, 1), (1, 0, 1), (0, 0, 0), (0, 1, 0)];
         accesses.sort_by_key(|&a| order(a));
         assert_eq!(accesses, [(0, 0, 0), (1, 0, 1), (0, 1, 0), (0, 1, 1), (1, 1, 0), (2, 0, 0)]);
+    }
+
+    #[test]
+    fn a_warp_that_waits_reads_what_the_warps_before_it_wrote() {
+        // Block 0 writes a sector at its third step; block 1 (same wave) reads it back at its
+        // first. In step order the read comes first and misses; after `after_all` it hits.
+        let run = |wait: bool| {
+            let mut trace = Trace::new(1 << 20);
+            trace.set_wave(132, 1);
+            trace.at_warp(0, 0);
+            trace.record([(100, Op::Read)]);
+            trace.record([(200, Op::Read)]);
+            trace.record([(7, Op::Write(u32::MAX))]);
+            trace.at_warp(1, 0);
+            if wait {
+                trace.after_all();
+            }
+            trace.record([(7, Op::Read)]);
+            trace.dram().0
+        };
+        assert_eq!((run(false), run(true)), (3 * FETCH_BYTES, 2 * FETCH_BYTES));
     }
 }
