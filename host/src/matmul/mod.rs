@@ -81,6 +81,7 @@ mod prefetch;
 mod regblock;
 mod skinny;
 mod split_k;
+mod split_k_spread;
 mod spread_edge;
 mod spread_streamk;
 mod thin;
@@ -92,9 +93,8 @@ mod warptile_streamk;
 #[cfg(feature = "model")]
 use footprint::Footprint;
 pub use lesson::{Bench, Lesson};
-pub use split_k::{
-    SPLIT_K_FROM, SPLIT_K_SHORT, SPREAD_SPLIT_MIN_TILES, split_k_pays, split_k_spread_pays, split_k_stage,
-};
+pub use split_k::{SPLIT_K_FROM, SPLIT_K_SHORT, split_k_pays, split_k_stage};
+pub use split_k_spread::{SPREAD_SPLIT_MIN_TILES, split_k_spread_pays};
 pub use warptile_streamk::{stream_k, stream_k_pays};
 
 /// Parameter list of every matmul kernel: A, B, C, m, n, k.
@@ -270,7 +270,7 @@ static STAGES: &[Stage] = &[
     split_k::STAGE,
     split_k::WIDE_STAGE,
     split_k::TALL_STAGE,
-    split_k::SPREAD_STAGE,
+    split_k_spread::STAGE,
 ];
 
 impl Method {

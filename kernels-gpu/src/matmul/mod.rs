@@ -22,9 +22,10 @@
 //! builds), `warptile_async`, `stream_k` (stage `warptile_streamk`: the one file not named as
 //! its id, since its flags' symbol in the PTX is named after the module), `warptile_spread` (the
 //! library's kernel on Hopper: warptile_async's copies spread over the k steps), `spread_streamk`
-//! and `spread_edge` (that schedule for any shape; all Hopper), `skinny`, `thin` and `split_k`
+//! and `spread_edge` (that schedule for any shape; all Hopper), `skinny`, `thin`, `split_k`
 //! (Hopper: the guarded small-grid tile with each tile's k cut into ranges, and its 32-row and
-//! 32-column tiles, stages 15 and 16). Each
+//! 32-column tiles, stages 15 and 16) and `split_k_spread` (stage 17: the spread ring's tile cut
+//! the same way, its partials added by reducer blocks). Each
 //! holds its stage's kernels, their device code, its index math and its tests; `index` the index
 //! math every stage shares, `edge` the guarded tile store of the guarded rings. Every public item
 //! is re-exported here, at `matmul::`.
@@ -61,3 +62,5 @@ mod thin;
 pub use thin::*;
 mod split_k;
 pub use split_k::*;
+mod split_k_spread;
+pub use split_k_spread::*;
