@@ -310,31 +310,24 @@ pub(super) mod hopper_device {
         (sk, tx, z)
     }
 
-    /// A split's block publishes its partial: the thread's sums (`four(i, h)`, `TM × TN / 4`
-    /// vectors) into its slots of the workspace, then one ticket a block. `Some((workspace,
-    /// tile))` on the tile's last block, whose threads then see every split's partial (its
-    /// ticket's counter set back to 0 for the next launch); `None` on the others, and where the
-    /// schedule is one the workspace cannot hold (never planned: nothing is written past it).
+    /// A split's block writes its partial: the thread's sums (`four(i, h)`, `TM × TN / 4`
+    /// vectors) into its slots of split `z`'s partial of `tile`, then one ticket a block. Thread
+    /// 0's ticket (the count before its own), `None` on the other threads.
     ///
     /// # Safety
-    /// The launch is `SplitK::of(tile, ..).grid()` of `cfg`'s blocks, alone among the module's
-    /// split-K launches; every read of the block's shared memory comes before this call.
+    /// The partial lies in the workspace (`sk.fits()`, `z < sk.splits`, `tile < sk.tiles()`), and
+    /// the block's threads all call this.
     #[inline(always)]
-    pub(super) unsafe fn publish<const TM: usize, const TN: usize>(
+    pub(in crate::matmul) unsafe fn store_partial<const TM: usize, const TN: usize>(
         cfg: WarpTile,
-        (sk, tx, z): (SplitK, u32, u32),
+        sk: SplitK,
+        (tile, z): (u32, u32),
         four: &dyn Fn(u32, u32) -> [f32; 4],
-    ) -> Option<(*mut f32, u32)> {
-        if !sk.fits() || z >= sk.splits {
-            return None;
-        }
+    ) -> Option<u32> {
         let t = thread::thread_idx_x();
-        let tile = sk.tile(tx, thread::block_idx_y());
-        let s = shared::dynamic::<u32>();
-        // SAFETY: workspace offsets are below `blocks() * tile_floats()` (`fits`, z < splits,
-        // tile < tiles, `split_k_slot` inside a tile), tickets below `tiles() <= SPLIT_K_TICKETS`;
-        // shared word 0 is inside the launch's shared memory, written after a barrier that
-        // follows every read of it (the caller's contract).
+        // SAFETY: workspace offsets are below `blocks() * tile_floats()` (the caller's `fits`,
+        // z < splits, tile < tiles, `split_k_slot` inside a tile), tickets below `tiles() <=
+        // SPLIT_K_TICKETS`.
         unsafe {
             let (workspace, tickets) = globals();
             let mine = workspace.add(sk.partial(tile, z) as usize);
@@ -353,19 +346,49 @@ pub(super) mod hopper_device {
             thread::sync_threads();
             if t == 0 {
                 atomic::fence_gpu();
-                let ticket = atomic::add_u32(tickets.add(tile as usize), 1);
+                Some(atomic::add_u32(tickets.add(tile as usize), 1))
+            } else {
+                None
+            }
+        }
+    }
+
+    /// A split's block publishes its partial ([`store_partial`]). `Some((workspace, tile))` on
+    /// the tile's last block, whose threads then see every split's partial (its ticket's counter
+    /// set back to 0 for the next launch); `None` on the others, and where the schedule is one
+    /// the workspace cannot hold (never planned: nothing is written past it).
+    ///
+    /// # Safety
+    /// The launch is `SplitK::of(tile, ..).grid()` of `cfg`'s blocks, alone among the module's
+    /// split-K launches; every read of the block's shared memory comes before this call.
+    #[inline(always)]
+    pub(super) unsafe fn publish<const TM: usize, const TN: usize>(
+        cfg: WarpTile,
+        (sk, tx, z): (SplitK, u32, u32),
+        four: &dyn Fn(u32, u32) -> [f32; 4],
+    ) -> Option<(*mut f32, u32)> {
+        if !sk.fits() || z >= sk.splits {
+            return None;
+        }
+        let tile = sk.tile(tx, thread::block_idx_y());
+        let s = shared::dynamic::<u32>();
+        // SAFETY: the partial lies in the workspace (checked above), the ticket below
+        // `tiles() <= SPLIT_K_TICKETS`; shared word 0 is inside the launch's shared memory,
+        // written after a barrier that follows every read of it (the caller's contract).
+        unsafe {
+            if let Some(ticket) = store_partial::<TM, TN>(cfg, sk, (tile, z), four) {
                 // Acquire: every partial whose ticket came before is visible to this thread,
                 // and through the barrier below to its block.
                 atomic::fence_gpu();
                 let last = ticket + 1 == sk.splits;
                 if last {
-                    *tickets.add(tile as usize) = 0;
+                    *globals().1.add(tile as usize) = 0;
                 }
                 *s = last as u32;
             }
             thread::sync_threads();
             // Uniform: every thread reads the flag behind the same barrier.
-            if *s == 0 { None } else { Some((workspace, tile)) }
+            if *s == 0 { None } else { Some((globals().0, tile)) }
         }
     }
 

@@ -66,7 +66,7 @@ crate::hopper_kernel! {
 mod spread_device {
     use super::*;
     use crate::matmul::index::row_major;
-    use crate::matmul::split_k::hopper_device::globals;
+    use crate::matmul::split_k::hopper_device::{globals, store_partial};
     use crate::matmul::split_k_slot;
     use crate::matmul::warptile_async::hopper_device::{KLoop, store_tile};
     use crate::matmul::warptile_async::{WTA_NA, WTA_NB};
@@ -153,26 +153,13 @@ mod spread_device {
         if !sk.fits() || z >= sk.splits {
             return;
         }
-        let tile = sk.tile(tx, by);
-        // SAFETY: this split's partial of the tile, inside the workspace (`fits`, z < splits,
-        // `split_k_slot` inside a tile); the tile's ticket below `SPLIT_K_TICKETS`.
-        unsafe {
-            let mine = workspace.add(sk.partial(tile, z) as usize);
-            unroll_8!(i => {
-                unroll_4!(h => {
-                    let (ii, hh) = (i as usize, 4 * h as usize);
-                    let v = [acc[ii][hh], acc[ii][hh + 1], acc[ii][hh + 2], acc[ii][hh + 3]];
-                    mem::store_v4_f32(mine.add(split_k_slot(cfg, t, i, h) as usize) as *mut [f32; 4], v);
-                });
-            });
-            // Release: the barrier orders the block's partial before thread 0's fence, whose
-            // cumulativity publishes all of it before the ticket.
-            thread::sync_threads();
-            if t == 0 {
-                atomic::fence_gpu();
-                atomic::add_u32(tickets.add(tile as usize), 1);
-            }
-        }
+        let four = |i: u32, h: u32| {
+            let (i, h) = (i as usize, 4 * h as usize);
+            [acc[i][h], acc[i][h + 1], acc[i][h + 2], acc[i][h + 3]]
+        };
+        // SAFETY: this split's partial of its tile lies in the workspace (`fits`, z < splits,
+        // the tile one of the schedule's); every thread of the block calls it.
+        unsafe { store_partial::<8, 16>(cfg, sk, (sk.tile(tx, by), z), &four) };
     }
 }
 
