@@ -80,10 +80,10 @@ mod replay {
     use crate::launch::Launch;
     use crate::matmul::split_k::replay::{TICKETS_ADDRESS, WORKSPACE_ADDRESS};
     use crate::matmul::warptile::replay::store_c_vectors;
-    use crate::matmul::warptile_spread::replay::spread_k_loop_warp;
+    use crate::matmul::warptile_spread::replay::k_loop;
     use crate::model::matmul::{Launched, Replay};
     use crate::model::{Model, block_warps};
-    use coalesce_kernels::matmul::{SPLIT_K_SPREAD, SplitK, WTS_STAGES, row_major, split_k_slot};
+    use coalesce_kernels::matmul::{SPLIT_K_SPREAD, SplitK, row_major, split_k_slot};
 
     /// Counts of a stage 17 launch: its split blocks' spread ring over their ranges, each
     /// thread's partial into its slots and thread 0's ticket; then its reducer blocks, each
@@ -133,7 +133,7 @@ mod replay {
                 let origin = cfg.block_origin(tx, by);
                 for w in block_warps(launch, (bx, by)) {
                     let t = |lane| w.thread(lane).0;
-                    spread_k_loop_warp(model, l, &w, (cfg, WTS_STAGES), origin, sk.walked(z, l.k))?;
+                    k_loop(model, l, &w, origin, sk.walked(z, l.k))?;
                     if sk.splits == 1 {
                         store_c_vectors(model, l, &w, cfg, origin, false)?;
                         continue;

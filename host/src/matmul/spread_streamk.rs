@@ -50,21 +50,13 @@ mod replay {
     //! `stream_k_counts`) over the spread ring's k loop; its whole waves are `warptile_spread`'s
     //! blocks.
 
-    use crate::matmul::warptile_spread::replay::spread_k_loop_warp;
+    use crate::matmul::warptile_spread::replay::k_loop;
     use crate::matmul::warptile_streamk::replay::stream_k_counts;
     use crate::model::matmul::Replay;
-    use coalesce_kernels::matmul::{StreamK, WARPTILE_ASYNC, WTS_STAGES};
 
     /// Stage 10's replay: its row, segment by segment through the spread ring.
-    pub(crate) const REPLAY: Replay = Replay {
-        blocks: None,
-        row: Some(|model, l, launch| {
-            let sk = StreamK::of(l.m, l.n, l.k, launch.grid.0, false);
-            stream_k_counts(model, l, launch, sk, |model, l, w, origin, ks| {
-                spread_k_loop_warp(model, l, w, (WARPTILE_ASYNC, WTS_STAGES), origin, ks)
-            })
-        }),
-    };
+    pub(crate) const REPLAY: Replay =
+        Replay { blocks: None, row: Some(|model, l, launch| stream_k_counts(model, l, launch, k_loop)) };
 }
 
 #[cfg(test)]

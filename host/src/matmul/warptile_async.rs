@@ -68,7 +68,7 @@ pub(super) mod replay {
     use crate::error::Result;
     use crate::launch::Launch;
     use crate::matmul::warptile::replay::{fragments, store_c_vectors};
-    use crate::model::matmul::{Blocks, Launched, Replay, own_tile};
+    use crate::model::matmul::{Blocks, Cx, Launched, Replay, own_tile};
     use crate::model::{Model, Warp};
     use coalesce_kernels::matmul::{WARPTILE_ASYNC, WTA_STAGES, WarpTile, row_major};
 
@@ -152,12 +152,24 @@ pub(super) mod replay {
         }
     }
 
-    /// One warp of the `cp.async` warp-tiled kernel: its block's whole tile (at `origin`), then C.
-    fn warptile_async_warp(model: &mut Model, l: &Launched, w: &Warp, origin: (u32, u32), stages: u32) -> Result<()> {
+    /// One warp's k loop over k tiles `(kt0, kt1)` of the [`WARPTILE_ASYNC`] block tile at
+    /// `origin`, through a ring (this stage's, or stage 9's spread ring): what a whole tile, a
+    /// stream-K segment and a split-K range run.
+    pub(crate) type KLoop = fn(&mut Model, &Launched, &Warp, (u32, u32), (u32, u32)) -> Result<()>;
+
+    /// [`async_k_loop_warp`] on [`WARPTILE_ASYNC`] with this stage's [`WTA_STAGES`]-stage ring.
+    pub(crate) fn k_loop(model: &mut Model, l: &Launched, w: &Warp, origin: (u32, u32), ks: (u32, u32)) -> Result<()> {
+        async_k_loop_warp(model, l, w, (WARPTILE_ASYNC, WTA_STAGES), origin, ks)
+    }
+
+    /// One warp of a ring kernel on [`WARPTILE_ASYNC`] tiles (this stage's, stage 9's): its
+    /// block's whole tile (by its coordinates, or by its linear id over stream-K's whole waves)
+    /// through `k_loop`, then C.
+    pub(crate) fn whole_tile_warp(model: &mut Model, l: &Launched, cx: &Cx<'_>, w: &Warp, k_loop: KLoop) -> Result<()> {
         let cfg = WARPTILE_ASYNC;
-        async_k_loop_warp(model, l, w, (cfg, stages), origin, (0, cfg.k_tiles(l.k, false)))?;
-        store_c_vectors(model, l, w, cfg, origin, false)?;
-        Ok(())
+        let origin = async_origin(cx.launch, cx.n, w.block, cx.linear);
+        k_loop(model, l, w, origin, (0, cfg.k_tiles(l.k, false)))?;
+        store_c_vectors(model, l, w, cfg, origin, false)
     }
 
     /// Stage 7's replay: a block a [`WARPTILE_ASYNC`] tile, by its coordinates or (stream-K's whole
@@ -166,10 +178,7 @@ pub(super) mod replay {
         blocks: Some(Blocks {
             tile: own_tile,
             origin: |cx, block| Ok(async_origin(cx.launch, cx.n, block, cx.linear)),
-            warp: |model, l, cx, w| {
-                let origin = async_origin(cx.launch, cx.n, w.block, cx.linear);
-                warptile_async_warp(model, l, w, origin, WTA_STAGES)
-            },
+            warp: |model, l, cx, w| whole_tile_warp(model, l, cx, w, k_loop),
         }),
         row: None,
     };

@@ -55,8 +55,8 @@ pub(super) mod replay {
     //!   [`spread_copies`] names, fragment by fragment, then `matmul_warptile`'s stores of C.
 
     use crate::error::Result;
-    use crate::matmul::warptile::replay::{fragments, store_c_vectors};
-    use crate::matmul::warptile_async::replay::{async_origin, copy_warp};
+    use crate::matmul::warptile::replay::fragments;
+    use crate::matmul::warptile_async::replay::{async_origin, copy_warp, whole_tile_warp};
     use crate::model::matmul::{Blocks, Launched, Replay, own_tile};
     use crate::model::{Model, Warp};
     use coalesce_kernels::matmul::{SPREAD_GROUP, WARPTILE_ASYNC, WTS_STAGES, WarpTile, spread_copies};
@@ -99,12 +99,9 @@ pub(super) mod replay {
         Ok(())
     }
 
-    /// One warp of `matmul_warptile_spread`: its block's whole tile (at `origin`), then C.
-    fn warptile_spread_warp(model: &mut Model, l: &Launched, w: &Warp, origin: (u32, u32)) -> Result<()> {
-        let cfg = WARPTILE_ASYNC;
-        spread_k_loop_warp(model, l, w, (cfg, WTS_STAGES), origin, (0, cfg.k_tiles(l.k, false)))?;
-        store_c_vectors(model, l, w, cfg, origin, false)?;
-        Ok(())
+    /// [`spread_k_loop_warp`] on [`WARPTILE_ASYNC`] with this stage's [`WTS_STAGES`]-stage ring.
+    pub(crate) fn k_loop(model: &mut Model, l: &Launched, w: &Warp, origin: (u32, u32), ks: (u32, u32)) -> Result<()> {
+        spread_k_loop_warp(model, l, w, (WARPTILE_ASYNC, WTS_STAGES), origin, ks)
     }
 
     /// Stage 9's replay: `warptile_async`'s blocks (by linear id over stream-K's whole waves,
@@ -113,10 +110,7 @@ pub(super) mod replay {
         blocks: Some(Blocks {
             tile: own_tile,
             origin: |cx, block| Ok(async_origin(cx.launch, cx.n, block, cx.linear)),
-            warp: |model, l, cx, w| {
-                let origin = async_origin(cx.launch, cx.n, w.block, cx.linear);
-                warptile_spread_warp(model, l, w, origin)
-            },
+            warp: |model, l, cx, w| whole_tile_warp(model, l, cx, w, k_loop),
         }),
         row: None,
     };

@@ -115,16 +115,12 @@ pub(super) mod replay {
     use crate::error::Result;
     use crate::launch::Launch;
     use crate::matmul::warptile::replay::store_c_vectors;
-    use crate::matmul::warptile_async::replay::async_k_loop_warp;
+    use crate::matmul::warptile_async::replay::{KLoop, k_loop};
     use crate::model::matmul::{Launched, Replay, tile_origin};
     use crate::model::{Model, Warp, block_warps};
-    use coalesce_kernels::matmul::{StreamK, WARPTILE_ASYNC, WTA_STAGES, WarpTile, row_major};
+    use coalesce_kernels::matmul::{StreamK, WARPTILE_ASYNC, WarpTile, row_major};
 
-    /// One warp's k loop over k tiles `(kt0, kt1)` of the block tile at `origin`: what a stream-K
-    /// row runs for each segment.
-    pub(crate) type KLoop = fn(&mut Model, &Launched, &Warp, (u32, u32), (u32, u32)) -> Result<()>;
-
-    /// Counts of a stream-K row on schedule `sk` (its grid's, [`StreamK`]): each block is
+    /// Counts of a stream-K row on the schedule its grid gives ([`StreamK`]): each block is
     /// replayed segment by segment, as the kernel's `warptile_streamk` runs them: the k loop, the
     /// wait for the previous block (one `ld.acquire` of thread 0: a spin past the first read is not
     /// counted, it depends on timing) and its flag cleared (a store), the partial sums read back
@@ -132,14 +128,9 @@ pub(super) mod replay {
     /// block (a store). The whole waves before it are a launch of their own
     /// (`matmul_warptile_streamk_waves`, counted as the async kernel). The k loop is `k_loop`:
     /// the async ring's here, the spread ring's in stage 10 (`matmul_spread_streamk`).
-    pub(crate) fn stream_k_counts(
-        model: &mut Model,
-        l: &Launched,
-        launch: &Launch,
-        sk: StreamK,
-        k_loop: KLoop,
-    ) -> Result<()> {
+    pub(crate) fn stream_k_counts(model: &mut Model, l: &Launched, launch: &Launch, k_loop: KLoop) -> Result<()> {
         let cfg = WARPTILE_ASYNC;
+        let sk = StreamK::of(l.m, l.n, l.k, launch.grid.0, false);
         let flags = model.buffer(FLAGS_ADDRESS);
         for x in 0..sk.wave {
             let mut u = 0;
@@ -194,15 +185,8 @@ pub(super) mod replay {
 
     /// Stage 8's replay: the shared row (its whole waves are `warptile_async`'s blocks, replayed as
     /// that stage's).
-    pub(crate) const REPLAY: Replay = Replay {
-        blocks: None,
-        row: Some(|model, l, launch| {
-            let sk = StreamK::of(l.m, l.n, l.k, launch.grid.0, false);
-            stream_k_counts(model, l, launch, sk, |model, l, w, origin, ks| {
-                async_k_loop_warp(model, l, w, (WARPTILE_ASYNC, WTA_STAGES), origin, ks)
-            })
-        }),
-    };
+    pub(crate) const REPLAY: Replay =
+        Replay { blocks: None, row: Some(|model, l, launch| stream_k_counts(model, l, launch, k_loop)) };
 }
 
 /// What stream-K's shared row touches (`spread_streamk`'s too): the tiles its schedule hands
