@@ -12,8 +12,8 @@
 //! One file a stage, named as its run id (its kernel's name less `matmul_`), in teaching order:
 //! `naive`, `tiled`, `prefetch`, `cp_async`, `regblock`, `warptile` (with its sm_90 build and its
 //! small-grid and guarded shapes), `warptile_async`, `warptile_streamk`, `warptile_spread`,
-//! `spread_streamk`, `spread_edge`, `skinny`, `thin` and `split_k` (with its 32-row and 32-column
-//! tiles), each with its stage's
+//! `spread_streamk`, `spread_edge`, `skinny`, `thin`, `split_k` (with its 32-row and 32-column
+//! tiles) and `split_k_spread`, each with its stage's
 //! descriptor ([`Stage`]: kernels, tile, [`Bounds`], launch geometry, model replay, [`lesson`]
 //! shapes, [`footprint`]), its kernels' launch geometry, their replay in the transaction model
 //! (`replay`, over what the replays share in `crate::model::matmul`), their footprint for the
@@ -466,7 +466,17 @@ pub fn plan(
         //   a range past k is empty), indexes its module's workspace and tickets below
         //   `SPLIT_K_WORKSPACE_FLOATS` and `SPLIT_K_TICKETS` (`SplitK::fits`; a grid past them
         //   returns before any access), and stores C only `r < m`, `col < n`; launches of the
-        //   three are ordered on the device's one stream, so no two share the workspace;
+        //   four split-K kernels (with stage 17's) are ordered on the device's one stream, so no
+        //   two share the workspace;
+        // - split-K over the spread ring (stage 17) has no guards (`Bounds::WholeTiles` of
+        //   `WARPTILE_ASYNC`: whole tiles, aligned buffers, checked by `validate`): its split
+        //   blocks run the spread ring's k loop over one whole-tile k range of a tile of the
+        //   schedule (`SplitK::of(SPLIT_K_SPREAD, ..).spread_grid()`, read back from the grid's
+        //   width and m; an empty range starts on k's last tile and copies nothing), their
+        //   partials in the same workspace (`SplitK::fits`); its reducer blocks, in grid rows
+        //   after every split block (`SplitK::reducer`; rows past the last reducer return), each
+        //   store one row of the vectors of a whole tile of C; a reducer waits only for blocks of
+        //   lower linear id, which start before it, so the launch ends;
         // - m ≤ band_rows keeps grid y ≤ 65535 for the other kernels, so the grid launched is the
         //   grid reasoned about.
         each(unsafe { Call::new(kernel, launch, (In::of(a), In::of(b), Out::of(c), m, n, k)) })?;
